@@ -1,0 +1,151 @@
+"""Turn raw target scores into mark statuses: the only place a number becomes a status.
+
+A target is ``yes`` when its score reaches ``definite`` and nothing flags it; ``no`` when its
+score is under ``marginal`` and nothing flags it; otherwise ``unknown`` (a person decides).
+Flags are ink around the oval (``ring``: a circled option), damage over it (``damage``: a fold,
+stain or tear) and, for an empty write-in oval, ink in the write-in area (``write_in``).
+
+Thresholds are data: ``calibration/thresholds.json`` (derived by
+:func:`scanpipe.calibration.derive_thresholds` on a labelled synthetic deck and reviewed like
+code), found beside the package or in the directory named by ``SCANPIPE_CALIBRATION``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import scanpipe
+from scanpipe.errors import ConfigError
+from scanpipe.types import (
+    Contest,
+    ContestOutcome,
+    ContestReading,
+    MarkStatus,
+    Reason,
+    TargetReading,
+    TargetScore,
+)
+
+THRESHOLDS_FILE = "thresholds.json"
+CALIBRATION_ENV = "SCANPIPE_CALIBRATION"
+_NUMBERS = ("marginal", "definite", "ring", "damage", "write_in")
+WRITE_IN_PREFIX = "write-in"
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """Score thresholds, all in [0, 1]; ``marginal < definite``."""
+
+    marginal: float
+    definite: float
+    ring: float
+    damage: float
+    write_in: float
+    source: str = "unspecified"
+
+    def __post_init__(self) -> None:
+        for name in _NUMBERS:
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and 0.0 <= value <= 1.0):
+                raise ConfigError(f"threshold {name} must be a number in [0, 1], got {value!r}")
+        if not self.marginal < self.definite:
+            raise ConfigError(
+                f"threshold marginal ({self.marginal}) must be below definite ({self.definite})"
+            )
+
+
+def default_thresholds_path() -> Path:
+    """``$SCANPIPE_CALIBRATION/thresholds.json`` or ``<repo>/calibration/thresholds.json``."""
+    env = os.environ.get(CALIBRATION_ENV)
+    folder = Path(env) if env else Path(scanpipe.__file__).resolve().parents[1] / "calibration"
+    return folder / THRESHOLDS_FILE
+
+
+def load_thresholds(path: Path | None = None) -> Thresholds:
+    """Read thresholds from JSON; raise :class:`ConfigError` naming the file and the reason."""
+    file = Path(path) if path is not None else default_thresholds_path()
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{file}: thresholds file not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read thresholds: {exc.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{file}: not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{file}: expected a JSON object of thresholds")
+    missing = [name for name in _NUMBERS if name not in data]
+    if missing:
+        raise ConfigError(f"{file}: missing threshold(s): {', '.join(missing)}")
+    bad = [n for n in _NUMBERS if isinstance(data[n], bool) or not isinstance(data[n], (int, float))]
+    if bad:
+        raise ConfigError(f"{file}: threshold(s) not a number: {', '.join(bad)}")
+    try:
+        return Thresholds(
+            **{n: float(data[n]) for n in _NUMBERS},
+            source=str(data.get("source", str(file))),
+        )
+    except ConfigError as exc:
+        raise ConfigError(f"{file}: {exc}") from None
+
+
+def classify_target(score: TargetScore, thresholds: Thresholds) -> TargetReading:
+    """Decide yes / no / unknown for one target; ``why`` names the rule and the numbers."""
+    t = thresholds
+    s = score.score
+    if score.damage_score >= t.damage:
+        why = f"damage {score.damage_score:.3f} >= {t.damage:.3f} over the target (score {s:.3f})"
+        return TargetReading(score, MarkStatus.UNKNOWN, why)
+    if score.ring_score >= t.ring:
+        why = f"ring {score.ring_score:.3f} >= {t.ring:.3f}: ink around the target (score {s:.3f})"
+        return TargetReading(score, MarkStatus.UNKNOWN, why)
+    if s >= t.definite:
+        return TargetReading(score, MarkStatus.YES, f"score {s:.3f} >= definite {t.definite:.3f}")
+    if s < t.marginal and score.write_in_score >= t.write_in:
+        why = (
+            f"{WRITE_IN_PREFIX}: ink {score.write_in_score:.3f} >= {t.write_in:.3f} "
+            f"with the oval empty (score {s:.3f} < marginal {t.marginal:.3f})"
+        )
+        return TargetReading(score, MarkStatus.UNKNOWN, why)
+    if s < t.marginal:
+        return TargetReading(score, MarkStatus.NO, f"score {s:.3f} < marginal {t.marginal:.3f}")
+    why = f"score {s:.3f} between marginal {t.marginal:.3f} and definite {t.definite:.3f}"
+    return TargetReading(score, MarkStatus.UNKNOWN, why)
+
+
+def is_write_in_flag(reading: TargetReading) -> bool:
+    """True when the reading is unknown because of a written name beside an empty oval."""
+    return reading.status is MarkStatus.UNKNOWN and reading.why.startswith(WRITE_IN_PREFIX)
+
+
+def unknown_reason(reading: TargetReading) -> Reason | None:
+    """The queue reason of an unknown reading (``write_in`` or ``marginal_mark``), else None."""
+    if reading.status is not MarkStatus.UNKNOWN:
+        return None
+    return Reason.WRITE_IN if is_write_in_flag(reading) else Reason.MARGINAL_MARK
+
+
+def classify_contest(contest: Contest, readings: Sequence[TargetReading]) -> ContestReading:
+    """Apply vote-for-N to the readings of one contest's targets.
+
+    Any unknown target makes the contest ``pending``; more yes than ``vote_for`` is an
+    ``overvote``; otherwise it is ``counted`` with ``vote_for - votes`` undervotes. Options
+    without a reading count as not marked.
+    """
+    by_option = {r.score.option: r for r in readings}
+    option_ids = [o.id for o in contest.options]
+    assert all(r.score.contest == contest.id for r in readings), "reading of another contest"
+    assert set(by_option) <= set(option_ids), f"unknown option in {sorted(by_option)}"
+    statuses = {oid: by_option[oid].status for oid in option_ids if oid in by_option}
+    votes = tuple(oid for oid in option_ids if statuses.get(oid) is MarkStatus.YES)
+    unknown = tuple(oid for oid in option_ids if statuses.get(oid) is MarkStatus.UNKNOWN)
+    if unknown:
+        return ContestReading(contest.id, votes, ContestOutcome.PENDING, 0, unknown)
+    if len(votes) > contest.vote_for:
+        return ContestReading(contest.id, votes, ContestOutcome.OVERVOTE, 0)
+    return ContestReading(contest.id, votes, ContestOutcome.COUNTED, contest.vote_for - len(votes))

@@ -1,0 +1,291 @@
+"""The ``scanpipe`` command line: parse arguments, build the edges, call the library.
+
+Exit status (contract section 5): 2 when the command as a whole cannot run (arguments,
+definition, database, a missing path), with a message naming the file and the reason;
+``ingest``, ``identify``, ``adjudicate``, ``tally`` (and later ``scan``, ``reconcile``)
+exit 1 when the queue is not empty afterwards; everything else 0 on success. Errors are
+mapped to messages and codes in one place: :func:`main`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+
+import click
+
+from scanpipe.errors import ScanpipeError
+from scanpipe.types import CardHints, CardKind, InterpretedCard, ReadCard, UnreadableCard
+
+DEFAULT_DB = "sqlite:///scanpipe.db"
+
+
+class Ctx:
+    def __init__(self, db: str) -> None:
+        self.db = db
+        self._store = None
+
+    def store(self, *, migrate: bool = False):  # noqa: ANN201
+        from scanpipe.store.repository import Store
+
+        if self._store is None:
+            self._store = Store.open(self.db)
+            if migrate:
+                self._store.migrate()
+            else:
+                self._store.require_ready()
+        return self._store
+
+
+pass_ctx = click.make_pass_decorator(Ctx)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--db", envvar="SCANPIPE_DB", default=DEFAULT_DB, show_default=True, help="SQLAlchemy database URL (env SCANPIPE_DB).")
+@click.version_option(package_name="scanpipe")
+@click.pass_context
+def cli(ctx: click.Context, db: str) -> None:
+    """scanpipe: read recount ballot cards, reconcile duplicates with originals, tally."""
+    ctx.obj = Ctx(db)
+
+
+def _exit_for_queue(store, verb: str) -> None:  # noqa: ANN001
+    from scanpipe.workflow import queue
+
+    items = queue(store)
+    if items:
+        reasons = Counter(i.reason for i in items)
+        detail = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
+        click.echo(f"{verb}: {len(items)} item(s) await a person ({detail}); see `scanpipe queue`", err=True)
+        sys.exit(1)
+
+
+# --------------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option("--election", "election_path", required=True, type=click.Path(path_type=Path), help="election.json")
+@pass_ctx
+def init(ctx: Ctx, election_path: Path) -> None:
+    """Create or migrate the database and load the definition and layouts."""
+    from scanpipe.workflow import init_election
+
+    store = ctx.store(migrate=True)
+    election, changed = init_election(store, election_path)
+    styles = len(election.ballot_styles)
+    verb = "loaded" if changed else "already loaded (unchanged)"
+    click.echo(f"election {election.id} ({election.name}): {verb}; {len(election.precincts)} precincts, {len(election.contests)} contests, {styles} ballot styles")
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--kind", type=click.Choice(["auto", "ballot", "duplicate", "original"]), default="auto", show_default=True)
+@click.option("--batch", default=None, help="Batch name (default: the first path's folder name).")
+@click.option("--style", default=None, help="Ballot style of every card without a card code (remembered for the batch).")
+@click.option("--precinct", default=None, help="Precinct of every card whose style serves several (remembered for the batch).")
+@click.option("--workers", type=int, default=1, show_default=True, help="Worker processes.")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True)
+@click.option("--scheduler", default=None, help="Dask scheduler address (default: a local cluster).")
+@click.option("--watch", is_flag=True, help="Keep reading files as they appear (hot folder).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@pass_ctx
+def ingest(ctx: Ctx, paths: tuple[str, ...], kind: str, batch: str | None, style: str | None, precinct: str | None,
+           workers: int, executor: str, scheduler: str | None, watch: bool, quiet: bool) -> None:
+    """Read card images (files or folders, recursively), interpret and store each card."""
+    from tqdm import tqdm
+
+    from scanpipe.workflow import ingest_paths
+
+    if workers < 1:
+        raise click.BadParameter("must be at least 1", param_hint="--workers")
+    store = ctx.store()
+    batch_name = batch or _default_batch(paths)
+    hints = CardHints(style=style, precinct=precinct, kind=None if kind == "auto" else CardKind(kind))
+    if watch:
+        from scanpipe.sources.watch import watch_folder
+
+        watch_folder(store, paths, batch=batch_name, hints=hints, workers=workers)
+        return
+    bar = tqdm(total=0, unit="file", disable=quiet or None, file=sys.stderr, dynamic_ncols=True)
+
+    def total(n: int) -> None:
+        bar.reset(total=n)
+
+    summary = ingest_paths(store, paths, batch=batch_name, hints=hints, workers=workers, executor=executor,
+                           scheduler=scheduler, on_file=lambda r: bar.update(1), on_total=total)
+    bar.close()
+    for line in summary.lines():
+        click.echo(line)
+    _exit_for_queue(store, "ingest")
+
+
+def _default_batch(paths: tuple[str, ...]) -> str:
+    p = Path(paths[0]).resolve()
+    return (p if p.is_dir() else p.parent).name or "batch"
+
+
+@cli.group()
+def batch() -> None:
+    """List or void batches."""
+
+
+@batch.command("list")
+@pass_ctx
+def batch_list(ctx: Ctx) -> None:
+    """List batches with their hints and card counts."""
+    store = ctx.store()
+    counts = store.batch_card_counts()
+    for b in store.list_batches():
+        state = f"VOIDED ({b.void_reason})" if b.voided else "active"
+        hints = " ".join(f"{k}={v}" for k, v in (("style", b.style), ("precinct", b.precinct), ("kind", b.kind and b.kind.value)) if v)
+        click.echo(f"{b.name}\t{counts.get(b.name, 0)} cards\t{state}\t{hints}")
+
+
+@batch.command("void")
+@click.argument("name")
+@click.option("--reason", required=True)
+@pass_ctx
+def batch_void(ctx: Ctx, name: str, reason: str) -> None:
+    """Void a batch (e.g. a stack fed twice) so none of its cards count."""
+    store = ctx.store()
+    store.void_batch(name, reason)
+    store.log_event("batch_void", {"batch": name, "reason": reason})
+    click.echo(f"batch {name} voided: {reason}")
+
+
+@cli.command("queue")
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the JSON array here instead of stdout.")
+@pass_ctx
+def queue_cmd(ctx: Ctx, out: Path | None) -> None:
+    """What needs a person, as a JSON array."""
+    from scanpipe.workflow import queue
+
+    items = [i.as_json() for i in queue(ctx.store())]
+    text = json.dumps(items, indent=2)
+    if out is None:
+        click.echo(text)
+    else:
+        out.write_text(text + "\n", encoding="utf-8")
+        click.echo(f"{len(items)} item(s) written to {out}", err=True)
+
+
+@cli.command()
+@click.argument("card")
+@click.option("--style", default=None)
+@click.option("--page", type=int, default=None)
+@click.option("--precinct", default=None)
+@click.option("--kind", type=click.Choice(["ballot", "duplicate", "original"]), default=None)
+@click.option("--serial", default=None)
+@pass_ctx
+def identify(ctx: Ctx, card: str, style: str | None, page: int | None, precinct: str | None, kind: str | None, serial: str | None) -> None:
+    """State what the machine could not tell about a card; it is interpreted again."""
+    from scanpipe.workflow import identify as do_identify
+
+    store = ctx.store()
+    result = do_identify(store, card, style=style, page=page, precinct=precinct, kind=CardKind(kind) if kind else None, serial=serial)
+    click.echo(f"{result.source.card_id}: {describe(result)}")
+    _exit_for_queue(store, "identify")
+
+
+@cli.command()
+@click.argument("item")
+@click.option("--contest", required=True)
+@click.option("--votes", required=True, help='Options the voter intended, comma-separated; "" for no choice.')
+@click.option("--auditor", "auditors", multiple=True, required=True, help="Repeat for two auditors attesting jointly.")
+@click.option("--rule", default=None, help="The voter-intent rule the decision rests on.")
+@click.option("--note", default=None)
+@pass_ctx
+def adjudicate(ctx: Ctx, item: str, contest: str, votes: str, auditors: tuple[str, ...], rule: str | None, note: str | None) -> None:
+    """Record a person's decision of voter intent for one contest of a card."""
+    from scanpipe.workflow import adjudicate_card
+
+    store = ctx.store()
+    chosen = [v.strip() for v in votes.split(",") if v.strip()]
+    outcome = adjudicate_card(store, item, contest=contest, votes=chosen, auditors=list(auditors), rule=rule, note=note)
+    click.echo(f"decision {outcome.decision_id} on {item} / {contest}: {outcome.message}")
+    _exit_for_queue(store, "adjudicate")
+
+
+@cli.command()
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the CSV here instead of stdout.")
+@pass_ctx
+def tally(ctx: Ctx, out: Path | None) -> None:
+    """Per-precinct tallies of what counts (CSV)."""
+    from scanpipe.tally import tally_csv
+    from scanpipe.workflow import tally as do_tally
+
+    store = ctx.store()
+    text = tally_csv(do_tally(store))
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        out.write_text(text, encoding="utf-8", newline="")
+        click.echo(f"tally written to {out}", err=True)
+    _exit_for_queue(store, "tally")
+
+
+@cli.group()
+def export() -> None:
+    """Export cast vote records and other files."""
+
+
+@export.command("cvr")
+@click.option("--out", type=click.Path(path_type=Path), required=True)
+@click.option("--validate/--no-validate", default=True, show_default=True, help="Check the report against the NIST schema before writing.")
+@pass_ctx
+def export_cvr(ctx: Ctx, out: Path, validate: bool) -> None:
+    """NIST SP 1500-103 cast vote records (JSON), one CVR per card."""
+    from scanpipe.exports.service import export_cvr_file
+
+    n = export_cvr_file(ctx.store(), out, validate=validate)
+    click.echo(f"{n} CVR(s) written to {out}")
+
+
+@cli.command()
+@click.option("--cards", type=int, default=60, show_default=True, help="Synthetic cards to make.")
+@click.option("--dir", "directory", type=click.Path(path_type=Path), default=Path("scanpipe-demo"), show_default=True)
+@click.option("--seed", type=int, default=2026, show_default=True)
+@click.option("--workers", type=int, default=min(2, os.cpu_count() or 1), show_default=True)
+def demo(cards: int, directory: Path, seed: int, workers: int) -> None:
+    """Make a synthetic election and card images, run the whole pipeline on SQLite, print a summary."""
+    from scanpipe.demo import run_demo
+
+    for line in run_demo(directory, cards=cards, seed=seed, workers=workers):
+        click.echo(line)
+
+
+def describe(card: InterpretedCard) -> str:
+    r = card.interpretation
+    if isinstance(r, UnreadableCard):
+        return f"unreadable ({r.reason.value}): {r.detail}"
+    if isinstance(r, ReadCard):
+        extra = f"; needs a person: {', '.join(x.value for x in r.reasons)}" if r.reasons else ""
+        return f"style {r.style} page {r.page} precinct {r.precinct or '?'}{extra}"
+    return f"machine-printed record, style {r.record.style}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: map operational errors to exit status 2 in one place."""
+    try:
+        cli.main(args=argv, prog_name="scanpipe", standalone_mode=False)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(2)
+    except ScanpipeError as e:
+        click.echo(f"scanpipe: error: {e}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        click.echo("interrupted: what was stored is kept; run the same command again to resume", err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

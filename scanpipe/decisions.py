@@ -1,0 +1,45 @@
+"""The two-people rule as a pure function (contract section 5, "Two people").
+
+Where the jurisdiction requires two auditors, one auditor's call records the first half of a
+decision; a later call by a *different* auditor with the same votes makes it final, with
+different votes escalates it to the board. Two auditors in one call attest jointly. A new
+final decision of an already decided contest supersedes the earlier one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from scanpipe.counting import Decision, DecisionState
+from scanpipe.errors import DecisionError
+
+
+@dataclass(frozen=True)
+class DecisionPlan:
+    state: DecisionState
+    auditors: tuple[str, ...]
+    updates: tuple[tuple[int, DecisionState], ...]
+    supersedes: int | None
+    message: str
+
+
+def plan_decision(existing: Sequence[Decision], votes: tuple[str, ...], auditors: tuple[str, ...], *, two_auditors: bool) -> DecisionPlan:
+    """Pure: what a new decision does given the earlier ones for the same item and contest."""
+    live = [d for d in sorted(existing, key=lambda d: d.id) if d.state is not DecisionState.SUPERSEDED]
+    final = next((d for d in reversed(live) if d.state is DecisionState.FINAL), None)
+    first = next((d for d in reversed(live) if d.state is DecisionState.FIRST_HALF), None)
+    escalated = next((d for d in reversed(live) if d.state is DecisionState.ESCALATED), None)
+    if escalated is not None:
+        raise DecisionError("this contest was escalated to the board: two auditors disagreed; the board decides it in the review")
+    if not two_auditors or len(auditors) >= 2:
+        supersede = tuple((d.id, DecisionState.SUPERSEDED) for d in live)
+        return DecisionPlan(DecisionState.FINAL, auditors, supersede, final.id if final else None, "final" + (" (supersedes an earlier decision)" if final else ""))
+    if first is None:
+        return DecisionPlan(DecisionState.FIRST_HALF, auditors, (), final.id if final else None, "recorded; awaiting a second, different auditor")
+    if auditors[0] in first.auditors:
+        raise DecisionError(f"{auditors[0]} already recorded the first half of this decision; a different auditor must confirm it")
+    if first.votes == votes:
+        updates = tuple((d.id, DecisionState.SUPERSEDED) for d in live)
+        return DecisionPlan(DecisionState.FINAL, tuple(first.auditors) + auditors, updates, first.id, f"final: confirmed by {auditors[0]} after {', '.join(first.auditors)}")
+    return DecisionPlan(DecisionState.ESCALATED, auditors, ((first.id, DecisionState.ESCALATED),), first.id, f"escalated to the board: {auditors[0]} read it differently from {', '.join(first.auditors)}")

@@ -1,0 +1,420 @@
+"""Find and parse the codes on a card: the QR card code, a machine record's QR, and the
+Code 128 pairing label (contract section 4).
+
+Decoding uses ``zxingcpp`` (measured 100% on distorted 150-dpi pages); when ``pyzbar`` can be
+imported (the OS has ``libzbar0``) it is a second decoder, used only when zxing found
+nothing, restricted to QR and Code 128 (its all-symbology scans gave false reads).
+
+:func:`find_codes_fast` is the interpret stage's path: QR on a half-size copy of a
+high-dpi page, Code 128 row-wise on the page and on its transpose (labels may stand
+sideways; 1D readers read both directions, so 180 degrees is free), and a full-resolution,
+orientation-aligned retry only where :func:`barcode_regions` sees an undecoded barcode.
+
+:func:`looks_like_barcode` is that detector: a barcode is a patch whose gradients are
+strong *and* all parallel (structure-tensor coherence near 1) *and* whose ink alternates
+many times along the gradient direction. Printed text fails coherence; ovals, rules and
+timing marks fail the alternation count.
+
+Parsers are pure string functions returning None for anything the contract does not allow.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import cv2
+import numpy as np
+import zxingcpp
+
+from scanpipe.types import (
+    CardCode,
+    CardKind,
+    CodeSymbology,
+    DecodedCode,
+    MachineRecord,
+    PairingLabel,
+    PointPx,
+)
+
+try:  # an optional second decoder (extra "zbar"): needs the OS library libzbar0
+    from pyzbar import pyzbar as _pyzbar
+except ImportError:  # pragma: no cover - depends on the OS
+    _pyzbar = None
+
+ALL_SYMBOLOGIES = frozenset(CodeSymbology)
+_ZX_FORMATS = {
+    CodeSymbology.QR: zxingcpp.BarcodeFormat.QRCode,
+    CodeSymbology.CODE128: zxingcpp.BarcodeFormat.Code128,
+}
+_ZX_BACK = {v: k for k, v in _ZX_FORMATS.items()}
+_FAST_MIN_SIDE_PX = 2000  # pages at least this wide are searched for QR at half size
+
+
+# --------------------------------------------------------------------------------------
+# decoding
+
+
+def decode_codes(
+    gray: np.ndarray,
+    *,
+    formats: frozenset[CodeSymbology] = ALL_SYMBOLOGIES,
+    region_px: tuple[int, int, int, int] | None = None,
+) -> tuple[DecodedCode, ...]:
+    """Decode QR / Code 128 symbols in ``gray`` (or in its ``(x, y, w, h)`` region).
+
+    Corners are in full-image pixels, clockwise from the symbol's own top-left.
+    """
+    x0, y0, crop = _crop(gray, region_px)
+    found = _zxing(crop, formats, rotate=True, downscale=True)
+    if not found and _pyzbar is not None:
+        found = _zbar(crop, formats)
+    return tuple(_shifted(code, x0, y0) for code in found)
+
+
+def find_codes_fast(gray: np.ndarray) -> tuple[DecodedCode, ...]:
+    """All QR and Code 128 symbols on a full card, cheaply (see the module docstring)."""
+    qr = _fast_qr(gray)
+    bars = _zxing_both_axes(gray, frozenset({CodeSymbology.CODE128}))
+    if not bars:
+        bars = _retry_label_regions(gray, exclude=qr)
+    return _unique(qr + bars)
+
+
+def _fast_qr(gray: np.ndarray) -> tuple[DecodedCode, ...]:
+    only_qr = frozenset({CodeSymbology.QR})
+    if min(gray.shape) >= _FAST_MIN_SIDE_PX:
+        half = cv2.resize(gray, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
+        found = _zxing(half, only_qr, rotate=False, downscale=True)
+        if found:
+            return tuple(_scaled(code, 2.0) for code in found)
+    return _zxing(gray, only_qr, rotate=False, downscale=True)
+
+
+def _zxing_both_axes(gray: np.ndarray, formats: frozenset[CodeSymbology]) -> tuple[DecodedCode, ...]:
+    """Row-wise 1D decoding of the image and of its transpose (sideways labels)."""
+    found = _zxing(gray, formats, rotate=False, downscale=False)
+    if found:
+        return found
+    sideways = _zxing(cv2.transpose(gray), formats, rotate=False, downscale=False)
+    return tuple(_transposed(code) for code in sideways)
+
+
+def _retry_label_regions(gray: np.ndarray, exclude: tuple[DecodedCode, ...]) -> tuple[DecodedCode, ...]:
+    """Decode each barcode-like region at full resolution, turned so its bars stand upright."""
+    found: list[DecodedCode] = []
+    for x, y, w, h, angle in barcode_regions(gray):
+        if any(_inside(code, (x, y, w, h)) for code in exclude):
+            continue
+        found.extend(_decode_turned(gray, (x, y, w, h), angle))
+    return tuple(found)
+
+
+def _decode_turned(gray: np.ndarray, region: tuple[int, int, int, int], angle_deg: float) -> list[DecodedCode]:
+    upright, turn, x, y = _turn(gray, region, angle_deg, pad=max(region[2], region[3]) // 4)
+    codes = list(_zxing(upright, frozenset({CodeSymbology.CODE128}), rotate=True, downscale=True))
+    if not codes and _pyzbar is not None:
+        codes = list(_zbar(upright, frozenset({CodeSymbology.CODE128})))
+    back = cv2.invertAffineTransform(turn)
+    return [_affine(code, back, x, y) for code in codes]
+
+
+def _zxing(image: np.ndarray, formats: frozenset[CodeSymbology], *, rotate: bool, downscale: bool) -> tuple[DecodedCode, ...]:
+    if image.size == 0 or not formats:
+        return ()
+    results = zxingcpp.read_barcodes(
+        np.ascontiguousarray(image),
+        formats=[_ZX_FORMATS[f] for f in sorted(formats)],
+        try_rotate=rotate,
+        try_downscale=downscale,
+        try_invert=False,
+    )
+    return tuple(_from_zxing(r) for r in results if r.valid and r.format in _ZX_BACK)
+
+
+def _from_zxing(result: zxingcpp.Barcode) -> DecodedCode:
+    p = result.position
+    corners = tuple((float(c.x), float(c.y)) for c in (p.top_left, p.top_right, p.bottom_right, p.bottom_left))
+    return DecodedCode(_ZX_BACK[result.format], result.text, corners)
+
+
+def _zbar(image: np.ndarray, formats: frozenset[CodeSymbology]) -> tuple[DecodedCode, ...]:
+    assert _pyzbar is not None
+    symbols = {CodeSymbology.QR: _pyzbar.ZBarSymbol.QRCODE, CodeSymbology.CODE128: _pyzbar.ZBarSymbol.CODE128}
+    back = {"QRCODE": CodeSymbology.QR, "CODE128": CodeSymbology.CODE128}
+    found = []
+    for r in _pyzbar.decode(np.ascontiguousarray(image), symbols=[symbols[f] for f in formats]):
+        text = r.data.decode("ascii", errors="replace")
+        left, top, width, height = r.rect
+        corners = ((left, top), (left + width, top), (left + width, top + height), (left, top + height))
+        found.append(DecodedCode(back[r.type], text, tuple((float(a), float(b)) for a, b in corners)))
+    return tuple(found)
+
+
+# --------------------------------------------------------------------------------------
+# corner bookkeeping
+
+
+def _crop(gray: np.ndarray, region: tuple[int, int, int, int] | None) -> tuple[int, int, np.ndarray]:
+    if region is None:
+        return 0, 0, gray
+    x, y, w, h = (int(round(v)) for v in region)
+    x, y = max(0, x), max(0, y)
+    return x, y, gray[y : y + h, x : x + w]
+
+
+def _padded(region: tuple[int, int, int, int], shape: tuple[int, ...], pad: int) -> tuple[int, int, int, int]:
+    x, y, w, h = region
+    x0, y0 = max(0, x - pad), max(0, y - pad)
+    x1, y1 = min(shape[1], x + w + pad), min(shape[0], y + h + pad)
+    return x0, y0, x1 - x0, y1 - y0
+
+
+def _map_corners(code: DecodedCode, fn) -> DecodedCode:  # type: ignore[no-untyped-def]
+    return DecodedCode(code.symbology, code.text, tuple(fn(x, y) for x, y in code.corners_px))
+
+
+def _shifted(code: DecodedCode, dx: float, dy: float) -> DecodedCode:
+    return _map_corners(code, lambda x, y: (x + dx, y + dy))
+
+
+def _scaled(code: DecodedCode, factor: float) -> DecodedCode:
+    return _map_corners(code, lambda x, y: ((x + 0.5) * factor - 0.5, (y + 0.5) * factor - 0.5))
+
+
+def _transposed(code: DecodedCode) -> DecodedCode:
+    return _map_corners(code, lambda x, y: (y, x))
+
+
+def _affine(code: DecodedCode, matrix: np.ndarray, dx: float, dy: float) -> DecodedCode:
+    def apply(x: float, y: float) -> PointPx:
+        u = matrix @ np.array([x, y, 1.0])
+        return (float(u[0]) + dx, float(u[1]) + dy)
+
+    return _map_corners(code, apply)
+
+
+def _inside(code: DecodedCode, region: tuple[int, int, int, int]) -> bool:
+    cx = sum(p[0] for p in code.corners_px) / len(code.corners_px)
+    cy = sum(p[1] for p in code.corners_px) / len(code.corners_px)
+    x, y, w, h = region
+    return x <= cx <= x + w and y <= cy <= y + h
+
+
+def _unique(codes: Iterable[DecodedCode]) -> tuple[DecodedCode, ...]:
+    seen: dict[tuple[CodeSymbology, str], DecodedCode] = {}
+    for code in codes:
+        seen.setdefault((code.symbology, code.text), code)
+    return tuple(seen.values())
+
+
+# --------------------------------------------------------------------------------------
+# barcode-like stickers that did not decode
+
+_MIN_COHERENCE = 0.75
+_MIN_TRANSITIONS_PER_IN = 25.0  # Code 128 at 10-20 mil: 50-100 per inch; timing marks: ~12
+_MIN_LENGTH_IN = 0.7  # Code 128 'DUP-A' at 10 mil is 1.0 in
+_MIN_HEIGHT_IN = 0.12
+_MIN_ENERGY = 12_800.0  # mean squared Sobel response of bars with ~100 grey levels of contrast
+_WORK_DPI_MIN = 75.0
+_LETTER_WIDTH_IN = 8.5
+
+
+def looks_like_barcode(
+    gray: np.ndarray, region: tuple[int, int, int, int] | None = None, *, dpi: float | None = None
+) -> bool:
+    """True when ``gray`` (or its ``(x, y, w, h)`` region) holds dense parallel bars.
+
+    ``dpi`` defaults to the full image's width read as a letter page (8.5 in).
+    """
+    x0, y0, crop = _crop(gray, region)
+    return bool(barcode_regions(crop, dpi=dpi or gray.shape[1] / _LETTER_WIDTH_IN))
+
+
+def barcode_regions(gray: np.ndarray, *, dpi: float | None = None) -> list[tuple[int, int, int, int, float]]:
+    """Barcode-like patches as ``(x, y, w, h, angle_deg)`` in ``gray`` pixels.
+
+    ``angle_deg`` turns the patch (``cv2.getRotationMatrix2D`` sense) so its bars stand
+    vertical, i.e. the code reads left to right. The search runs on a copy reduced by a
+    power of two to 75-150 dpi (cheap exact-halving resizes), about 3 ms per letter page.
+    """
+    dpi = dpi or gray.shape[1] / _LETTER_WIDTH_IN
+    factor = 1
+    while dpi / (factor * 2) >= _WORK_DPI_MIN:
+        factor *= 2
+    small = gray if factor == 1 else cv2.resize(gray, None, fx=1 / factor, fy=1 / factor, interpolation=cv2.INTER_AREA)
+    dpi_work = dpi / factor
+    mask, angle = _coherent_bars(small, dpi_work)
+    regions = []
+    count, labels, stats, _centroids = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    long_enough = np.maximum(stats[:, 2], stats[:, 3]) >= _MIN_LENGTH_IN * dpi_work
+    big_enough = stats[:, 4] >= _MIN_LENGTH_IN * _MIN_HEIGHT_IN * dpi_work**2 * 0.5
+    for i in np.flatnonzero(long_enough & big_enough)[1:] if long_enough[0] else np.flatnonzero(long_enough & big_enough):
+        x, y, w, h = (int(v) for v in stats[i, :4])
+        patch = (slice(y, y + h), slice(x, x + w))
+        own = labels[patch] == i
+        theta = float(np.median(angle[patch][own]))
+        full = (x * factor, y * factor, w * factor, h * factor)
+        if _is_barcode_patch(gray, full, own, theta, dpi):
+            regions.append((*full, theta))
+    return regions
+
+
+def _coherent_bars(small: np.ndarray, dpi: float) -> tuple[np.ndarray, np.ndarray]:
+    """Mask of strongly, coherently textured pixels and the local gradient angle (deg)."""
+    gx = cv2.Sobel(small, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(small, cv2.CV_32F, 0, 1, ksize=3)
+    k = max(5, int(0.1 * dpi) | 1)
+    jxx = cv2.boxFilter(cv2.multiply(gx, gx), -1, (k, k))
+    jyy = cv2.boxFilter(cv2.multiply(gy, gy), -1, (k, k))
+    jxy = cv2.boxFilter(cv2.multiply(gx, gy), -1, (k, k))
+    energy = jxx + jyy
+    diff = jxx - jyy
+    coherent = diff * diff + 4.0 * jxy * jxy > (_MIN_COHERENCE**2) * energy * energy
+    mask = (coherent & (energy > _MIN_ENERGY)).astype(np.uint8)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
+    angle = 0.5 * np.degrees(np.arctan2(2.0 * jxy, diff))
+    return mask, angle
+
+
+def _is_barcode_patch(
+    gray: np.ndarray, region: tuple[int, int, int, int], own: np.ndarray, theta_deg: float, dpi: float
+) -> bool:
+    """Size and alternation tests on one coherent patch (``theta``: gradient direction).
+
+    ``own`` is the patch's mask at the working scale; the alternations are counted at full
+    resolution on three lines across the bars, and every line must pass.
+    """
+    factor = region[2] / own.shape[1]
+    pts = np.column_stack(np.nonzero(own)[::-1]).astype(np.float32) * factor
+    along, across = _extent_along(pts, theta_deg)
+    if along < _MIN_LENGTH_IN * dpi or across < _MIN_HEIGHT_IN * dpi:
+        return False
+    upright = _turned_upright(gray, region, theta_deg, pad=0)
+    mid = upright.shape[0] // 2
+    quarter = max(1, int(across / 4))
+    rates = [_transitions_per_inch(upright[r], along, dpi) for r in (mid - quarter, mid, mid + quarter)]
+    return sum(rate >= _MIN_TRANSITIONS_PER_IN for rate in rates) >= 2
+
+
+def _turned_upright(gray: np.ndarray, region: tuple[int, int, int, int], angle_deg: float, pad: int) -> np.ndarray:
+    """The region (plus ``pad``) turned by ``angle_deg`` on a canvas large enough for it."""
+    return _turn(gray, region, angle_deg, pad)[0]
+
+
+def _turn(
+    gray: np.ndarray, region: tuple[int, int, int, int], angle_deg: float, pad: int
+) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Turned crop, the crop-to-canvas matrix, and the crop's offset in ``gray``."""
+    x, y, w, h = _padded(region, gray.shape, pad)
+    crop = gray[y : y + h, x : x + w]
+    size = int(np.hypot(w, h)) + 2
+    turn = cv2.getRotationMatrix2D((w / 2.0, h / 2.0), angle_deg, 1.0)
+    turn[:, 2] += (size / 2.0 - w / 2.0, size / 2.0 - h / 2.0)
+    canvas = cv2.warpAffine(crop, turn, (size, size), flags=cv2.INTER_LINEAR, borderValue=255)
+    return canvas, turn, x, y
+
+
+def _extent_along(pts: np.ndarray, theta_deg: float) -> tuple[float, float]:
+    t = np.radians(theta_deg)
+    u = pts @ np.array([np.cos(t), np.sin(t)], np.float32)
+    v = pts @ np.array([-np.sin(t), np.cos(t)], np.float32)
+    return float(np.ptp(u)), float(np.ptp(v))
+
+
+def _transitions_per_inch(line: np.ndarray, along_px: float, dpi: float) -> float:
+    """Ink/paper alternations per inch of the patch's length along one line."""
+    lo, hi = np.percentile(line, 10), np.percentile(line, 90)
+    if hi - lo < 60:
+        return 0.0
+    ink = line < (lo + hi) / 2.0
+    flips = int(np.count_nonzero(ink[1:] != ink[:-1]))
+    return flips / max(along_px / dpi, 1e-6)
+
+
+# --------------------------------------------------------------------------------------
+# parsers (pure)
+
+ID_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+SERIAL_RE = re.compile(r"(?P<base>[A-Z0-9]{1,16})(?:-R(?P<rev>[0-9]{1,3}))?")
+_LABEL_RE = re.compile(r"(?P<kind>DUP|ORG)-(?P<serial>[A-Z0-9]{1,16}(?:-R[0-9]{1,3})?)")
+
+
+def _fields(text: str, magic: str) -> dict[str, str] | None:
+    """``KEY=VALUE`` fields after the magic word; None if malformed or a key repeats."""
+    if not text.isascii():
+        return None
+    parts = text.split("|")
+    if parts[0] != magic:
+        return None
+    fields: dict[str, str] = {}
+    for part in parts[1:]:
+        key, sep, value = part.partition("=")
+        if not sep or not key or key in fields:
+            return None
+        fields[key] = value
+    return fields
+
+
+def _id_or_none(value: str | None) -> str | None:
+    return value if value is not None and ID_RE.fullmatch(value) else None
+
+
+def _header_ids(fields: dict[str, str]) -> tuple[str, str, str | None] | None:
+    election, style = _id_or_none(fields.get("E")), _id_or_none(fields.get("S"))
+    precinct = fields.get("P") or None
+    if election is None or style is None or (precinct is not None and not ID_RE.fullmatch(precinct)):
+        return None
+    return election, style, precinct
+
+
+def parse_card_code(text: str) -> CardCode | None:
+    """Parse ``SPB1|E=<election>|S=<style>|P=<precinct>|PG=<page>`` (PG defaults to 1)."""
+    fields = _fields(text, "SPB1")
+    ids = _header_ids(fields) if fields is not None else None
+    if fields is None or ids is None:
+        return None
+    page_text = fields.get("PG", "1")
+    if not re.fullmatch(r"[0-9]{1,4}", page_text) or int(page_text) < 1:
+        return None
+    return CardCode(election=ids[0], style=ids[1], precinct=ids[2], page=int(page_text))
+
+
+def parse_machine_record(text: str) -> MachineRecord | None:
+    """Parse ``SPV1|E=|S=|P=|V=<contest>:<opt>[,<opt>];<contest>:...`` (empty selection ok)."""
+    fields = _fields(text, "SPV1")
+    ids = _header_ids(fields) if fields is not None else None
+    if fields is None or ids is None or "V" not in fields:
+        return None
+    selections = _parse_votes(fields["V"])
+    if selections is None:
+        return None
+    return MachineRecord(election=ids[0], style=ids[1], precinct=ids[2], selections=selections)
+
+
+def _parse_votes(value: str) -> tuple[tuple[str, tuple[str, ...]], ...] | None:
+    if value == "":
+        return ()
+    result: list[tuple[str, tuple[str, ...]]] = []
+    for item in value.split(";"):
+        contest, sep, options_text = item.partition(":")
+        if not sep or not ID_RE.fullmatch(contest) or any(c == contest for c, _ in result):
+            return None
+        options = tuple(options_text.split(",")) if options_text else ()
+        if not all(ID_RE.fullmatch(o) for o in options) or len(set(options)) != len(options):
+            return None
+        result.append((contest, options))
+    return tuple(result)
+
+
+def parse_pairing_label(text: str) -> PairingLabel | None:
+    """Parse ``DUP-<serial>`` / ``ORG-<serial>``; serial ``[A-Z0-9]{1,16}(-R[0-9]{1,3})?``."""
+    match = _LABEL_RE.fullmatch(text)
+    if match is None:
+        return None
+    serial = match["serial"]
+    parts = SERIAL_RE.fullmatch(serial)
+    assert parts is not None
+    kind = CardKind.DUPLICATE if match["kind"] == "DUP" else CardKind.ORIGINAL
+    revision = int(parts["rev"]) if parts["rev"] is not None else None
+    return PairingLabel(kind=kind, serial=serial, base_serial=parts["base"], revision=revision)

@@ -1,0 +1,468 @@
+"""Register a card image to its layout page: a homography from layout inches to pixels.
+
+Fiducials (our cards): each corner window of the image (where the layout's square should
+be, widened for +-3 degrees of skew, +-2% stretch and shifts up to ~0.3 in) is reduced to
+~100 dpi, Otsu-thresholded, and its contours are tested for a solid square of the expected
+side; the winner's centroid is then measured at full resolution (sub-pixel). Four centres
+give a homography, three an affine transform (a torn or smudged corner does not stop
+registration); four centres that disagree with every affine fit drop the worst one.
+
+Orientation: fiducials are symmetric, so a card fed upside down registers either way.
+The QR code decides (:func:`orientation_from_code`); without a readable code,
+:func:`layout_fit_score` compares how well printed oval outlines sit at the targets in
+both orientations.
+
+Reference (other vendors' cards): ORB features of the card and of a blank reference scan,
+both reduced to ~100 dpi, matched with a ratio test and a RANSAC homography; a 180-degree
+feed shows up as a homography that turns the page, and is reported as ``rotated_180``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from scanpipe.types import Box, DecodedCode, LayoutPage, Reason, Registration
+
+CORNER_NAMES = ("top-left", "top-right", "bottom-left", "bottom-right")
+SEARCH_MARGIN_IN = 0.7  # skew of 3 degrees moves a corner ~0.36 in; shifts add ~0.3 in
+WORK_DPI = 100.0
+MIN_DPI, MAX_DPI = 100.0, 600.0
+MAX_AFFINE_RESIDUAL_IN = 0.03
+ORB_FEATURES = 3000
+MIN_REFERENCE_INLIERS = 25
+
+
+@dataclass(frozen=True)
+class RegistrationFailure:
+    """Why a card could not be registered (a per-card value, not an exception)."""
+
+    reason: Reason
+    detail: str
+
+
+# --------------------------------------------------------------------------------------
+# geometry helpers
+
+
+def homography_of(registration: Registration) -> np.ndarray:
+    return np.asarray(registration.homography, dtype=np.float64).reshape(3, 3)
+
+
+def map_points(registration: Registration, pts_in: np.ndarray | Sequence[tuple[float, float]]) -> np.ndarray:
+    """Layout inches ``(N, 2)`` -> image pixels ``(N, 2)`` of the upright image."""
+    pts = np.asarray(pts_in, dtype=np.float64).reshape(-1, 1, 2)
+    return cv2.perspectiveTransform(pts, homography_of(registration)).reshape(-1, 2)
+
+
+def map_box(registration: Registration, box_in: Box) -> tuple[float, float, float, float]:
+    """Pixel ``(x, y, w, h)``: bounding rectangle of the box's four mapped corners."""
+    x, y, w, h = box_in
+    px = map_points(registration, [(x, y), (x + w, y), (x + w, y + h), (x, y + h)])
+    x0, y0 = px.min(axis=0)
+    x1, y1 = px.max(axis=0)
+    return float(x0), float(y0), float(x1 - x0), float(y1 - y0)
+
+
+def estimate_dpi(shape: tuple[int, ...], page: LayoutPage, dpi_hint: float | None = None) -> float:
+    """Scan resolution from the image size (scanners may add margins, so the smaller
+    ratio); a metadata hint is preferred when it is consistent with that."""
+    height, width = shape[:2]
+    estimate = min(width / page.size_in[0], height / page.size_in[1])
+    if dpi_hint and 0.75 * estimate <= dpi_hint <= 1.05 * estimate:
+        return float(dpi_hint)
+    return float(estimate)
+
+
+def _box_centre(box: Box) -> tuple[float, float]:
+    return box[0] + box[2] / 2.0, box[1] + box[3] / 2.0
+
+
+def _rotation_180(shape: tuple[int, ...]) -> np.ndarray:
+    height, width = shape[:2]
+    return np.array([[-1.0, 0.0, width - 1.0], [0.0, -1.0, height - 1.0], [0.0, 0.0, 1.0]])
+
+
+# --------------------------------------------------------------------------------------
+# fiducials
+
+
+def register_by_fiducials(
+    gray: np.ndarray, page: LayoutPage, *, dpi_hint: float | None = None
+) -> Registration | RegistrationFailure:
+    """Find the layout's corner squares and fit layout inches -> pixels."""
+    if len(page.fiducials_in) < 3:
+        return RegistrationFailure(Reason.NO_FIDUCIALS, "the layout page has no fiducials")
+    dpi = estimate_dpi(gray.shape, page, dpi_hint)
+    found = [_find_fiducial(gray, box, dpi) for box in page.fiducials_in]
+    layout_pts = [_box_centre(b) for b, f in zip(page.fiducials_in, found) if f is not None]
+    image_pts = [f for f in found if f is not None]
+    if len(image_pts) < 3:
+        missing = [CORNER_NAMES[i] if i < 4 else f"#{i + 1}" for i, f in enumerate(found) if f is None]
+        return RegistrationFailure(
+            Reason.NO_FIDUCIALS,
+            f"found {len(image_pts)} of {len(found)} fiducials; missing: {', '.join(missing)}",
+        )
+    return _fit(np.array(layout_pts), np.array(image_pts), dpi)
+
+
+def _fit(layout_pts: np.ndarray, image_pts: np.ndarray, dpi: float) -> Registration | RegistrationFailure:
+    residual = _affine_residual(layout_pts, image_pts)
+    if len(layout_pts) == 4 and residual > MAX_AFFINE_RESIDUAL_IN * dpi:
+        best = min(range(4), key=lambda i: _affine_residual(np.delete(layout_pts, i, 0), np.delete(image_pts, i, 0)))
+        return _fit(np.delete(layout_pts, best, 0), np.delete(image_pts, best, 0), dpi)
+    if len(layout_pts) == 4:
+        matrix, _ = cv2.findHomography(layout_pts.astype(np.float32), image_pts.astype(np.float32), 0)
+    else:
+        affine = cv2.getAffineTransform(layout_pts.astype(np.float32), image_pts.astype(np.float32))
+        matrix = np.vstack([affine, [0.0, 0.0, 1.0]])
+    if matrix is None or not _plausible(matrix, dpi):
+        return RegistrationFailure(Reason.NO_FIDUCIALS, "the fiducials found do not form the layout's rectangle")
+    return Registration(
+        homography=tuple(float(v) for v in matrix.ravel()),
+        method="fiducials",
+        rotated_180=False,
+        dpi=dpi,
+        anchors_found=len(layout_pts),
+        residual_px=float(residual),
+    )
+
+
+def _affine_residual(layout_pts: np.ndarray, image_pts: np.ndarray) -> float:
+    """RMS pixel error of the least-squares affine fit (0 for three points)."""
+    design = np.hstack([layout_pts, np.ones((len(layout_pts), 1))])
+    coeffs, *_ = np.linalg.lstsq(design, image_pts, rcond=None)
+    return float(np.sqrt(np.mean(np.sum((design @ coeffs - image_pts) ** 2, axis=1))))
+
+
+def _plausible(matrix: np.ndarray, dpi: float) -> bool:
+    """Scale within 15% of the dpi and no mirror or shear beyond scanner tolerances."""
+    linear = matrix[:2, :2] / matrix[2, 2]
+    sx, sy = np.linalg.norm(linear[:, 0]), np.linalg.norm(linear[:, 1])
+    return bool(
+        np.linalg.det(linear) > 0
+        and 0.85 * dpi <= sx <= 1.15 * dpi
+        and 0.85 * dpi <= sy <= 1.15 * dpi
+    )
+
+
+def _find_fiducial(gray: np.ndarray, box: Box, dpi: float) -> tuple[float, float] | None:
+    """Centroid (x, y) in pixels of the solid square nearest the box, or None."""
+    x0, y0, window = _corner_window(gray, box, dpi)
+    if window.size == 0:
+        return None
+    factor = max(1, int(dpi // WORK_DPI))
+    small = window[::factor, ::factor] if factor > 1 else window
+    side_px = box[2] * dpi / factor
+    expected = ((box[0] + box[2] / 2) * dpi - x0) / factor, ((box[1] + box[3] / 2) * dpi - y0) / factor
+    candidate = _best_square(small, side_px, expected)
+    if candidate is None:
+        return None
+    cx, cy = candidate
+    return _refine_centroid(gray, x0 + cx * factor, y0 + cy * factor, box[2] * dpi)
+
+
+def _corner_window(gray: np.ndarray, box: Box, dpi: float) -> tuple[int, int, np.ndarray]:
+    height, width = gray.shape
+    x0 = max(0, int((box[0] - SEARCH_MARGIN_IN) * dpi))
+    y0 = max(0, int((box[1] - SEARCH_MARGIN_IN) * dpi))
+    x1 = min(width, int((box[0] + box[2] + SEARCH_MARGIN_IN) * dpi))
+    y1 = min(height, int((box[1] + box[3] + SEARCH_MARGIN_IN) * dpi))
+    return x0, y0, gray[y0:y1, x0:x1]
+
+
+def _best_square(small: np.ndarray, side_px: float, expected: tuple[float, float]) -> tuple[float, float] | None:
+    """The solid, square, right-sized dark blob nearest ``expected`` (window pixels)."""
+    _, ink = cv2.threshold(small, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
+    contours, _ = cv2.findContours(ink, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    best, best_distance = None, np.inf
+    for contour in contours:
+        area = cv2.contourArea(contour)
+        if not 0.55 * side_px**2 <= area <= 1.6 * side_px**2:
+            continue
+        (cx, cy), (rw, rh), _angle = cv2.minAreaRect(contour)
+        if min(rw, rh) <= 0 or max(rw, rh) / min(rw, rh) > 1.25 or area / (rw * rh) < 0.85:
+            continue
+        distance = float(np.hypot(cx - expected[0], cy - expected[1]))
+        if distance < best_distance:
+            best, best_distance = (float(cx), float(cy)), distance
+    return best
+
+
+def _refine_centroid(gray: np.ndarray, cx: float, cy: float, side_px: float) -> tuple[float, float] | None:
+    """Sub-pixel centroid of the dark square around ``(cx, cy)`` at full resolution."""
+    half = int(side_px * 0.85) + 3
+    x0, y0 = max(0, int(cx) - half), max(0, int(cy) - half)
+    patch = gray[y0 : int(cy) + half + 1, x0 : int(cx) + half + 1]
+    if patch.size == 0:
+        return None
+    _, ink = cv2.threshold(patch, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
+    count, labels, stats, centroids = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    if count < 2:
+        return None
+    local = (cx - x0, cy - y0)
+    label = labels[min(int(local[1]), patch.shape[0] - 1), min(int(local[0]), patch.shape[1] - 1)]
+    if label == 0:
+        label = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    # intensity-weighted centroid over the component: darkness weights give sub-pixel edges
+    mask = cv2.dilate((labels == label).astype(np.uint8), np.ones((3, 3), np.uint8))
+    weights = (255.0 - patch.astype(np.float64)) * mask
+    total = weights.sum()
+    if total <= 0:
+        return None
+    rows, cols = np.indices(patch.shape)
+    return float((weights * cols).sum() / total + x0), float((weights * rows).sum() / total + y0)
+
+
+# --------------------------------------------------------------------------------------
+# orientation
+
+
+def orientation_from_code(code: DecodedCode, page: LayoutPage, image_shape: tuple[int, ...]) -> bool:
+    """True when the card is turned 180 degrees: the QR centre sits nearer the point-mirror
+    of the layout's qr box than the box itself."""
+    if page.qr_in is None:
+        return False
+    dpi = estimate_dpi(image_shape, page)
+    qx, qy = _box_centre(page.qr_in)
+    cx = sum(p[0] for p in code.corners_px) / len(code.corners_px)
+    cy = sum(p[1] for p in code.corners_px) / len(code.corners_px)
+    height, width = image_shape[:2]
+    upright = np.hypot(cx - qx * dpi, cy - qy * dpi)
+    turned = np.hypot(cx - (width - 1 - qx * dpi), cy - (height - 1 - qy * dpi))
+    return bool(turned < upright)
+
+
+def layout_fit_score(gray: np.ndarray, registration: Registration, page: LayoutPage) -> float:
+    """Fraction of targets whose printed oval outline is seen where the layout puts it.
+
+    Each target's inscribed ellipse is sampled at 16 points (darkest pixel within +-2 px)
+    and compared with points on an ellipse 1.6 times larger; a target fits when most
+    outline samples are clearly darker than the paper around it.
+    """
+    if not page.targets:
+        return 0.0
+    fits = [_oval_fits(gray, registration, t.box_in) for t in page.targets]
+    return float(np.mean(fits))
+
+
+_ANGLES = np.linspace(0.0, 2.0 * np.pi, 16, endpoint=False)
+
+
+def _oval_fits(gray: np.ndarray, registration: Registration, box_in: Box) -> bool:
+    x, y, w, h = box_in
+    cx, cy = x + w / 2.0, y + h / 2.0
+    ring = np.column_stack([cx + w / 2 * np.cos(_ANGLES), cy + h / 2 * np.sin(_ANGLES)])
+    outside = np.column_stack([cx + 0.8 * w * np.cos(_ANGLES), cy + 0.8 * h * np.sin(_ANGLES)])
+    ring_px, outside_px = map_points(registration, ring), map_points(registration, outside)
+    ring_values = _darkest_near(gray, ring_px, radius=2)
+    paper = np.median(_darkest_near(gray, outside_px, radius=0))
+    return bool(np.mean(ring_values < paper - 40) >= 0.6)
+
+
+def _darkest_near(gray: np.ndarray, pts: np.ndarray, radius: int) -> np.ndarray:
+    height, width = gray.shape
+    values = np.full(len(pts), 255.0)
+    for i, (px, py) in enumerate(np.rint(pts).astype(int)):
+        x0, y0 = max(0, px - radius), max(0, py - radius)
+        patch = gray[y0 : py + radius + 1, x0 : px + radius + 1]
+        if patch.size:
+            values[i] = float(patch.min())
+    return values
+
+
+# --------------------------------------------------------------------------------------
+# reference scans (other vendors' cards)
+
+
+def register_by_reference(
+    gray: np.ndarray, page: LayoutPage, reference: np.ndarray, reference_dpi: float
+) -> Registration | RegistrationFailure:
+    """Match the card's printed content to a blank reference scan of the page.
+
+    The homography maps layout inches to pixels of the card *as it is*; when it turns the
+    page over, ``rotated_180`` is set and the homography is re-expressed for the card turned
+    upright with ``cv2.rotate(gray, cv2.ROTATE_180)``.
+    """
+    card_dpi = estimate_dpi(gray.shape, page)
+    card_small, card_factor = _reduced(gray, card_dpi)
+    ref_small, ref_factor = _reduced(reference, reference_dpi)
+    matched = _orb_homography(ref_small, card_small)
+    if isinstance(matched, RegistrationFailure):
+        return matched
+    small_h, inliers, residual = matched
+    inches_to_ref_small = np.diag([reference_dpi / ref_factor, reference_dpi / ref_factor, 1.0])
+    small_to_card = np.diag([card_factor, card_factor, 1.0])
+    matrix = small_to_card @ small_h @ inches_to_ref_small
+    turned = _turns_page(matrix, page)
+    if turned:
+        matrix = _rotation_180(gray.shape) @ matrix
+    matrix = matrix / matrix[2, 2]
+    if not _plausible(matrix, card_dpi):
+        return RegistrationFailure(Reason.NO_FIDUCIALS, "the card's print does not match the reference scan")
+    return Registration(
+        homography=tuple(float(v) for v in matrix.ravel()),
+        method="reference",
+        rotated_180=turned,
+        dpi=card_dpi,
+        anchors_found=inliers,
+        residual_px=residual * card_factor,
+    )
+
+
+def _reduced(gray: np.ndarray, dpi: float) -> tuple[np.ndarray, float]:
+    """A copy near WORK_DPI and the factor from it back to ``gray`` pixels."""
+    factor = max(1.0, dpi / WORK_DPI)
+    if factor == 1.0:
+        return gray, 1.0
+    small = cv2.resize(gray, None, fx=1.0 / factor, fy=1.0 / factor, interpolation=cv2.INTER_AREA)
+    return small, gray.shape[1] / small.shape[1]
+
+
+def _orb_homography(
+    ref_small: np.ndarray, card_small: np.ndarray
+) -> tuple[np.ndarray, int, float] | RegistrationFailure:
+    orb = cv2.ORB_create(nfeatures=ORB_FEATURES, scaleFactor=1.2, nlevels=4, fastThreshold=10)
+    ref_kp, ref_desc = orb.detectAndCompute(ref_small, None)
+    card_kp, card_desc = orb.detectAndCompute(card_small, None)
+    if ref_desc is None or card_desc is None or len(ref_kp) < 8 or len(card_kp) < 8:
+        return RegistrationFailure(Reason.NO_FIDUCIALS, "too little printed content to match the reference scan")
+    pairs = cv2.BFMatcher(cv2.NORM_HAMMING).knnMatch(ref_desc, card_desc, k=2)
+    good = [p[0] for p in pairs if len(p) == 2 and p[0].distance < 0.8 * p[1].distance]
+    if len(good) < MIN_REFERENCE_INLIERS:
+        return RegistrationFailure(
+            Reason.NO_FIDUCIALS, f"only {len(good)} features match the reference scan (need {MIN_REFERENCE_INLIERS})"
+        )
+    src = np.float32([ref_kp[m.queryIdx].pt for m in good]).reshape(-1, 1, 2)
+    dst = np.float32([card_kp[m.trainIdx].pt for m in good]).reshape(-1, 1, 2)
+    matrix, inlier_mask = cv2.findHomography(src, dst, cv2.RANSAC, 2.0, maxIters=4000, confidence=0.999)
+    inliers = int(inlier_mask.sum()) if inlier_mask is not None else 0
+    if matrix is None or inliers < MIN_REFERENCE_INLIERS:
+        return RegistrationFailure(
+            Reason.NO_FIDUCIALS, f"only {inliers} features agree with the reference scan (need {MIN_REFERENCE_INLIERS})"
+        )
+    keep = inlier_mask.ravel().astype(bool)
+    projected = cv2.perspectiveTransform(src[keep], matrix)
+    residual = float(np.sqrt(np.mean(np.sum((projected - dst[keep]) ** 2, axis=2))))
+    return matrix, inliers, residual
+
+
+def _turns_page(matrix: np.ndarray, page: LayoutPage) -> bool:
+    """True when the layout's left-to-right direction points leftwards in the image."""
+    w, h = page.size_in
+    pts = cv2.perspectiveTransform(np.float64([[[w * 0.25, h / 2]], [[w * 0.75, h / 2]]]), matrix)
+    return bool(pts[1, 0, 0] < pts[0, 0, 0])
+
+
+def match_references(
+    gray: np.ndarray,
+    candidates: Sequence[tuple[str, int, np.ndarray, float, tuple[Box, ...]]],
+    *,
+    size_in: tuple[float, float] = (8.5, 11.0),
+) -> list[tuple[str, int, float]]:
+    """Score ``(style, page, reference, reference_dpi, distinguish boxes)`` candidates.
+
+    Each reference is registered globally; the score is then the mean normalised
+    correlation of the distinguish boxes' content (card warped into the reference's
+    frame) with the reference's, or the inlier share when a candidate has no such boxes.
+    Returned best first; failed registrations score 0.
+    """
+    scored = []
+    for style, page_no, reference, reference_dpi, distinguish in candidates:
+        page = LayoutPage(page=page_no, size_in=size_in, targets=())
+        registration = register_by_reference(gray, page, reference, reference_dpi)
+        if isinstance(registration, RegistrationFailure):
+            scored.append((style, page_no, 0.0))
+            continue
+        upright = cv2.rotate(gray, cv2.ROTATE_180) if registration.rotated_180 else gray
+        score = _distinguish_score(upright, registration, reference, reference_dpi, distinguish)
+        scored.append((style, page_no, score))
+    return sorted(scored, key=lambda item: -item[2])
+
+
+def _distinguish_score(
+    upright: np.ndarray, registration: Registration, reference: np.ndarray, reference_dpi: float, boxes: tuple[Box, ...]
+) -> float:
+    if not boxes:
+        return min(1.0, registration.anchors_found / 200.0)
+    inches_to_ref = np.diag([reference_dpi, reference_dpi, 1.0])
+    card_to_ref = inches_to_ref @ np.linalg.inv(homography_of(registration))
+    warped = cv2.warpPerspective(upright, card_to_ref, (reference.shape[1], reference.shape[0]), borderValue=255)
+    scores = [_box_correlation(warped, reference, box, reference_dpi) for box in boxes]
+    return float(np.mean(scores))
+
+
+def _box_correlation(warped: np.ndarray, reference: np.ndarray, box: Box, dpi: float) -> float:
+    """Best normalised correlation of the reference box within +-0.05 in of the card's."""
+    slack = int(0.05 * dpi) + 1
+    x, y, w, h = (int(round(v * dpi)) for v in box)
+    template = reference[y : y + h, x : x + w]
+    area = warped[max(0, y - slack) : y + h + slack, max(0, x - slack) : x + w + slack]
+    if template.size == 0 or area.shape[0] < template.shape[0] or area.shape[1] < template.shape[1]:
+        return 0.0
+    if float(template.std()) < 1.0:
+        return 1.0 - min(1.0, float(area.std()) / 32.0)
+    result = cv2.matchTemplate(area, template, cv2.TM_CCOEFF_NORMED)
+    return float(max(0.0, result.max()))
+
+
+# --------------------------------------------------------------------------------------
+# the whole step
+
+
+def register_card(
+    gray: np.ndarray,
+    page: LayoutPage,
+    *,
+    reference: np.ndarray | None = None,
+    code: DecodedCode | None = None,
+    dpi_hint: float | None = None,
+) -> tuple[np.ndarray, Registration] | RegistrationFailure:
+    """Upright image and its registration: QR orientation, then fiducials, then reference."""
+    turned = code is not None and orientation_from_code(code, page, gray.shape)
+    upright = cv2.rotate(gray, cv2.ROTATE_180) if turned else gray
+    result: Registration | RegistrationFailure = RegistrationFailure(
+        Reason.NO_FIDUCIALS, "the layout page has neither fiducials nor a reference scan"
+    )
+    if page.fiducials_in:
+        result = register_by_fiducials(upright, page, dpi_hint=dpi_hint)
+    if isinstance(result, Registration):
+        if code is None and page.targets:
+            return _better_orientation(gray, upright, result, page, dpi_hint)
+        return upright, _with_turn(result, turned)
+    if reference is not None and page.reference_dpi:
+        by_reference = register_by_reference(gray, page, reference, page.reference_dpi)
+        if isinstance(by_reference, Registration):
+            image = cv2.rotate(gray, cv2.ROTATE_180) if by_reference.rotated_180 else gray
+            return image, by_reference
+        if not page.fiducials_in:
+            return by_reference
+    return result
+
+
+def _with_turn(registration: Registration, turned: bool) -> Registration:
+    return Registration(
+        homography=registration.homography,
+        method=registration.method,
+        rotated_180=turned,
+        dpi=registration.dpi,
+        anchors_found=registration.anchors_found,
+        residual_px=registration.residual_px,
+    )
+
+
+def _better_orientation(
+    gray: np.ndarray, upright: np.ndarray, registration: Registration, page: LayoutPage, dpi_hint: float | None
+) -> tuple[np.ndarray, Registration]:
+    """Without a code: keep the orientation whose targets show printed oval outlines."""
+    as_is = layout_fit_score(upright, registration, page)
+    if as_is >= 0.9:
+        return upright, registration
+    turned_image = cv2.rotate(gray, cv2.ROTATE_180)
+    turned = register_by_fiducials(turned_image, page, dpi_hint=dpi_hint)
+    if isinstance(turned, Registration) and layout_fit_score(turned_image, turned, page) > as_is:
+        return turned_image, _with_turn(turned, True)
+    return upright, registration

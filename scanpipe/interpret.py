@@ -1,0 +1,321 @@
+"""Interpret one card file: bytes in, :class:`~scanpipe.types.InterpretedCard` values out.
+
+This is the one orchestrator of the imaging stages and reads top to bottom:
+
+1. decode the file into pages (an undecodable file is one UnreadableCard);
+2. per page, read its codes (card code QR, pairing label Code 128, SPV1 record);
+3. decide the style and page: card code, else the batch's ``--style``, else matching the
+   layouts' reference scans;
+4. register the page (fiducials, else the reference; upside-down feeds turned);
+5. score every target, classify each score, apply the contest rules;
+6. collect what a person must still look at as reason codes.
+
+Per-card problems never raise: each becomes a value with a reason. Pages of one file share
+the kind and serial found on any of them (contract section 4).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from scanpipe.classify import Thresholds, classify_contest, classify_target, is_write_in_flag
+from scanpipe.imaging.codes import (
+    find_codes_fast,
+    looks_like_barcode,
+    parse_card_code,
+    parse_machine_record,
+    parse_pairing_label,
+)
+from scanpipe.imaging.decode import DecodedPage, ImageDecodeError, decode_card_bytes
+from scanpipe.imaging.marks import score_targets
+from scanpipe.imaging.registration import RegistrationFailure, match_references, register_card
+from scanpipe.types import (
+    CardCode,
+    CardHints,
+    CardKind,
+    CardSource,
+    CodeSymbology,
+    ContestOutcome,
+    ContestReading,
+    DecodedCode,
+    Election,
+    InterpretedCard,
+    LayoutPage,
+    MachinePrintedCard,
+    MachineRecord,
+    MarkStatus,
+    PairingLabel,
+    ReadCard,
+    Reason,
+    UnreadableCard,
+)
+
+# Reference matching: the best style must beat the runner-up by this much, else ambiguous.
+REFERENCE_MIN_SCORE = 0.35
+REFERENCE_MIN_LEAD = 0.05
+
+
+@dataclass(frozen=True)
+class InterpretContext:
+    """Everything interpretation needs besides the image: built once per worker process."""
+
+    election: Election
+    thresholds: Thresholds
+    references: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)  # (style, page) -> gray
+
+    def reference_for(self, style: str, page: int) -> np.ndarray | None:
+        return self.references.get((style, page))
+
+
+def load_references(election: Election, stored: dict[tuple[str, int], bytes] | None = None) -> dict[tuple[str, int], np.ndarray]:
+    """Decode the layouts' blank reference scans (from the store's copy, else from disk)."""
+    import cv2
+
+    out: dict[tuple[str, int], np.ndarray] = {}
+    for style in election.ballot_styles:
+        for page in style.layout.pages:
+            key = (style.id, page.page)
+            data = (stored or {}).get(key)
+            if data is None and page.reference is not None and Path(page.reference).is_file():
+                data = Path(page.reference).read_bytes()
+            if data is not None:
+                image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_GRAYSCALE)
+                if image is not None:
+                    out[key] = image
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# The file level
+
+
+def card_id_for(sha256: str, page_index: int) -> str:
+    """The CVR UniqueId of a card: the file's SHA-256, ``-p<N>`` for page N > 1."""
+    return sha256 if page_index == 1 else f"{sha256}-p{page_index}"
+
+
+def interpret_file(path: str, context: InterpretContext, hints: CardHints, batch: str, *, data: bytes | None = None) -> list[InterpretedCard]:
+    """Read and interpret every page of one card file. Never raises for a bad card."""
+    started = time.perf_counter()
+    if data is None:
+        data = Path(path).read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    try:
+        pages = decode_card_bytes(data, path)
+    except ImageDecodeError as e:
+        source = CardSource(card_id_for(sha, 1), sha, path, 1, 1, batch)
+        card = InterpretedCard(source, hints.kind or CardKind.BALLOT, None, None, UnreadableCard(e.reason, f"{path}: {e.detail}"))
+        return [replace(card, seconds=time.perf_counter() - started)]
+    cards = [interpret_page(page, context, hints, CardSource(card_id_for(sha, page.page_index), sha, path, page.page_index, page.page_count, batch)) for page in pages]
+    cards = share_sheet_identity(cards)
+    elapsed = (time.perf_counter() - started) / max(1, len(cards))
+    return [replace(c, seconds=elapsed) for c in cards]
+
+
+def share_sheet_identity(cards: list[InterpretedCard]) -> list[InterpretedCard]:
+    """Pages of one sheet share the kind and pairing label found on any of them."""
+    labels = {c.label for c in cards if c.label is not None}
+    if len(cards) < 2 or len(labels) != 1:
+        return cards
+    (label,) = labels
+    return [c if c.label is not None else replace(c, label=label, kind=label.kind if c.kind in (CardKind.BALLOT, CardKind.UNKNOWN) else c.kind) for c in cards]
+
+
+# --------------------------------------------------------------------------------------
+# The page level
+
+
+@dataclass(frozen=True)
+class PageCodes:
+    codes: tuple[DecodedCode, ...]
+    card_code: CardCode | None
+    card_code_symbol: DecodedCode | None
+    machine_record: MachineRecord | None
+    label: PairingLabel | None
+    label_problem: str | None  # why a label could not be used
+
+
+def read_page_codes(gray: np.ndarray) -> PageCodes:
+    """Find and parse every code on the page."""
+    codes = find_codes_fast(gray)
+    card_code = card_symbol = None
+    machine = None
+    labels: list[PairingLabel] = []
+    bad_labels: list[str] = []
+    for code in codes:
+        if code.symbology == CodeSymbology.QR:
+            parsed = parse_card_code(code.text)
+            if parsed is not None and card_code is None:
+                card_code, card_symbol = parsed, code
+            record = parse_machine_record(code.text)
+            if record is not None and machine is None:
+                machine = record
+        elif code.symbology == CodeSymbology.CODE128:
+            label = parse_pairing_label(code.text)
+            if label is None:
+                bad_labels.append(code.text)
+            elif label not in labels:
+                labels.append(label)
+    problem = None
+    if len({(lb.kind, lb.serial) for lb in labels}) > 1:
+        problem = "two different pairing labels: " + ", ".join(f"{lb.kind.value[:3].upper()}-{lb.serial}" for lb in labels)
+    elif bad_labels and not labels:
+        problem = f"a Code 128 label that is not a pairing label: {bad_labels[0]!r}"
+    elif not labels and not any(c.symbology == CodeSymbology.CODE128 for c in codes) and looks_like_barcode(gray):
+        problem = "a barcode-like label that does not decode"
+    label = labels[0] if len(labels) == 1 else None
+    return PageCodes(codes, card_code, card_symbol, machine, label, problem)
+
+
+def interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHints, source: CardSource) -> InterpretedCard:
+    """Interpret one card (one page of a file)."""
+    gray = page.image
+    codes = read_page_codes(gray)
+    kind, kind_reasons = _kind_of(codes, hints)
+    result = _interpret_content(gray, page, codes, context, hints)
+    if isinstance(result, ReadCard | MachinePrintedCard):
+        reasons = tuple(dict.fromkeys(result.reasons + kind_reasons))
+        result = replace(result, reasons=reasons)
+    return InterpretedCard(source, kind, codes.label, codes.card_code, result, codes.codes)
+
+
+def _kind_of(codes: PageCodes, hints: CardHints) -> tuple[CardKind, tuple[Reason, ...]]:
+    """The card's kind: its label, else the batch's ``--kind``, else a regular ballot."""
+    if codes.label_problem is not None:
+        reason = Reason.LABEL_CONFLICT if codes.label_problem.startswith("two different") else Reason.LABEL_UNREADABLE
+        return (hints.kind or CardKind.UNKNOWN), (reason,)
+    if codes.label is not None:
+        if hints.kind in (CardKind.DUPLICATE, CardKind.ORIGINAL) and hints.kind != codes.label.kind:
+            return CardKind.UNKNOWN, (Reason.KIND_UNKNOWN,)
+        return codes.label.kind, ()
+    if hints.kind is CardKind.UNKNOWN:
+        return CardKind.UNKNOWN, (Reason.KIND_UNKNOWN,)
+    return hints.kind or CardKind.BALLOT, ()
+
+
+def _interpret_content(gray: np.ndarray, page: DecodedPage, codes: PageCodes, context: InterpretContext, hints: CardHints) -> ReadCard | MachinePrintedCard | UnreadableCard:
+    election = context.election
+    if codes.machine_record is not None and codes.card_code is None:
+        return read_machine_record(codes.machine_record, context)
+    if codes.card_code is not None and codes.card_code.election != election.id:
+        return UnreadableCard(Reason.WRONG_ELECTION, f"the card code names election '{codes.card_code.election}', not '{election.id}'")
+    found = _find_style(gray, codes, context, hints)
+    if isinstance(found, UnreadableCard):
+        return found
+    style_id, page_no, style_source, extra = found
+    style = election.style(style_id)
+    layout_page = next(p for p in style.layout.pages if p.page == page_no)
+    reference = context.reference_for(style_id, page_no)
+    registered = register_card(gray, layout_page, reference=reference, code=codes.card_code_symbol, dpi_hint=page.dpi)
+    if isinstance(registered, RegistrationFailure):
+        return UnreadableCard(registered.reason, registered.detail)
+    upright, registration = registered
+    scores = score_targets(upright, registration, layout_page, reference=reference, reference_dpi=layout_page.reference_dpi)
+    readings = tuple(classify_target(s, context.thresholds) for s in scores)
+    contests = _contest_readings(election, layout_page, readings)
+    precinct, precinct_reasons = _precinct_of(style.precincts, codes.card_code, hints)
+    reasons = list(extra) + list(precinct_reasons)
+    if any(r.status is MarkStatus.UNKNOWN and not is_write_in_flag(r) for r in readings):
+        reasons.append(Reason.MARGINAL_MARK)
+    if any(is_write_in_flag(r) for r in readings):
+        reasons.append(Reason.WRITE_IN)
+    return ReadCard(style_id, page_no, precinct, registration, readings, contests, tuple(reasons), style_source)
+
+
+def _find_style(gray: np.ndarray, codes: PageCodes, context: InterpretContext, hints: CardHints) -> tuple[str, int, str, tuple[Reason, ...]] | UnreadableCard:
+    """Style and page from the card code, the batch's ``--style``, or the references."""
+    election = context.election
+    code = codes.card_code
+    if code is not None:
+        if not election.has_style(code.style):
+            return UnreadableCard(Reason.UNKNOWN_STYLE, f"the card code names style '{code.style}', which election '{election.id}' does not define")
+        if code.page not in {p.page for p in election.style(code.style).layout.pages}:
+            return UnreadableCard(Reason.UNKNOWN_PAGE, f"the card code names page {code.page}, which style '{code.style}' does not have")
+        conflict = (Reason.STYLE_CONFLICT,) if hints.style is not None and hints.style != code.style else ()
+        return code.style, code.page, "code", conflict
+    if hints.style is not None:
+        if not election.has_style(hints.style):
+            return UnreadableCard(Reason.UNKNOWN_STYLE, f"--style '{hints.style}' is not a style of election '{election.id}'")
+        pages = election.style(hints.style).layout.pages
+        if hints.page is not None:
+            if hints.page not in {p.page for p in pages}:
+                return UnreadableCard(Reason.UNKNOWN_PAGE, f"page {hints.page} is not a page of style '{hints.style}'")
+            return hints.style, hints.page, "hint", ()
+        if len(pages) == 1:
+            return hints.style, pages[0].page, "hint", ()
+        return _match_by_reference(gray, context, only_style=hints.style)
+    return _match_by_reference(gray, context, only_style=None)
+
+
+def _match_by_reference(gray: np.ndarray, context: InterpretContext, *, only_style: str | None) -> tuple[str, int, str, tuple[Reason, ...]] | UnreadableCard:
+    candidates = []
+    for style in context.election.ballot_styles:
+        if only_style is not None and style.id != only_style:
+            continue
+        for page in style.layout.pages:
+            ref = context.reference_for(style.id, page.page)
+            if ref is not None and page.reference_dpi is not None:
+                candidates.append((style.id, page.page, ref, page.reference_dpi, page.distinguish_in))
+    if not candidates:
+        what = f"style '{only_style}' has several pages and no reference scans to tell them" if only_style else "no card code was found and no layout has a reference scan to match"
+        return UnreadableCard(Reason.UNKNOWN_STYLE, what)
+    ranked = match_references(gray, candidates)
+    if not ranked or ranked[0][2] < REFERENCE_MIN_SCORE:
+        best = f" (best {ranked[0][0]} page {ranked[0][1]}: {ranked[0][2]:.2f})" if ranked else ""
+        return UnreadableCard(Reason.UNKNOWN_STYLE, f"no card code, and the card matches no layout reference{best}")
+    if len(ranked) > 1 and ranked[0][2] - ranked[1][2] < REFERENCE_MIN_LEAD:
+        a, b = ranked[0], ranked[1]
+        return UnreadableCard(Reason.AMBIGUOUS_STYLE, f"no card code; the card matches {a[0]} page {a[1]} ({a[2]:.2f}) and {b[0]} page {b[1]} ({b[2]:.2f}) about equally")
+    return ranked[0][0], ranked[0][1], "reference", ()
+
+
+def _precinct_of(style_precincts: Sequence[str], code: CardCode | None, hints: CardHints) -> tuple[str | None, tuple[Reason, ...]]:
+    if code is not None and code.precinct:
+        return code.precinct, ()
+    if len(style_precincts) == 1:
+        return style_precincts[0], ()
+    if hints.precinct is not None and hints.precinct in style_precincts:
+        return hints.precinct, ()
+    return None, (Reason.NO_PRECINCT,)
+
+
+def _contest_readings(election: Election, page: LayoutPage, readings: Sequence) -> tuple[ContestReading, ...]:
+    by_contest: dict[str, list] = {}
+    for target, reading in zip(page.targets, readings, strict=True):
+        by_contest.setdefault(target.contest, []).append(reading)
+    return tuple(classify_contest(election.contest(cid), rs) for cid, rs in by_contest.items())
+
+
+def read_machine_record(record: MachineRecord, context: InterpretContext) -> MachinePrintedCard | UnreadableCard:
+    """Selections of a BMD summary card / VVPAT record from its SPV1 code."""
+    election = context.election
+    if record.election != election.id:
+        return UnreadableCard(Reason.WRONG_ELECTION, f"the record's code names election '{record.election}', not '{election.id}'")
+    if not election.has_style(record.style):
+        return UnreadableCard(Reason.UNKNOWN_STYLE, f"the record's code names style '{record.style}', which election '{election.id}' does not define")
+    style = election.style(record.style)
+    selections = dict(record.selections)
+    contests = []
+    reasons: list[Reason] = []
+    for cid in style.contests:
+        contest = election.contest(cid)
+        chosen = selections.get(cid, ())
+        valid = {o.id for o in contest.options}
+        if any(o not in valid for o in chosen):
+            contests.append(ContestReading(cid, (), ContestOutcome.PENDING, 0, tuple(o for o in chosen if o not in valid)))
+            reasons.append(Reason.MARGINAL_MARK)
+        elif len(chosen) > contest.vote_for:
+            contests.append(ContestReading(cid, (), ContestOutcome.OVERVOTE, 0))
+        else:
+            votes = tuple(o.id for o in contest.options if o.id in chosen)
+            contests.append(ContestReading(cid, votes, ContestOutcome.COUNTED, contest.vote_for - len(votes)))
+    precinct = record.precinct if record.precinct else (style.precincts[0] if len(style.precincts) == 1 else None)
+    if precinct is None:
+        reasons.append(Reason.NO_PRECINCT)
+    return MachinePrintedCard(replace(record, precinct=precinct), tuple(contests), tuple(dict.fromkeys(reasons)))

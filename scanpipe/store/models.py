@@ -1,0 +1,257 @@
+"""SQLAlchemy 2 models: the schema of a scanpipe database.
+
+The schema is write-once where it can be: a card, its raw target scores and its contest
+readings are inserted once (keyed by the CVR card id, so ingesting the same bytes again
+changes nothing); decisions and events are appended, never edited, except a decision's
+``state`` moving on. Counts are derived by query, never kept in counters, so two writer
+processes cannot lose each other's updates.
+
+Every change to this module needs an Alembic revision in ``migrations/versions`` (a test
+compares the models with the migrated schema).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    CheckConstraint,
+    DateTime,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+ID = String(64)  # ids of the election definition: [A-Za-z0-9_.-]{1,64}
+CARD_ID = String(80)  # 64 hex + "-p<N>", or "nd-<serial>"
+SERIAL = String(32)  # [A-Z0-9]{1,16}(-R[0-9]{1,3})?
+CODE = String(40)  # enum values and reason codes
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """Timestamps in UTC: aware datetimes in Python whatever the backend keeps."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        assert value.tzinfo is not None, "store aware datetimes only"
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map = {datetime: UtcDateTime(), dict[str, Any]: JSON(), list[Any]: JSON()}
+
+
+class ElectionRow(Base):
+    """One loaded version of the definition; the newest row is the current election."""
+
+    __tablename__ = "election"
+
+    row_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[str] = mapped_column(ID, index=True)
+    name: Mapped[str] = mapped_column(Text)
+    jurisdiction: Mapped[str] = mapped_column(String(16))
+    definition: Mapped[dict[str, Any]] = mapped_column(JSON)
+    layouts: Mapped[dict[str, Any]] = mapped_column(JSON)  # layout path as written -> JSON
+    sha256: Mapped[str] = mapped_column(String(64))
+    base: Mapped[str | None] = mapped_column(Text)  # folder of election.json when loaded
+    loaded_at: Mapped[datetime]
+
+
+class LayoutReferenceRow(Base):
+    """The bytes of a layout page's reference scan, so the database is self-contained."""
+
+    __tablename__ = "layout_reference"
+
+    election_row: Mapped[int] = mapped_column(ForeignKey("election.row_id", ondelete="CASCADE"), primary_key=True)
+    style: Mapped[str] = mapped_column(ID, primary_key=True)
+    page: Mapped[int] = mapped_column(Integer, primary_key=True)
+    filename: Mapped[str] = mapped_column(Text)
+    sha256: Mapped[str] = mapped_column(String(64))
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class BatchRow(Base):
+    __tablename__ = "batch"
+
+    name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    created_at: Mapped[datetime]
+    style: Mapped[str | None] = mapped_column(ID)
+    precinct: Mapped[str | None] = mapped_column(ID)
+    kind: Mapped[str | None] = mapped_column(CODE)
+    voided_at: Mapped[datetime | None]
+    void_reason: Mapped[str | None] = mapped_column(Text)
+
+
+class CardRow(Base):
+    __tablename__ = "card"
+    __table_args__ = (
+        CheckConstraint("status IN ('read', 'machine_printed', 'unreadable')", name="status"),
+        CheckConstraint("kind IN ('ballot', 'duplicate', 'original', 'unknown')", name="kind"),
+    )
+
+    card_id: Mapped[str] = mapped_column(CARD_ID, primary_key=True)
+    sha256: Mapped[str] = mapped_column(String(64), index=True)
+    path: Mapped[str] = mapped_column(Text, index=True)
+    page_index: Mapped[int] = mapped_column(Integer)
+    page_count: Mapped[int] = mapped_column(Integer)
+    batch: Mapped[str] = mapped_column(ForeignKey("batch.name"), index=True)
+    kind: Mapped[str] = mapped_column(CODE)
+    label_kind: Mapped[str | None] = mapped_column(CODE)
+    label_serial: Mapped[str | None] = mapped_column(SERIAL)
+    base_serial: Mapped[str | None] = mapped_column(SERIAL, index=True)
+    label_revision: Mapped[int | None] = mapped_column(Integer)
+    card_code: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    status: Mapped[str] = mapped_column(CODE)
+    reason: Mapped[str | None] = mapped_column(CODE)  # why an unreadable card is unreadable
+    detail: Mapped[str | None] = mapped_column(Text)
+    reasons: Mapped[list[Any]] = mapped_column(JSON)  # what a person must still look at
+    style: Mapped[str | None] = mapped_column(ID)
+    page: Mapped[int | None] = mapped_column(Integer)
+    precinct: Mapped[str | None] = mapped_column(ID)
+    style_source: Mapped[str | None] = mapped_column(CODE)
+    registration: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    machine_record: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    printed_text: Mapped[str | None] = mapped_column(Text)
+    codes: Mapped[list[Any]] = mapped_column(JSON)
+    seconds: Mapped[float] = mapped_column(Double)
+    ingested_at: Mapped[datetime]
+    interpreted_at: Mapped[datetime]
+    thresholds_source: Mapped[str | None] = mapped_column(Text)
+    interpretation_seq: Mapped[int] = mapped_column(Integer)
+
+
+class TargetScoreRow(Base):
+    """Every raw measurement of one target and the status it was given."""
+
+    __tablename__ = "target_score"
+    __table_args__ = (CheckConstraint("status IN ('yes', 'no', 'unknown')", name="status"),)
+
+    card_id: Mapped[str] = mapped_column(ForeignKey("card.card_id", ondelete="CASCADE"), primary_key=True)
+    contest: Mapped[str] = mapped_column(ID, primary_key=True)
+    option: Mapped[str] = mapped_column(ID, primary_key=True)
+    position: Mapped[int] = mapped_column(Integer)  # order in the interpretation
+    score: Mapped[float] = mapped_column(Double)
+    fill_score: Mapped[float] = mapped_column(Double)
+    stroke_score: Mapped[float] = mapped_column(Double)
+    ring_score: Mapped[float] = mapped_column(Double)
+    damage_score: Mapped[float] = mapped_column(Double)
+    write_in_score: Mapped[float] = mapped_column(Double)
+    box_x: Mapped[float] = mapped_column(Double)
+    box_y: Mapped[float] = mapped_column(Double)
+    box_w: Mapped[float] = mapped_column(Double)
+    box_h: Mapped[float] = mapped_column(Double)
+    shift_x: Mapped[float] = mapped_column(Double)
+    shift_y: Mapped[float] = mapped_column(Double)
+    status: Mapped[str] = mapped_column(CODE)
+    why: Mapped[str] = mapped_column(Text)
+
+
+class ContestReadingRow(Base):
+    __tablename__ = "contest_reading"
+    __table_args__ = (CheckConstraint("outcome IN ('counted', 'overvote', 'pending')", name="outcome"),)
+
+    card_id: Mapped[str] = mapped_column(ForeignKey("card.card_id", ondelete="CASCADE"), primary_key=True)
+    contest: Mapped[str] = mapped_column(ID, primary_key=True)
+    position: Mapped[int] = mapped_column(Integer)
+    votes: Mapped[list[Any]] = mapped_column(JSON)
+    outcome: Mapped[str] = mapped_column(CODE)
+    undervotes: Mapped[int] = mapped_column(Integer)
+    unknown_options: Mapped[list[Any]] = mapped_column(JSON)
+    source: Mapped[str] = mapped_column(CODE)
+
+
+class DecisionRow(Base):
+    """A person's decision for one contest of a card or a pair. Appended, never edited,
+    except ``state`` moving on (first_half -> final | escalated, any -> superseded)."""
+
+    __tablename__ = "decision"
+    __table_args__ = (
+        CheckConstraint("item_kind IN ('card', 'pair')", name="item_kind"),
+        CheckConstraint("state IN ('first_half', 'final', 'escalated', 'superseded')", name="state"),
+        Index("ix_decision_item_contest", "item", "contest"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    item: Mapped[str] = mapped_column(CARD_ID)
+    item_kind: Mapped[str] = mapped_column(CODE)
+    contest: Mapped[str] = mapped_column(ID)
+    votes: Mapped[list[Any]] = mapped_column(JSON)
+    auditors: Mapped[list[Any]] = mapped_column(JSON)
+    rule: Mapped[str | None] = mapped_column(Text)
+    note: Mapped[str | None] = mapped_column(Text)
+    state: Mapped[str] = mapped_column(CODE)
+    created_at: Mapped[datetime]
+    supersedes: Mapped[int | None] = mapped_column(ForeignKey("decision.id"))
+
+
+class SkippedFileRow(Base):
+    """A file ingest did not read (not a card by its extension)."""
+
+    __tablename__ = "skipped_file"
+    __table_args__ = (UniqueConstraint("path", "batch"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    path: Mapped[str] = mapped_column(Text)
+    batch: Mapped[str] = mapped_column(String(200))
+    reason: Mapped[str] = mapped_column(Text)
+    at: Mapped[datetime]
+
+
+class EventRow(Base):
+    """Append-only operational log; ``prev_hash``/``hash`` are for the hash-chained audit log."""
+
+    __tablename__ = "event"
+    __table_args__ = ({"sqlite_autoincrement": True},)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[datetime]
+    actor: Mapped[str | None] = mapped_column(Text)
+    action: Mapped[str] = mapped_column(String(64), index=True)
+    detail: Mapped[dict[str, Any]] = mapped_column(JSON)
+    prev_hash: Mapped[str | None] = mapped_column(String(64))
+    hash: Mapped[str | None] = mapped_column(String(64))
+
+
+election_table = ElectionRow.__table__
+layout_reference_table = LayoutReferenceRow.__table__
+batch_table = BatchRow.__table__
+card_table = CardRow.__table__
+target_score_table = TargetScoreRow.__table__
+contest_reading_table = ContestReadingRow.__table__
+decision_table = DecisionRow.__table__
+skipped_file_table = SkippedFileRow.__table__
+event_table = EventRow.__table__

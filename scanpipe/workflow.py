@@ -1,0 +1,233 @@
+"""The library behind each command: load, ingest, count, queue, decide, export.
+
+Each function takes an open :class:`~scanpipe.store.repository.Store` and plain values,
+calls the pure core, and writes through the store. The CLI and the review app call these,
+so a decision made in either place goes through the same code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from scanpipe.classify import Thresholds, load_thresholds
+from scanpipe.counting import CardCount, Decision, DecisionState, count_card, final_decisions
+from scanpipe.decisions import plan_decision
+from scanpipe.election import parse_election, read_definition
+from scanpipe.errors import ConfigError, DecisionError, SourceError
+from scanpipe.interpret import InterpretContext, interpret_file, load_references
+from scanpipe.pipeline import FileResult, IngestSummary, find_card_files, run_local, store_results
+from scanpipe.queue import QueueItem, build_queue
+from scanpipe.rules import rule_set
+from scanpipe.store.repository import Store
+from scanpipe.tally import TallyRow, tally_precincts
+from scanpipe.types import CardHints, CardKind, Election, InterpretedCard
+
+
+def init_election(store: Store, election_path: Path) -> tuple[Election, bool]:
+    """Validate a definition and load it (with its layouts and reference scans)."""
+    path = election_path.resolve()
+    if not path.is_file():
+        raise SourceError(f"{election_path}: no such file")
+    definition, layouts = read_definition(path)
+    election = parse_election(definition, layouts, base=path.parent, file=str(path))
+    references: dict[tuple[str, int], bytes] = {}
+    for style in election.ballot_styles:
+        for page in style.layout.pages:
+            if page.reference is not None:
+                references[(style.id, page.page)] = Path(page.reference).read_bytes()
+    changed = store.load_election(definition, layouts, election, references=references)
+    return election, changed
+
+
+def interpret_context(store: Store, thresholds: Thresholds | None = None) -> InterpretContext:
+    election = store.current_election()
+    return InterpretContext(election, thresholds or load_thresholds(), load_references(election, store.layout_references()))
+
+
+def ingest_paths(
+    store: Store,
+    paths: Sequence[str],
+    *,
+    batch: str,
+    hints: CardHints,
+    workers: int = 1,
+    executor: str = "local",
+    scheduler: str | None = None,
+    on_card: Callable[[InterpretedCard, bool], None] | None = None,
+    on_file: Callable[[FileResult], None] | None = None,
+    on_total: Callable[[int], None] | None = None,
+) -> IngestSummary:
+    """Read card files into the store. Re-ingesting the same bytes changes nothing."""
+    started = datetime.now(UTC)
+    files, skipped = find_card_files(paths)
+    record = store.ensure_batch(batch, style=hints.style, precinct=hints.precinct, kind=hints.kind)
+    hints = CardHints(style=hints.style or record.style, precinct=hints.precinct or record.precinct, kind=hints.kind or record.kind)
+    context = interpret_context(store)
+    _check_hints(context.election, hints)
+    known = frozenset(store.known_sha256_all())
+    summary = IngestSummary(skipped=list(skipped))
+    for path, reason in skipped:
+        store.record_skipped(path, batch, reason)
+    if on_total is not None:
+        on_total(len(files))
+    store.log_event("ingest_started", {"batch": batch, "files": len(files), "paths": list(paths)})
+    if executor == "dask":
+        from scanpipe.scale import run_dask
+
+        results = run_dask(files, context, hints, batch, known, scheduler=scheduler, workers=workers)
+    else:
+        results = run_local(files, context, hints, batch, known, workers)
+    store_results(results, store.save_cards, summary, on_card=on_card, on_file=on_file)
+    summary.seconds = (datetime.now(UTC) - started).total_seconds()
+    store.log_event("ingest_finished", {"batch": batch, "stored": summary.cards_stored, "files": summary.files})
+    return summary
+
+
+def _check_hints(election: Election, hints: CardHints) -> None:
+    if hints.style is not None and not election.has_style(hints.style):
+        raise ConfigError(f"--style {hints.style}: election '{election.id}' has no such ballot style")
+    if hints.precinct is not None and not election.has_precinct(hints.precinct):
+        raise ConfigError(f"--precinct {hints.precinct}: election '{election.id}' has no such precinct")
+
+
+# --------------------------------------------------------------------------------------
+# Counting
+
+
+def to_decision(record: object) -> Decision:
+    """A stored decision as the pure core's value."""
+    return Decision(
+        id=record.id, item=record.item, item_kind=str(record.item_kind), contest=record.contest,  # type: ignore[attr-defined]
+        votes=tuple(record.votes), auditors=tuple(record.auditors), state=DecisionState(str(record.state)),  # type: ignore[attr-defined]
+        rule=record.rule, note=record.note, created_at=str(record.created_at), supersedes=record.supersedes,  # type: ignore[attr-defined]
+    )
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Everything counted at one moment: per card, plus the decisions."""
+
+    election: Election
+    counts: tuple[CardCount, ...]
+    decisions: tuple[Decision, ...]
+
+
+def standing(store: Store) -> Standing:
+    election = store.current_election()
+    decisions = tuple(to_decision(d) for d in store.decisions())
+    finals = final_decisions(decisions)
+    identified = store.identifications()
+    counts = []
+    for stored in store.iter_cards():
+        counts.append(count_card(election, stored.card, finals, voided=stored.batch_voided, identified=identified.get(stored.card_id, (None, None))))
+    return Standing(election, tuple(counts), decisions)
+
+
+def tally(store: Store) -> list[TallyRow]:
+    s = standing(store)
+    return tally_precincts(s.election, s.counts)
+
+
+def queue(store: Store) -> list[QueueItem]:
+    s = standing(store)
+    return build_queue(s.counts, s.decisions)
+
+
+# --------------------------------------------------------------------------------------
+# People's decisions
+
+
+def resolve_card(store: Store, card_ref: str):  # noqa: ANN201 - StoredCard
+    """A card by id or by the path it was ingested from."""
+    card = store.get_card(card_ref) or store.find_card_by_path(card_ref)
+    if card is None and Path(card_ref).exists():
+        card = store.find_card_by_path(str(Path(card_ref)))
+    if card is None:
+        raise DecisionError(f"{card_ref}: no stored card has this id or path")
+    return card
+
+
+def identify(store: Store, card_ref: str, *, style: str | None, page: int | None, precinct: str | None, kind: CardKind | None, serial: str | None, actor: str | None = None) -> InterpretedCard:
+    """A person states what the machine could not tell; the card is interpreted again."""
+    stored = resolve_card(store, card_ref)
+    context = interpret_context(store)
+    election = context.election
+    if style is not None and not election.has_style(style):
+        raise DecisionError(f"--style {style}: election '{election.id}' has no such ballot style")
+    if precinct is not None and not election.has_precinct(precinct):
+        raise DecisionError(f"--precinct {precinct}: election '{election.id}' has no such precinct")
+    src = stored.card.source
+    path = Path(src.path)
+    if not path.is_file():
+        raise SourceError(f"{src.path}: the card's image is no longer there, so it cannot be read again")
+    hints = CardHints(style=style, page=page, precinct=precinct, kind=kind, serial=serial)
+    cards = interpret_file(src.path, context, hints, src.batch)
+    card = next((c for c in cards if c.source.card_id == src.card_id), None)
+    if card is None:
+        raise SourceError(f"{src.path}: the file no longer has the bytes ingested as card {src.card_id}")
+    if kind is not None and card.kind is not kind:
+        card = replace(card, kind=kind)
+    store.replace_interpretation(card)
+    store.set_identification(src.card_id, style=style, precinct=precinct, kind=kind, serial=serial)
+    store.log_event("identify", {"card": src.card_id, "style": style, "page": page, "precinct": precinct, "kind": kind and kind.value, "serial": serial}, actor=actor)
+    return card
+
+
+@dataclass(frozen=True)
+class DecisionOutcome:
+    decision_id: int
+    state: DecisionState
+    message: str
+
+
+def adjudicate_card(
+    store: Store, card_ref: str, *, contest: str, votes: Sequence[str], auditors: Sequence[str],
+    rule: str | None = None, note: str | None = None,
+) -> DecisionOutcome:
+    """Record a person's reading of one contest of one card (contract section 5)."""
+    stored = resolve_card(store, card_ref)
+    election = store.current_election()
+    card_id = stored.card_id
+    s = standing(store)
+    count = next(c for c in s.counts if c.card_id == card_id)
+    carried = {r.contest for r in count.contests}
+    if contest not in carried:
+        what = ", ".join(sorted(carried)) or "none (identify the card's style first)"
+        raise DecisionError(f"card {card_id} does not carry contest '{contest}'; its contests: {what}")
+    return record_decision(store, election, item=card_id, item_kind="card", contest=contest, votes=votes, auditors=auditors, rule=rule, note=note)
+
+
+def record_decision(
+    store: Store, election: Election, *, item: str, item_kind: str, contest: str, votes: Sequence[str],
+    auditors: Sequence[str], rule: str | None, note: str | None,
+) -> DecisionOutcome:
+    """Apply the two-people rule and store the decision in one transaction."""
+    c = election.contest(contest)
+    valid = {o.id for o in c.options}
+    bad = [v for v in votes if v not in valid]
+    if bad:
+        raise DecisionError(f"--votes: {', '.join(bad)} not an option of contest '{contest}' ({', '.join(sorted(valid))})")
+    auditors = [a.strip() for a in auditors if a.strip()]
+    if not auditors:
+        raise DecisionError("a decision needs at least one --auditor")
+    if len(set(auditors)) != len(auditors):
+        raise DecisionError(f"the same auditor is named twice: {', '.join(auditors)}")
+    rules = rule_set(election.jurisdiction)
+    if rule is not None and rule not in {code for code, _ in rules.intent_rules}:
+        raise DecisionError(f"--rule {rule}: not a voter-intent rule of {rules.name}; rules: {', '.join(code for code, _ in rules.intent_rules)}")
+    ordered = tuple(o.id for o in c.options if o.id in set(votes))
+    with store.transaction() as tx:
+        existing = [to_decision(d) for d in tx.decisions(item=item) if d.contest == contest]
+        plan = plan_decision(existing, ordered, tuple(auditors), two_auditors=rules.two_auditors)
+        for old_id, state in plan.updates:
+            tx.set_decision_state(old_id, state.value)
+        new = tx.add_decision(item=item, item_kind=item_kind, contest=contest, votes=list(ordered), auditors=list(plan.auditors), rule=rule, note=note, state=plan.state.value, supersedes=plan.supersedes)
+        tx.log_event("decision", {"item": item, "contest": contest, "votes": list(ordered), "auditors": list(plan.auditors), "state": plan.state.value, "rule": rule}, actor=",".join(auditors))
+    return DecisionOutcome(new.id, plan.state, plan.message)
+
+
+def all_cards(store: Store) -> Iterable[InterpretedCard]:
+    return (s.card for s in store.iter_cards())

@@ -1,0 +1,162 @@
+"""decode_card_bytes: formats, metadata, and the exact reasons for bad files."""
+
+from __future__ import annotations
+
+import io
+import struct
+import zlib
+
+import cv2
+import numpy as np
+import pytest
+from PIL import Image
+
+from scanpipe.imaging import decode
+from scanpipe.imaging.decode import ImageDecodeError, decode_card_bytes, page_count_of
+from scanpipe.types import Reason
+
+
+def page_image(seed: int = 0, shape: tuple[int, int] = (220, 170)) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    img = np.full(shape, 250, np.uint8)
+    for _ in range(8):
+        x, y = (int(v) for v in rng.integers(0, 140, 2))
+        cv2.rectangle(img, (x, y), (x + 20, y + 12), 0, -1)
+    return img
+
+
+def pil_bytes(img: Image.Image, fmt: str, **kwargs) -> bytes:
+    buf = io.BytesIO()
+    img.save(buf, fmt, **kwargs)
+    return buf.getvalue()
+
+
+def png_chunk(kind: bytes, payload: bytes) -> bytes:
+    return struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", zlib.crc32(kind + payload))
+
+
+def failure(data: bytes) -> ImageDecodeError:
+    with pytest.raises(ImageDecodeError) as info:
+        decode_card_bytes(data, "card")
+    return info.value
+
+
+def test_png_decodes_gray_with_dpi() -> None:
+    img = page_image()
+    (page,) = decode_card_bytes(pil_bytes(Image.fromarray(img), "PNG", dpi=(200, 200)), "a.png")
+    assert np.array_equal(page.image, img)
+    assert (page.page_index, page.page_count, page.format) == (1, 1, "png")
+    assert page.dpi == pytest.approx(200, abs=0.1)
+
+
+def test_png_with_alpha_is_put_on_white_paper() -> None:
+    rgba = np.zeros((10, 12, 4), np.uint8)
+    rgba[:, :6, 3] = 255  # left half opaque black, right half transparent
+    (page,) = decode_card_bytes(pil_bytes(Image.fromarray(rgba, "RGBA"), "PNG"), "a.png")
+    assert page.image.dtype == np.uint8 and page.image.shape == (10, 12)
+    assert page.image[:, :6].max() == 0 and page.image[:, 6:].min() == 255
+
+
+def test_color_jpeg_decodes_gray_with_jfif_dpi() -> None:
+    rgb = np.dstack([page_image()] * 3)
+    (page,) = decode_card_bytes(pil_bytes(Image.fromarray(rgb), "JPEG", quality=95, dpi=(300, 300)), "a.jpg")
+    assert page.image.ndim == 2 and page.image.shape == (220, 170)
+    assert np.abs(page.image.astype(int) - page_image()).mean() < 3
+    assert (page.format, page.dpi) == ("jpeg", 300.0)
+
+
+def test_bilevel_g4_tiff() -> None:
+    img = page_image()
+    data = pil_bytes(Image.fromarray(img).convert("1", dither=Image.Dither.NONE), "TIFF", compression="group4", dpi=(150, 150))
+    (page,) = decode_card_bytes(data, "a.tif")
+    assert set(np.unique(page.image)) == {0, 255}
+    assert np.array_equal(page.image < 128, img < 128)
+    assert (page.format, page.dpi) == ("tiff", 150.0)
+
+
+def test_multi_page_tiff_gives_every_page_in_order() -> None:
+    images = [page_image(seed) for seed in range(3)]
+    frames = [Image.fromarray(i).convert("1", dither=Image.Dither.NONE) for i in images]
+    data = pil_bytes(frames[0], "TIFF", save_all=True, append_images=frames[1:], compression="group4")
+    pages = decode_card_bytes(data, "a.tiff")
+    assert [(p.page_index, p.page_count) for p in pages] == [(1, 3), (2, 3), (3, 3)]
+    for page, img in zip(pages, images):
+        assert np.array_equal(page.image < 128, img < 128)
+    assert page_count_of(data, "a.tiff") == 3
+
+
+def test_pdf_pages_render_at_200_dpi() -> None:
+    frames = [Image.fromarray(page_image(seed, (300, 200))) for seed in range(2)]
+    data = pil_bytes(frames[0], "PDF", save_all=True, append_images=frames[1:], resolution=100.0)
+    pages = decode_card_bytes(data, "a.pdf")
+    assert [(p.page_index, p.page_count, p.format, p.dpi) for p in pages] == [(1, 2, "pdf", 200.0), (2, 2, "pdf", 200.0)]
+    assert pages[0].image.shape == (600, 400) and pages[0].image.dtype == np.uint8
+    small = cv2.resize(pages[1].image, (200, 300), interpolation=cv2.INTER_AREA)
+    assert np.abs(small.astype(int) - page_image(1, (300, 200))).mean() < 8
+    assert page_count_of(data, "a.pdf") == 2
+
+
+def test_zero_byte_file() -> None:
+    error = failure(b"")
+    assert (error.reason, error.detail) == (Reason.UNREADABLE_IMAGE, "zero-byte file")
+
+
+def test_not_an_image() -> None:
+    error = failure(b"%!PS-Adobe-3.0\n%%Pages: 1\n")
+    assert (error.reason, error.detail) == (Reason.UNREADABLE_IMAGE, "not an image (starts with b'%!PS')")
+
+
+def test_truncated_png() -> None:
+    data = pil_bytes(Image.fromarray(page_image()), "PNG")
+    error = failure(data[: len(data) // 2])
+    assert (error.reason, error.detail) == (Reason.UNREADABLE_IMAGE, "truncated PNG (no IEND chunk at the end)")
+
+
+def test_truncated_jpeg() -> None:
+    data = pil_bytes(Image.fromarray(page_image()), "JPEG")
+    error = failure(data[: len(data) - 200])
+    assert (error.reason, error.detail) == (Reason.UNREADABLE_IMAGE, "truncated JPEG (no end-of-image marker)")
+
+
+def test_truncated_tiff() -> None:
+    data = pil_bytes(Image.fromarray(page_image()), "TIFF")  # uncompressed: data before the IFD? check both
+    cut = data[:200] + data[200:][: len(data) // 3]
+    error = failure(cut)
+    assert error.reason is Reason.UNREADABLE_IMAGE and error.detail.startswith("truncated TIFF")
+
+
+def test_huge_png_header_is_refused_before_decoding() -> None:
+    header = struct.pack(">IIBBBBB", 12000, 14000, 8, 0, 0, 0, 0)
+    data = decode._PNG_SIG + png_chunk(b"IHDR", header) + png_chunk(b"IDAT", b"x") + png_chunk(b"IEND", b"")
+    error = failure(data)
+    assert (error.reason, error.detail) == (
+        Reason.IMAGE_TOO_LARGE,
+        "12000x14000 = 168 megapixels, over the 100-megapixel limit",
+    )
+
+
+def test_huge_jpeg_header_is_refused_before_decoding() -> None:
+    sof = b"\xff\xc0" + struct.pack(">HBHHB", 11, 8, 20000, 6000, 1) + b"\x01\x11\x00"
+    data = b"\xff\xd8" + sof + b"\xff\xda\x00\x02" + b"\x00" * 10 + b"\xff\xd9"
+    error = failure(data)
+    assert (error.reason, error.detail) == (
+        Reason.IMAGE_TOO_LARGE,
+        "6000x20000 = 120 megapixels, over the 100-megapixel limit",
+    )
+
+
+def test_file_over_the_byte_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(decode, "MAX_FILE_BYTES", 2_000_000)
+    error = failure(b"\x89PNG" + b"\x00" * 3_000_000)
+    assert (error.reason, error.detail) == (Reason.IMAGE_TOO_LARGE, "3 MB file, over the 2-MB limit")
+
+
+def test_garbage_after_a_png_signature_is_unreadable() -> None:
+    error = failure(decode._PNG_SIG + b"\x00" * 40)
+    assert error.reason is Reason.UNREADABLE_IMAGE
+    assert error.detail == "truncated PNG (no IHDR header)"
+
+
+def test_damaged_pdf() -> None:
+    error = failure(b"%PDF-1.7\n" + b"garbage" * 20)
+    assert error.reason is Reason.UNREADABLE_IMAGE and error.detail.startswith("damaged PDF")

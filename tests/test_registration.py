@@ -1,0 +1,195 @@
+"""Registration on tiny synthetic pages with a known distortion."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+import zxingcpp
+
+from scanpipe.imaging.codes import decode_codes
+from scanpipe.imaging.registration import (
+    RegistrationFailure,
+    layout_fit_score,
+    map_box,
+    map_points,
+    match_references,
+    orientation_from_code,
+    register_by_fiducials,
+    register_by_reference,
+    register_card,
+)
+from scanpipe.types import LayoutPage, Reason, Registration, TargetDef
+
+SIZE_IN = (4.0, 5.0)
+FIDUCIALS = ((0.25, 0.25, 0.25, 0.25), (3.5, 0.25, 0.25, 0.25), (0.25, 4.5, 0.25, 0.25), (3.5, 4.5, 0.25, 0.25))
+QR_BOX = (2.6, 0.7, 0.9, 0.9)
+TARGETS = tuple(
+    TargetDef("c1" if i < 3 else "c2", f"o{i}", (0.7 + (i // 3) * 1.6, 1.9 + (i % 3) * 0.45, 0.22, 0.14))
+    for i in range(6)
+)
+PAGE = LayoutPage(page=1, size_in=SIZE_IN, targets=TARGETS, fiducials_in=FIDUCIALS, qr_in=QR_BOX)
+
+
+def draw_page(dpi: float, *, fiducials: bool = True, text: str = "SPB1|E=e|S=S1|P=P1|PG=1", seed: int = 0) -> np.ndarray:
+    """The upright printed page: corner squares, oval outlines, a QR code and some rules."""
+    width, height = round(SIZE_IN[0] * dpi), round(SIZE_IN[1] * dpi)
+    img = np.full((height, width), 245, np.uint8)
+    if fiducials:
+        for x, y, w, h in FIDUCIALS:
+            pts = np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]]) * dpi
+            cv2.fillPoly(img, [np.int32(np.round(pts * 16))], 15, cv2.LINE_AA, shift=4)
+    for t in TARGETS:
+        x, y, w, h = t.box_in
+        centre = (int(round((x + w / 2) * dpi * 16)), int(round((y + h / 2) * dpi * 16)))
+        axes = (int(round(w / 2 * dpi * 16)), int(round(h / 2 * dpi * 16)))
+        cv2.ellipse(img, centre, axes, 0, 0, 360, 30, max(1, int(0.015 * dpi)), cv2.LINE_AA, shift=4)
+        cv2.putText(img, t.option, (int((x + 0.35) * dpi), int((y + 0.12) * dpi)), cv2.FONT_HERSHEY_SIMPLEX, dpi / 300, 40, 1)
+    rng = np.random.default_rng(seed)
+    for _ in range(6):  # rules and text-like marks so a reference match has content
+        y = rng.uniform(1.0, 4.3)
+        cv2.line(img, (int(0.6 * dpi), int(y * dpi)), (int(3.3 * dpi), int(y * dpi)), 60, 1)
+    qr = np.array(zxingcpp.create_barcode(text, zxingcpp.BarcodeFormat.QRCode).to_image(scale=1, add_quiet_zones=False))
+    side = int(round(QR_BOX[2] * dpi))
+    x0, y0 = int(round(QR_BOX[0] * dpi)), int(round(QR_BOX[1] * dpi))
+    img[y0 : y0 + side, x0 : x0 + side] = cv2.resize(qr, (side, side), interpolation=cv2.INTER_NEAREST)
+    return img
+
+
+def distort(img: np.ndarray, angle_deg: float, sx: float, sy: float, shift: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
+    """Rotate about the centre, stretch and shift; return the image and the 3x3 matrix."""
+    h, w = img.shape
+    rot = np.vstack([cv2.getRotationMatrix2D((w / 2, h / 2), angle_deg, 1.0), [0, 0, 1]])
+    matrix = np.array([[1, 0, shift[0]], [0, 1, shift[1]], [0, 0, 1]]) @ rot @ np.diag([sx, sy, 1.0])
+    out = cv2.warpAffine(img, matrix[:2], (w, h), flags=cv2.INTER_LINEAR, borderValue=245)
+    return out, matrix
+
+
+def true_points(matrix: np.ndarray, dpi: float, pts_in: np.ndarray) -> np.ndarray:
+    pts = np.hstack([np.asarray(pts_in) * dpi, np.ones((len(pts_in), 1))])
+    return (pts @ matrix.T)[:, :2]
+
+
+TARGET_CENTRES = np.array([[t.box_in[0] + 0.11, t.box_in[1] + 0.07] for t in TARGETS] + [[2.0, 2.5], [0.5, 4.8]])
+
+
+@pytest.mark.parametrize(
+    ("dpi", "angle", "sx", "sy", "shift"),
+    [(150, 2.0, 1.01, 0.985, (12.0, -9.0)), (200, -3.0, 0.98, 1.02, (-20.0, 15.0)), (150, 0.0, 1.0, 1.0, (0.0, 0.0))],
+)
+def test_fiducials_recover_a_known_distortion_within_one_pixel(dpi, angle, sx, sy, shift) -> None:
+    image, matrix = distort(draw_page(dpi), angle, sx, sy, shift)
+    registration = register_by_fiducials(image, PAGE, dpi_hint=dpi)
+    assert isinstance(registration, Registration)
+    assert registration.anchors_found == 4 and registration.method == "fiducials"
+    error = np.abs(map_points(registration, TARGET_CENTRES) - true_points(matrix, dpi, TARGET_CENTRES))
+    assert error.max() < 1.0
+
+
+def test_a_missing_corner_still_registers_with_three() -> None:
+    dpi = 150
+    page = draw_page(dpi)
+    page[int(4.3 * dpi) :, int(3.3 * dpi) :] = 245  # bottom-right corner torn off
+    image, matrix = distort(page, 1.5, 1.0, 1.01, (5.0, 3.0))
+    registration = register_by_fiducials(image, PAGE)
+    assert isinstance(registration, Registration)
+    assert registration.anchors_found == 3
+    error = np.abs(map_points(registration, TARGET_CENTRES) - true_points(matrix, dpi, TARGET_CENTRES))
+    assert error.max() < 1.0
+
+
+def test_two_missing_corners_fail_naming_them() -> None:
+    dpi = 150
+    page = draw_page(dpi)
+    page[: int(0.8 * dpi), int(3.2 * dpi) :] = 245  # top-right
+    page[int(4.2 * dpi) :, : int(0.8 * dpi)] = 245  # bottom-left
+    result = register_by_fiducials(page, PAGE)
+    assert result == RegistrationFailure(Reason.NO_FIDUCIALS, "found 2 of 4 fiducials; missing: top-right, bottom-left")
+
+
+def test_a_smudge_near_a_corner_is_not_taken_for_a_fiducial() -> None:
+    dpi = 150
+    page = draw_page(dpi)
+    cv2.circle(page, (int(0.9 * dpi), int(0.5 * dpi)), int(0.15 * dpi), 20, -1)  # round blot
+    registration = register_by_fiducials(page, PAGE)
+    assert isinstance(registration, Registration) and registration.anchors_found == 4
+    expected = np.array([[0.375 * dpi, 0.375 * dpi]])
+    assert np.abs(map_points(registration, [(0.375, 0.375)]) - expected).max() < 0.5
+
+
+def test_map_box_is_the_bounding_rectangle_of_the_mapped_corners() -> None:
+    registration = Registration((100.0, 0, 10, 0, 200.0, 20, 0, 0, 1), "fiducials", False, 100.0, 4, 0.0)
+    assert map_box(registration, (1.0, 2.0, 0.5, 0.25)) == pytest.approx((110.0, 420.0, 50.0, 50.0))
+
+
+def test_upside_down_is_detected_by_the_qr_code() -> None:
+    dpi = 150
+    turned = cv2.rotate(draw_page(dpi), cv2.ROTATE_180)
+    (code,) = decode_codes(turned)
+    assert orientation_from_code(code, PAGE, turned.shape) is True
+    (upright_code,) = decode_codes(draw_page(dpi))
+    assert orientation_from_code(upright_code, PAGE, turned.shape) is False
+    result = register_card(turned, PAGE, reference=None, code=code, dpi_hint=None)
+    assert not isinstance(result, RegistrationFailure)
+    image, registration = result
+    assert registration.rotated_180 is True
+    assert np.array_equal(image, draw_page(dpi))
+    assert layout_fit_score(image, registration, PAGE) == 1.0
+
+
+def test_upside_down_is_detected_by_layout_fit_without_a_code() -> None:
+    dpi = 150
+    upright = draw_page(dpi)
+    turned = cv2.rotate(upright, cv2.ROTATE_180)
+    as_is = register_by_fiducials(turned, PAGE)
+    assert isinstance(as_is, Registration)
+    assert layout_fit_score(turned, as_is, PAGE) <= 0.2
+    result = register_card(turned, PAGE, reference=None, code=None, dpi_hint=None)
+    assert not isinstance(result, RegistrationFailure)
+    image, registration = result
+    assert registration.rotated_180 is True and np.array_equal(image, upright)
+    assert layout_fit_score(image, registration, PAGE) == 1.0
+
+
+def _reference_page() -> LayoutPage:
+    return LayoutPage(page=1, size_in=SIZE_IN, targets=TARGETS, qr_in=QR_BOX, reference_dpi=150.0)
+
+
+@pytest.mark.parametrize(("dpi", "turn"), [(150, False), (300, False), (200, True)])
+def test_reference_registration_without_fiducials(dpi, turn) -> None:
+    reference = draw_page(150, fiducials=False)
+    image, matrix = distort(draw_page(dpi, fiducials=False), 2.0, 1.015, 0.99, (6.0, -4.0))
+    if turn:
+        image = cv2.rotate(image, cv2.ROTATE_180)
+    registration = register_by_reference(image, _reference_page(), reference, 150.0)
+    assert isinstance(registration, Registration)
+    assert registration.rotated_180 is turn and registration.method == "reference"
+    upright = cv2.rotate(image, cv2.ROTATE_180) if turn else image
+    error = np.abs(map_points(registration, TARGET_CENTRES) - true_points(matrix, dpi, TARGET_CENTRES))
+    assert error.max() < 0.02 * dpi  # within 0.02 in
+    assert layout_fit_score(upright, registration, _reference_page()) == 1.0
+
+
+def test_register_card_falls_back_to_the_reference() -> None:
+    reference = draw_page(150, fiducials=False)
+    page = LayoutPage(1, SIZE_IN, TARGETS, fiducials_in=FIDUCIALS, qr_in=QR_BOX, reference_dpi=150.0)
+    card = draw_page(150, fiducials=False)
+    result = register_card(card, page, reference=reference, code=None, dpi_hint=None)
+    assert not isinstance(result, RegistrationFailure)
+    assert result[1].method == "reference"
+    no_reference = register_card(card, page, reference=None, code=None, dpi_hint=None)
+    assert isinstance(no_reference, RegistrationFailure) and no_reference.reason is Reason.NO_FIDUCIALS
+
+
+def test_match_references_prefers_the_style_whose_precinct_name_matches() -> None:
+    def styled(name: str, dpi: float) -> np.ndarray:
+        img = draw_page(dpi, fiducials=False)
+        cv2.putText(img, name, (int(0.4 * dpi), int(0.9 * dpi)), cv2.FONT_HERSHEY_SIMPLEX, dpi / 150, 20, 2)
+        return img
+
+    box = ((0.3, 0.55, 1.9, 0.5),)
+    candidates = [("S1", 1, styled("NORTH 01", 150), 150.0, box), ("S2", 1, styled("SOUTH 07", 150), 150.0, box)]
+    card, _ = distort(styled("SOUTH 07", 200), 1.0, 1.0, 1.0, (4.0, 4.0))
+    ranked = match_references(card, candidates, size_in=SIZE_IN)
+    assert [r[0] for r in ranked] == ["S2", "S1"]
+    assert ranked[0][2] > 0.8 and ranked[0][2] - ranked[1][2] > 0.2

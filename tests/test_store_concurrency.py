@@ -1,0 +1,132 @@
+"""Several writer processes on one database: every card stored exactly once, nothing lost,
+no "database is locked", concurrent decisions all kept, superseding serialized."""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing as mp
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+
+from scanpipe.errors import DecisionError
+from scanpipe.store import DecisionState, ItemKind, Store
+from scanpipe.store.models import card_table, contest_reading_table, decision_table, target_score_table
+from scanpipe.types import (
+    CardKind,
+    CardSource,
+    ContestOutcome,
+    ContestReading,
+    InterpretedCard,
+    MarkStatus,
+    ReadCard,
+    Registration,
+    TargetReading,
+    TargetScore,
+)
+
+WORKERS = 4
+CARDS = 120
+TARGETS = 10
+PER_WORKER = 60  # worker k saves cards [30k, 30k + 60) mod 120: each card by two workers
+DECISIONS = 15
+
+REG = Registration(homography=(1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), method="fiducials",
+                   rotated_180=False, dpi=200.0, anchors_found=4, residual_px=0.5)
+
+
+def card(i: int) -> InterpretedCard:
+    sha = hashlib.sha256(f"card {i}".encode()).hexdigest()
+    targets = tuple(TargetReading(TargetScore("c", f"o{j}", j / TARGETS, 0.0, 0.0, 0.0, 0.0, 0.0, (1.0, 2.0, 3.0, 4.0)),
+                                  MarkStatus.YES if j == i % TARGETS else MarkStatus.NO, "why") for j in range(TARGETS))
+    readings = (ContestReading("c", (f"o{i % TARGETS}",), ContestOutcome.COUNTED, 0),
+                ContestReading("d", (), ContestOutcome.COUNTED, 1))
+    interp = ReadCard(style="S1", page=1, precinct="P01", registration=REG, targets=targets, contests=readings)
+    return InterpretedCard(CardSource(sha, sha, f"/scans/{i}.png", 1, 1, "shared"), CardKind.BALLOT, None, None, interp)
+
+
+def write_from_one_process(url: str, k: int, barrier: Any, results: Any) -> None:
+    """Runs in a spawned process: save overlapping cards, add decisions, report counts."""
+    store = Store.open(url)
+    indices = [(30 * k + n) % CARDS for n in range(PER_WORKER)]
+    barrier.wait()
+    store.ensure_batch("shared", style="S1")
+    inserted = 0
+    for start in range(0, len(indices), 7):
+        chunk = [card(i) for i in indices[start:start + 7]]
+        if start % 2:
+            inserted += sum(store.save_card(c) for c in chunk)
+        else:
+            inserted += store.save_cards(chunk)
+        store.add_decision(f"S{k}", ItemKind.PAIR, "c", ["o1"], [f"auditor{k}"], state=DecisionState.FINAL)
+    for n in range(DECISIONS - len(range(0, len(indices), 7))):
+        store.add_decision(f"card{k}", ItemKind.CARD, "c", [f"o{n}"], [f"auditor{k}"], state=DecisionState.FIRST_HALF)
+    store.log_event("worker_done", {"worker": k, "inserted": inserted})
+    store.close()
+    results.put((k, inserted))
+
+
+def run_writers(url: str) -> dict[int, int]:
+    ctx = mp.get_context("spawn")
+    barrier, results = ctx.Barrier(WORKERS), ctx.Queue()
+    procs = [ctx.Process(target=write_from_one_process, args=(url, k, barrier, results)) for k in range(WORKERS)]
+    for p in procs:
+        p.start()
+    got = dict(results.get(timeout=120) for _ in procs)
+    for p in procs:
+        p.join(timeout=60)
+    assert [p.exitcode for p in procs] == [0] * WORKERS
+    return got
+
+
+@pytest.fixture
+def migrated_url(db_url: str) -> str:
+    with Store.open(db_url) as store:
+        store.migrate()
+    return db_url
+
+
+def test_several_writers_store_every_card_exactly_once(migrated_url: str) -> None:
+    inserted = run_writers(migrated_url)
+    assert sum(inserted.values()) == CARDS  # each card inserted by exactly one of its two writers
+    with Store.open(migrated_url) as store:
+        with store.engine.connect() as conn:
+            count = {t.name: conn.execute(select(func.count()).select_from(t)).scalar_one()
+                     for t in (card_table, target_score_table, contest_reading_table, decision_table)}
+        assert count == {"card": CARDS, "target_score": CARDS * TARGETS, "contest_reading": CARDS * 2,
+                         "decision": WORKERS * DECISIONS}
+        assert {s.card_id: s.card for s in store.iter_cards()} == {card(i).source.card_id: card(i) for i in range(CARDS)}
+        assert len({d.id for d in store.decisions()}) == WORKERS * DECISIONS
+        assert sorted(e.detail["worker"] for e in store.events("worker_done")) == list(range(WORKERS))
+        assert [b.style for b in store.list_batches()] == ["S1"]
+
+
+def supersede_from_one_process(url: str, decision_id: int, k: int, barrier: Any, results: Any) -> None:
+    store = Store.open(url)
+    barrier.wait()
+    try:
+        store.add_decision("A1", ItemKind.PAIR, "c", [f"o{k}"], [f"auditor{k}"], state=DecisionState.FINAL,
+                           supersedes=decision_id)
+        results.put("ok")
+    except DecisionError as e:
+        results.put(str(e))
+    store.close()
+
+
+def test_only_one_of_several_writers_can_supersede_a_decision(migrated_url: str) -> None:
+    with Store.open(migrated_url) as store:
+        first = store.add_decision("A1", ItemKind.PAIR, "c", ["o1"], ["ann"], state=DecisionState.FINAL)
+    ctx = mp.get_context("spawn")
+    barrier, results = ctx.Barrier(3), ctx.Queue()
+    procs = [ctx.Process(target=supersede_from_one_process, args=(migrated_url, first.id, k, barrier, results))
+             for k in range(3)]
+    for p in procs:
+        p.start()
+    outcomes = sorted(results.get(timeout=120) for _ in procs)
+    for p in procs:
+        p.join(timeout=60)
+    assert outcomes == [f"decision {first.id} was already superseded"] * 2 + ["ok"]
+    with Store.open(migrated_url) as store:
+        states = [d.state for d in store.decisions("A1")]
+    assert states == [DecisionState.SUPERSEDED, DecisionState.FINAL]
