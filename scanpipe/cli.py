@@ -36,7 +36,7 @@ class Ctx:
             if migrate:
                 self._store.migrate()
             else:
-                self._store.require_ready()
+                self._store.require_schema()
         return self._store
 
 
@@ -107,7 +107,10 @@ def ingest(ctx: Ctx, paths: tuple[str, ...], kind: str, batch: str | None, style
     if watch:
         from scanpipe.sources.watch import watch_folder
 
-        watch_folder(store, paths, batch=batch_name, hints=hints, workers=workers)
+        summary = watch_folder(store, paths, batch=batch_name, hints=hints, workers=workers)
+        for line in summary.lines():
+            click.echo(line)
+        _exit_for_queue(store, "ingest")
         return
     bar = tqdm(total=0, unit="file", disable=quiet or None, file=sys.stderr, dynamic_ncols=True)
 
@@ -265,6 +268,11 @@ def describe(card: InterpretedCard) -> str:
         extra = f"; needs a person: {', '.join(x.value for x in r.reasons)}" if r.reasons else ""
         return f"style {r.style} page {r.page} precinct {r.precinct or '?'}{extra}"
     return f"machine-printed record, style {r.record.style}"
+
+
+from scanpipe.cli_scan import register as _register_scan  # noqa: E402  (scan, devices)
+
+_register_scan(cli)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -193,3 +193,13 @@ def test_match_references_prefers_the_style_whose_precinct_name_matches() -> Non
     ranked = match_references(card, candidates, size_in=SIZE_IN)
     assert [r[0] for r in ranked] == ["S2", "S1"]
     assert ranked[0][2] > 0.8 and ranked[0][2] - ranked[1][2] > 0.2
+
+
+def test_a_line_touching_a_fiducial_does_not_move_it() -> None:
+    dpi = 150
+    page = draw_page(dpi)
+    cv2.line(page, (0, int(0.45 * dpi)), (int(1.5 * dpi), int(0.45 * dpi)), 20, 2)  # through top-left square
+    cv2.putText(page, "Ag", (int(0.45 * dpi), int(0.7 * dpi)), cv2.FONT_HERSHEY_SIMPLEX, 0.8, 20, 2)
+    registration = register_by_fiducials(page, PAGE)
+    assert isinstance(registration, Registration) and registration.anchors_found == 4
+    assert np.abs(map_points(registration, TARGET_CENTRES) - TARGET_CENTRES * dpi).max() < 0.5

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,8 @@ from sqlalchemy import event, func, select
 
 from scanpipe.election import load_election as parse_election_file
 from scanpipe.errors import ConfigError, DecisionError, StorageError
-from scanpipe.store import DecisionState, ItemKind, Store
-from scanpipe.store.models import Base, card_table, target_score_table
+from scanpipe.store import DecisionState, ItemKind, Store, StoredCard
+from scanpipe.store.models import Base, target_score_table
 from scanpipe.store.repository import alembic_config
 from scanpipe.types import (
     CardCode,
@@ -89,8 +90,14 @@ def unreadable_card(seed: str) -> InterpretedCard:
     return InterpretedCard(source=source(seed), kind=CardKind.UNKNOWN, label=None, card_code=None, interpretation=interp)
 
 
+def must_get(store: Store, card_id: str) -> StoredCard:
+    stored = store.get_card(card_id)
+    assert stored is not None
+    return stored
+
+
 @pytest.fixture
-def store(db_url: str) -> Store:
+def store(db_url: str) -> Iterator[Store]:
     s = Store.open(db_url)
     s.migrate()
     yield s
@@ -111,7 +118,8 @@ def test_save_then_load_gives_an_equal_card(store: Store, make) -> None:
     assert stored.interpretation_seq == 0 and stored.thresholds_source == "calibration/v1.json"
     assert not stored.batch_voided and stored.ingested_at.tzinfo is not None
     assert [s.card for s in store.iter_cards()] == [card]
-    assert store.find_card_by_path(card.source.path, page=card.source.page_index).card == card
+    found = store.find_card_by_path(card.source.path, page=card.source.page_index)
+    assert found is not None and found.card == card
 
 
 def test_saving_the_same_card_again_changes_nothing(store: Store) -> None:
@@ -119,7 +127,7 @@ def test_saving_the_same_card_again_changes_nothing(store: Store) -> None:
     assert store.save_card(card)
     other = dataclasses.replace(card, kind=CardKind.ORIGINAL)  # same id, different reading
     assert store.save_card(other) is False
-    assert store.get_card(card.source.card_id).card == card
+    assert must_get(store, card.source.card_id).card == card
     with store.engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(target_score_table)).scalar_one() == 4
 
@@ -134,6 +142,8 @@ def test_save_cards_counts_only_new_cards_and_ids_are_known(store: Store) -> Non
     assert store.known_card_ids(ids + ["f" * 64]) == set(ids)
     assert store.known_sha256([first[0].source.sha256, "0" * 64]) == {first[0].source.sha256}
     assert store.get_card("nope") is None and store.find_card_by_path("/nope.png") is None
+    assert store.known_sha256_all() == {c.source.sha256 for c in first + mixed}
+    assert store.batch_card_counts() == {"b1": 8}
 
 
 def test_iter_cards_returns_all_in_id_order_with_a_few_queries_per_chunk(store: Store) -> None:
@@ -150,9 +160,10 @@ def test_replace_interpretation_replaces_scores_and_bumps_the_sequence(store: St
     card = read_card("c1", n_targets=4)
     store.save_card(card)
     again = read_card("c1", n_targets=2, votes=("gov-b",))
+    assert isinstance(again.interpretation, ReadCard)
     again = dataclasses.replace(again, interpretation=dataclasses.replace(again.interpretation, style_source="hint", reasons=()))
     assert store.replace_interpretation(again, thresholds_source="v2") == 1
-    stored = store.get_card(card.source.card_id)
+    stored = must_get(store, card.source.card_id)
     assert stored.card == again and stored.interpretation_seq == 1 and stored.thresholds_source == "v2"
     assert stored.interpreted_at >= stored.ingested_at
     with store.engine.connect() as conn:
@@ -170,21 +181,43 @@ def test_migrate_twice_is_a_no_op_and_models_match_the_schema(store: Store) -> N
     store.migrate()
     assert store.schema_revision() == Store.head_revision()
     store.require_schema()
+    assert [e.detail for e in store.events("schema_migrated")] == [{"from": None, "to": Store.head_revision()}]
     with store.engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata)
     assert diff == []
 
 
 def test_downgrade_to_nothing_and_up_again(store: Store) -> None:
-    cfg = alembic_config()
-    with store.engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.downgrade(cfg, "base")
+    migrate_to(store, "base")
     assert store.schema_revision() is None
     with pytest.raises(StorageError, match="is not initialized: run 'scanpipe init --election FILE'"):
         store.require_schema()
     store.migrate()
     assert store.save_card(read_card("c1"))
+
+
+def test_a_database_at_the_first_revision_is_upgraded_keeping_its_cards(store: Store) -> None:
+    migrate_to(store, "base")
+    migrate_to(store, "0001")
+    card = unreadable_card("c1")
+    store.save_card(card)
+    with pytest.raises(StorageError, match="is at schema 0001, this scanpipe needs"):
+        store.require_schema()
+    store.migrate()
+    store.require_schema()
+    assert must_get(store, card.source.card_id).card == card
+    store.set_identification(card.source.card_id, style="S1")
+    assert store.identifications() == {card.source.card_id: ("S1", None)}
+
+
+def migrate_to(store: Store, revision: str) -> None:
+    cfg = alembic_config()
+    with store.engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        if revision == "base":
+            command.downgrade(cfg, "base")
+        else:
+            command.upgrade(cfg, revision)
 
 
 def test_a_missing_folder_is_a_storage_error_naming_it(tmp_path: Path) -> None:
@@ -238,11 +271,17 @@ def write_election(folder: Path, *, title: str = "Governor") -> Path:
     return folder / "election.json"
 
 
-def load(store: Store, path: Path) -> bool:
+def load(store: Store, path: Path, references: dict[tuple[str, int], bytes] | None = None) -> bool:
     from scanpipe.election import read_definition
 
     definition, layouts = read_definition(path)
-    return store.load_election(definition, layouts, parse_election_file(path))
+    return store.load_election(definition, layouts, parse_election_file(path), references=references)
+
+
+def test_reference_bytes_read_by_the_caller_are_stored(store: Store, tmp_path: Path) -> None:
+    path = write_election(tmp_path / "def")
+    assert load(store, path, references={("S1", 1): b"already read"})
+    assert store.layout_references() == {("S1", 1): b"already read"}
 
 
 def test_load_election_is_idempotent_keeps_history_and_rebuilds(store: Store, tmp_path: Path) -> None:
@@ -267,6 +306,7 @@ def test_the_election_rebuilds_without_the_original_files(store: Store, tmp_path
         f.unlink() if f.is_file() else f.rmdir()
     election = store.current_election(reference_dir=tmp_path / "refs")
     page = election.style("S1").layout.pages[0]
+    assert page.reference is not None
     assert page.reference.read_bytes() == original and page.reference.parent == tmp_path / "refs"
     assert store.reference_scans() == {("S1", 1): original}
     assert election.contest("gov").title == "Governor"
@@ -315,17 +355,39 @@ def test_decisions_are_appended_and_move_on(store: Store) -> None:
     assert (first.votes, first.auditors, first.state) == (("gov-a",), ("ann",), DecisionState.FIRST_HALF)
     final = store.set_decision_state(first.id, DecisionState.FINAL)
     assert final.state == DecisionState.FINAL and final.created_at == first.created_at
-    later = store.add_decision("A0042", ItemKind.PAIR, "gov", [], ["bob", "cy"], state=DecisionState.FINAL,
-                               note="no choice", supersedes=first.id)
+    with store.transaction() as tx:  # re-deciding: the plan supersedes the earlier one, all at once
+        [earlier] = tx.decisions(item="A0042")
+        tx.set_decision_state(earlier.id, "superseded")
+        later = tx.add_decision(item="A0042", item_kind="pair", contest="gov", votes=[], auditors=["bob", "cy"],
+                                state="final", note="no choice", supersedes=earlier.id)
+        tx.log_event("decision", {"item": "A0042"}, actor="bob,cy")
     store.add_decision("c9", ItemKind.CARD, "q1", ["q1-for"], ["ann"], state=DecisionState.FINAL)
-    assert [(d.id, d.state) for d in store.decisions("A0042")] == [(first.id, DecisionState.SUPERSEDED), (later.id, DecisionState.FINAL)]
-    assert len(store.decisions()) == 3
+    assert [(d.id, d.state, d.supersedes) for d in store.decisions("A0042")] == [
+        (first.id, DecisionState.SUPERSEDED, None), (later.id, DecisionState.FINAL, first.id)]
+    assert len(store.decisions()) == 3 and len(store.events("decision")) == 1
     with pytest.raises(DecisionError, match="was superseded"):
         store.set_decision_state(first.id, DecisionState.FINAL)
     with pytest.raises(DecisionError, match="is not a decision on c9 contest gov"):
         store.add_decision("c9", ItemKind.CARD, "gov", [], ["ann"], state=DecisionState.FINAL, supersedes=later.id)
     with pytest.raises(DecisionError, match="needs at least one named auditor"):
         store.add_decision("c9", ItemKind.CARD, "gov", [], [], state=DecisionState.FINAL)
+
+
+def test_a_failed_transaction_writes_nothing(store: Store) -> None:
+    with pytest.raises(DecisionError), store.transaction() as tx:
+        tx.add_decision("A1", ItemKind.PAIR, "gov", ["gov-a"], ["ann"], state=DecisionState.FINAL)
+        tx.set_decision_state(999, DecisionState.FINAL)
+    assert store.decisions() == []
+
+
+def test_identifications_merge_what_people_state(store: Store) -> None:
+    card = unreadable_card("c1")
+    store.save_card(card)
+    store.set_identification(card.source.card_id, style="S1", kind=CardKind.BALLOT)
+    store.set_identification(card.source.card_id, precinct="P01")
+    assert store.identifications() == {card.source.card_id: ("S1", "P01")}
+    with pytest.raises(DecisionError, match="there is no card nope"):
+        store.set_identification("nope", style="S1")
 
 
 def test_skipped_files_are_noted_once_and_events_kept_in_order(store: Store) -> None:

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from scanpipe.errors import DecisionError
 from scanpipe.store import DecisionState, ItemKind, Store
 from scanpipe.store.models import card_table, contest_reading_table, decision_table, target_score_table
 from scanpipe.types import (
@@ -67,17 +66,21 @@ def write_from_one_process(url: str, k: int, barrier: Any, results: Any) -> None
     results.put((k, inserted))
 
 
+def collect(procs: list[Any], results: Any) -> list[Any]:
+    """Wait for the processes (a failed one fails the test at once), then their results."""
+    for p in procs:
+        p.join(timeout=120)
+    assert [p.exitcode for p in procs] == [0] * len(procs)
+    return [results.get(timeout=10) for _ in procs]
+
+
 def run_writers(url: str) -> dict[int, int]:
     ctx = mp.get_context("spawn")
     barrier, results = ctx.Barrier(WORKERS), ctx.Queue()
     procs = [ctx.Process(target=write_from_one_process, args=(url, k, barrier, results)) for k in range(WORKERS)]
     for p in procs:
         p.start()
-    got = dict(results.get(timeout=120) for _ in procs)
-    for p in procs:
-        p.join(timeout=60)
-    assert [p.exitcode for p in procs] == [0] * WORKERS
-    return got
+    return dict(collect(procs, results))
 
 
 @pytest.fixture
@@ -102,31 +105,32 @@ def test_several_writers_store_every_card_exactly_once(migrated_url: str) -> Non
         assert [b.style for b in store.list_batches()] == ["S1"]
 
 
-def supersede_from_one_process(url: str, decision_id: int, k: int, barrier: Any, results: Any) -> None:
+def decide_from_one_process(url: str, k: int, barrier: Any, results: Any) -> None:
+    """Runs in a spawned process: read the item's decisions, supersede the live ones and
+    append a new final one, all in one transaction (what ``adjudicate`` does)."""
     store = Store.open(url)
     barrier.wait()
-    try:
-        store.add_decision("A1", ItemKind.PAIR, "c", [f"o{k}"], [f"auditor{k}"], state=DecisionState.FINAL,
-                           supersedes=decision_id)
-        results.put("ok")
-    except DecisionError as e:
-        results.put(str(e))
+    for n in range(5):
+        with store.transaction() as tx:
+            live = [d for d in tx.decisions(item="A1") if d.state != DecisionState.SUPERSEDED]
+            for d in live:
+                tx.set_decision_state(d.id, DecisionState.SUPERSEDED)
+            tx.add_decision("A1", ItemKind.PAIR, "c", [f"o{k}"], [f"auditor{k}-{n}"], state=DecisionState.FINAL,
+                            supersedes=live[-1].id if live else None)
     store.close()
+    results.put(k)
 
 
-def test_only_one_of_several_writers_can_supersede_a_decision(migrated_url: str) -> None:
-    with Store.open(migrated_url) as store:
-        first = store.add_decision("A1", ItemKind.PAIR, "c", ["o1"], ["ann"], state=DecisionState.FINAL)
+def test_deciding_the_same_item_from_several_processes_is_serialized(migrated_url: str) -> None:
     ctx = mp.get_context("spawn")
     barrier, results = ctx.Barrier(3), ctx.Queue()
-    procs = [ctx.Process(target=supersede_from_one_process, args=(migrated_url, first.id, k, barrier, results))
-             for k in range(3)]
+    procs = [ctx.Process(target=decide_from_one_process, args=(migrated_url, k, barrier, results)) for k in range(3)]
     for p in procs:
         p.start()
-    outcomes = sorted(results.get(timeout=120) for _ in procs)
-    for p in procs:
-        p.join(timeout=60)
-    assert outcomes == [f"decision {first.id} was already superseded"] * 2 + ["ok"]
+    assert sorted(collect(procs, results)) == [0, 1, 2]
     with Store.open(migrated_url) as store:
-        states = [d.state for d in store.decisions("A1")]
-    assert states == [DecisionState.SUPERSEDED, DecisionState.FINAL]
+        decisions = store.decisions("A1")
+    assert len(decisions) == 15
+    assert [d.state for d in decisions].count(DecisionState.FINAL) == 1  # exactly one live decision
+    links = [d.supersedes for d in decisions]
+    assert links[0] is None and links[1:] == [d.id for d in decisions[:-1]]  # one chain: none superseded twice

@@ -217,6 +217,7 @@ _MIN_LENGTH_IN = 0.7  # Code 128 'DUP-A' at 10 mil is 1.0 in
 _MIN_HEIGHT_IN = 0.12
 _MIN_ENERGY = 12_800.0  # mean squared Sobel response of bars with ~100 grey levels of contrast
 _WORK_DPI_MIN = 75.0
+_ANGLE_BINS = 12  # 15 degrees each
 _LETTER_WIDTH_IN = 8.5
 
 
@@ -242,39 +243,82 @@ def barcode_regions(gray: np.ndarray, *, dpi: float | None = None) -> list[tuple
     factor = 1
     while dpi / (factor * 2) >= _WORK_DPI_MIN:
         factor *= 2
-    small = gray if factor == 1 else cv2.resize(gray, None, fx=1 / factor, fy=1 / factor, interpolation=cv2.INTER_AREA)
-    dpi_work = dpi / factor
-    mask, angle = _coherent_bars(small, dpi_work)
+    small = gray
+    for _ in range(factor.bit_length() - 1):  # exact halvings take OpenCV's fast path
+        small = cv2.resize(small, (small.shape[1] // 2, small.shape[0] // 2), interpolation=cv2.INTER_AREA)
+    scale = gray.shape[1] / small.shape[1]
+    dpi_work = dpi / scale
+    mask, angle_bin = _coherent_bars(small, dpi_work)
+    scale, dpi_work = scale * 2, dpi_work / 2  # the tensors are reduced once more
+    regions: list[tuple[int, int, int, int, float]] = []
+    for k in range(_ANGLE_BINS // 2):
+        # split the mask by bar direction so a label does not merge with text lines or rules;
+        # coarse bin k spans fine bins 2k-1..2k+1 (45 degrees), so coarse bins overlap
+        lut = np.zeros(256, np.uint8)
+        lut[[(2 * k - 1) % _ANGLE_BINS, 2 * k, 2 * k + 1]] = 1
+        in_bin = cv2.LUT(angle_bin, lut) & mask
+        regions.extend(_bin_regions(gray, in_bin, angle_bin, scale, dpi, dpi_work))
+    return _distinct(regions)
+
+
+def _bin_regions(
+    gray: np.ndarray, mask: np.ndarray, angle_bin: np.ndarray, factor: float, dpi: float, dpi_work: float
+) -> list[tuple[int, int, int, int, float]]:
     regions = []
     count, labels, stats, _centroids = cv2.connectedComponentsWithStats(mask, connectivity=8)
     long_enough = np.maximum(stats[:, 2], stats[:, 3]) >= _MIN_LENGTH_IN * dpi_work
     big_enough = stats[:, 4] >= _MIN_LENGTH_IN * _MIN_HEIGHT_IN * dpi_work**2 * 0.5
-    for i in np.flatnonzero(long_enough & big_enough)[1:] if long_enough[0] else np.flatnonzero(long_enough & big_enough):
+    for i in np.flatnonzero(long_enough & big_enough):
+        if i == 0:
+            continue
         x, y, w, h = (int(v) for v in stats[i, :4])
         patch = (slice(y, y + h), slice(x, x + w))
         own = labels[patch] == i
-        theta = float(np.median(angle[patch][own]))
-        full = (x * factor, y * factor, w * factor, h * factor)
+        theta = _median_angle(angle_bin[patch][own])
+        full = (round(x * factor), round(y * factor), round(w * factor), round(h * factor))
         if _is_barcode_patch(gray, full, own, theta, dpi):
             regions.append((*full, theta))
     return regions
 
 
+def _median_angle(bins: np.ndarray) -> float:
+    """Dominant gradient direction (deg, -90..90) of a patch from its angle bins."""
+    counts = np.bincount(bins, minlength=_ANGLE_BINS).astype(np.float64)
+    step = 180.0 / _ANGLE_BINS
+    doubled = np.radians(np.arange(_ANGLE_BINS) * step * 2.0)
+    mean = np.degrees(np.arctan2((counts * np.sin(doubled)).sum(), (counts * np.cos(doubled)).sum())) / 2.0
+    return float(mean)
+
+
+def _distinct(regions: list[tuple[int, int, int, int, float]]) -> list[tuple[int, int, int, int, float]]:
+    """Drop regions whose centre lies inside an earlier (overlapping-bin) region."""
+    kept: list[tuple[int, int, int, int, float]] = []
+    for x, y, w, h, theta in regions:
+        cx, cy = x + w / 2, y + h / 2
+        if not any(kx <= cx <= kx + kw and ky <= cy <= ky + kh for kx, ky, kw, kh, _ in kept):
+            kept.append((x, y, w, h, theta))
+    return kept
+
+
 def _coherent_bars(small: np.ndarray, dpi: float) -> tuple[np.ndarray, np.ndarray]:
-    """Mask of strongly, coherently textured pixels and the local gradient angle (deg)."""
+    """Mask of strongly, coherently textured pixels and their gradient-direction bin
+    (``_ANGLE_BINS`` bins over 180 degrees), both at half the size of ``small``."""
     gx = cv2.Sobel(small, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(small, cv2.CV_32F, 0, 1, ksize=3)
     k = max(5, int(0.1 * dpi) | 1)
-    jxx = cv2.boxFilter(cv2.multiply(gx, gx), -1, (k, k))
-    jyy = cv2.boxFilter(cv2.multiply(gy, gy), -1, (k, k))
-    jxy = cv2.boxFilter(cv2.multiply(gx, gy), -1, (k, k))
+    half = (small.shape[1] // 2, small.shape[0] // 2)
+    jxx, jyy, jxy = (
+        cv2.resize(cv2.boxFilter(cv2.multiply(a, b), -1, (k, k)), half, interpolation=cv2.INTER_AREA)
+        for a, b in ((gx, gx), (gy, gy), (gx, gy))
+    )
     energy = jxx + jyy
     diff = jxx - jyy
     coherent = diff * diff + 4.0 * jxy * jxy > (_MIN_COHERENCE**2) * energy * energy
     mask = (coherent & (energy > _MIN_ENERGY)).astype(np.uint8)
     mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
-    angle = 0.5 * np.degrees(np.arctan2(2.0 * jxy, diff))
-    return mask, angle
+    degrees = (np.degrees(np.arctan2(2.0 * jxy, diff)) * 0.5) % 180.0  # gradient direction
+    angle_bin = (np.rint(degrees / (180.0 / _ANGLE_BINS)).astype(np.uint8)) % _ANGLE_BINS
+    return mask, angle_bin
 
 
 def _is_barcode_patch(

@@ -45,7 +45,7 @@ RING_OUTER_IN = 0.12
 CROP_IN = 0.15  # aligned crop: box plus this on every side (ring annulus + slack)
 MARGIN_IN = CROP_IN + SEARCH_IN + 0.02  # canonical window: box plus this on every side
 OUTLINE_IN = 0.012  # printed outline width
-INTERIOR_INSET_IN = 0.022  # interior ellipse = inscribed ellipse shrunk by this
+INTERIOR_INSET_IN = 0.015  # interior ellipse = inscribed ellipse shrunk by this
 MATCH_PAD_IN = 0.03  # template = box plus this on every side
 BLUR_SIGMA_PX = 1.1  # canonical px, ~0.0055 in: de-dithers G4, calms JPEG noise
 BLANK_SIGMA_PX = 1.6  # blur of the rendered blank that is subtracted (ours plus a scanner's)
@@ -53,6 +53,10 @@ OUTLINE_DARKNESS = 0.95
 INK_FLOOR = 0.09  # darkness below this is paper (bleed-through <= 0.08, faint traces)
 DARK = 0.45  # ink darkness counted as a dark pixel
 STROKE = 0.30  # ink darkness counted as part of a stroke
+PENCIL_MAX = 0.6  # an inked level above this is pen, not pencil
+INKED_SHARE = 0.5  # share of the interior that must hold ink for its median level to count
+STROKE_FROM, STROKE_SPAN, STROKE_WEIGHT = 0.3, 0.4, 0.8  # stroke reach -> score
+CORNER_PX = 6  # canonical px of stroke that make a diagonal sector inked
 RING_SECTORS = 16
 SHIFT_PRIOR = 0.15  # correlation penalty at the search radius (biases towards no shift)
 SIDE_PPI = 60.0  # resolution of the name and write-in windows
@@ -75,6 +79,7 @@ class _Masks:
     interior_rows: np.ndarray
     annulus: np.ndarray
     sector: np.ndarray  # sector index of each pixel (-1 outside the annulus)
+    corner: np.ndarray  # diagonal outer sector of the interior (0-3), -1 elsewhere
     blank: np.ndarray  # rendered blank darkness of the crop, dilated (printed outline)
     template: np.ndarray  # rendered blank darkness of the match region
     ellipse_px: tuple[float, float, float, float]  # centre x, y and half axes of the oval
@@ -182,14 +187,17 @@ def _masks(w_in: float, h_in: float) -> _Masks:
     angle = np.arctan2((rows - center[1]) / half[1], (cols - center[0]) / half[0])
     sector = ((angle + np.pi) / (2 * np.pi) * RING_SECTORS).astype(int) % RING_SECTORS
     sector[~annulus] = -1
+    radius = np.hypot((cols - center[0]) / (half[0] - inset), (rows - center[1]) / (half[1] - inset))
+    corner = ((angle + np.pi) / (np.pi / 2)).astype(int) % 4
+    corner[~interior | (radius < 0.55) | (np.abs(np.cos(2 * angle)) > 0.7)] = -1
     blank = _render_outline(shape, center, w_in, h_in, BLANK_SIGMA_PX)
     outline = _render_outline(shape, center, w_in, h_in, BLUR_SIGMA_PX)
     template = outline[crop - pad:shape[0] - crop + pad, crop - pad:shape[1] - crop + pad].copy()
     icols = np.flatnonzero(interior.any(axis=0))
     irows = np.flatnonzero(interior.any(axis=1))
-    for a in (interior, annulus, sector, blank, template):
+    for a in (interior, annulus, sector, corner, blank, template):
         a.setflags(write=False)
-    return _Masks(interior, icols, irows, annulus, sector, blank, template, (*center, *half))
+    return _Masks(interior, icols, irows, annulus, sector, corner, blank, template, (*center, *half))
 
 
 # --------------------------------------------------------------------------------------
@@ -214,22 +222,28 @@ def _score_one(gray: np.ndarray, hom: np.ndarray, target: TargetDef, reference: 
     if blank is not None:
         ref_crop = blank[margin - crop:margin - crop + ch, margin - crop:margin - crop + cw]
         expected = np.maximum(expected, cv2.dilate(ref_crop, np.ones((3, 3), np.uint8)))
-    ink = np.clip((aligned - expected - INK_FLOOR) / (1.0 - INK_FLOOR), 0.0, 1.0)
-    fill, cover, level, stroke = _interior_features(ink, masks)
-    ring = _ring_score(ink, masks)
+    ink = _ink(aligned, expected)
+    inner = _interior_features(ink, masks)
+    exits = _sectors_hit(ink, masks)
+    ring = exits / RING_SECTORS
     if target.write_in_area_in is None:
         ring = max(ring, _name_ring_score(gray, hom, target.box_in, reference, ref_dpi))
     shift_px = affine[:, :2] @ np.array([dx, dy], dtype=np.float64)
     corners = _box_px(hom, target.box_in)
     return TargetScore(
         contest=target.contest, option=target.option,
-        score=_combine(fill, cover, level, stroke),
-        fill_score=fill, stroke_score=stroke, ring_score=ring,
+        score=_combine(inner, exits),
+        fill_score=inner.fill, stroke_score=_stroke_score(inner, exits), ring_score=ring,
         damage_score=_damage_score(dark, aligned, masks),
         write_in_score=_write_in_score(gray, hom, target.write_in_area_in, reference, ref_dpi),
         box_px=(corners[0] + float(shift_px[0]), corners[1] + float(shift_px[1]), corners[2], corners[3]),
         shift_px=(float(shift_px[0]), float(shift_px[1])),
     )
+
+
+def _ink(dark: np.ndarray, printed: np.ndarray) -> np.ndarray:
+    """Ink darkness beyond the printed blank, floored (bleed-through, smudges) and rescaled."""
+    return np.clip((dark - printed - INK_FLOOR) / (1.0 - INK_FLOOR), 0.0, 1.0).astype(np.float32)
 
 
 def _reference_blank(reference: np.ndarray, ref_dpi: float | None, origin: tuple[float, float],
@@ -272,31 +286,47 @@ def _box_px(hom: np.ndarray, box: Box) -> tuple[float, float, float, float]:
 # Features
 
 
-def _interior_features(ink: np.ndarray, masks: _Masks) -> tuple[float, float, float, float]:
-    """(fill, dark coverage, broad level, stroke reach) of the interior."""
+@dataclass(frozen=True, slots=True)
+class _Interior:
+    fill: float  # mean ink
+    cover: float  # share of dark ink
+    inked_level: float  # median ink where there is some, when most of the interior has some
+    reach: float  # how far strokes reach across the interior, rows and columns
+    corners: int  # outer diagonal sectors (of 4) holding ink: an X reaches all four
+
+
+def _interior_features(ink: np.ndarray, masks: _Masks) -> _Interior:
     values = ink[masks.interior]
-    fill = float(values.mean())
-    cover = float((values >= DARK).mean())
-    k = int(0.3 * (values.size - 1))
-    level = float(np.partition(values, k)[k])
-    inked = (ink >= STROKE) & masks.interior
-    col_reach = float(inked[:, masks.interior_cols].any(axis=0).mean())
-    row_reach = float(inked[masks.interior_rows, :].any(axis=1).mean())
-    return fill, cover, level, float(np.sqrt(col_reach * row_reach))
+    inked = values[values >= 0.05]
+    level = float(np.median(inked)) if inked.size >= INKED_SHARE * values.size else 0.0
+    level = level if level <= PENCIL_MAX else 0.0  # dark ink is judged by its coverage
+    strokes = (ink >= STROKE) & masks.interior
+    col_reach = float(strokes[:, masks.interior_cols].any(axis=0).mean())
+    row_reach = float(strokes[masks.interior_rows, :].any(axis=1).mean())
+    corner_hits = np.bincount(masks.corner[strokes & (masks.corner >= 0)], minlength=4)
+    return _Interior(float(values.mean()), float((values >= DARK).mean()), level,
+                     float(np.sqrt(col_reach * row_reach)), int((corner_hits >= CORNER_PX).sum()))
 
 
-def _combine(fill: float, cover: float, level: float, stroke: float) -> float:
-    """One mark score in [0, 1]: the strongest of the kinds of evidence for a vote."""
-    stroke_term = fill * (1.0 + 2.0 * max(0.0, stroke - 0.6) / 0.4)
-    return float(np.clip(max(fill, cover, level, stroke_term), 0.0, 1.0))
+def _stroke_score(inner: _Interior, exits: int) -> float:
+    """Stroke reach, counted in full only for strokes shaped like a check (leaving the oval)
+    or an X (reaching all four diagonal corners); a single short bar counts half."""
+    return inner.reach if exits >= 1 or inner.corners == 4 else 0.5 * inner.reach
 
 
-def _ring_score(ink: np.ndarray, masks: _Masks) -> float:
-    """Fraction of annulus sectors (around the oval) holding a stroke."""
+def _combine(inner: _Interior, exits: int) -> float:
+    """One mark score in [0, 1]: the strongest kind of evidence for a vote (dark coverage,
+    mean ink, a light but even pencil level, or a check/X shaped stroke)."""
+    stroke = float(np.clip((_stroke_score(inner, exits) - STROKE_FROM) / STROKE_SPAN, 0.0, 1.0)) * STROKE_WEIGHT
+    return float(np.clip(max(inner.fill, inner.cover, inner.inked_level, stroke), 0.0, 1.0))
+
+
+def _sectors_hit(ink: np.ndarray, masks: _Masks) -> int:
+    """How many annulus sectors (around the oval, 0.03-0.12 in out) hold a stroke."""
     hits = masks.sector[(ink >= STROKE) & masks.annulus]
     counts = np.bincount(hits, minlength=RING_SECTORS)
     need = 0.3 * (OUTLINE_IN * 2) * 0.06 * CANON_PPI**2  # a short stroke piece
-    return float((counts >= need).mean())
+    return int((counts >= need).sum())
 
 
 def _side_window(gray: np.ndarray, hom: np.ndarray, box_in: Box, reference: np.ndarray | None,

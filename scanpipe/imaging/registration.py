@@ -174,10 +174,17 @@ def _corner_window(gray: np.ndarray, box: Box, dpi: float) -> tuple[int, int, np
     return x0, y0, gray[y0:y1, x0:x1]
 
 
+def _solid_ink(gray: np.ndarray, side_px: float) -> np.ndarray:
+    """Otsu ink with thin strokes opened away, so text or a line touching a square
+    does not change its outline (an opening leaves a solid square unchanged)."""
+    _, ink = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
+    k = max(3, int(side_px * 0.4))
+    return cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (k, k)))
+
+
 def _best_square(small: np.ndarray, side_px: float, expected: tuple[float, float]) -> tuple[float, float] | None:
     """The solid, square, right-sized dark blob nearest ``expected`` (window pixels)."""
-    _, ink = cv2.threshold(small, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
-    contours, _ = cv2.findContours(ink, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    contours, _ = cv2.findContours(_solid_ink(small, side_px), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     best, best_distance = None, np.inf
     for contour in contours:
         area = cv2.contourArea(contour)
@@ -199,8 +206,7 @@ def _refine_centroid(gray: np.ndarray, cx: float, cy: float, side_px: float) -> 
     patch = gray[y0 : int(cy) + half + 1, x0 : int(cx) + half + 1]
     if patch.size == 0:
         return None
-    _, ink = cv2.threshold(patch, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
-    count, labels, stats, centroids = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    count, labels, stats, centroids = cv2.connectedComponentsWithStats(_solid_ink(patch, side_px), connectivity=8)
     if count < 2:
         return None
     local = (cx - x0, cy - y0)

@@ -31,7 +31,7 @@ from scanpipe.types import (
     UnreadableCard,
 )
 
-Row = Mapping[str, Any]
+Row = Mapping[Any, Any]  # a RowMapping or a dict
 
 STATUS_READ = "read"
 STATUS_MACHINE_PRINTED = "machine_printed"
@@ -42,9 +42,10 @@ STATUS_UNREADABLE = "unreadable"
 # value -> rows
 
 
-def card_to_rows(card: InterpretedCard) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+def card_to_rows(card: InterpretedCard) -> tuple[dict[str, Any], list[tuple[Any, ...]], list[dict[str, Any]]]:
     """``(card row, target score rows, contest reading rows)`` without the store's own
-    columns (times, sequence, thresholds source)."""
+    columns (times, sequence, thresholds source). Score rows are tuples in
+    :data:`SCORE_COLUMNS` order (the hot path: about 40 per card)."""
     src = card.source
     row: dict[str, Any] = {
         "card_id": src.card_id, "sha256": src.sha256, "path": src.path,
@@ -109,16 +110,17 @@ def _code_json(code: DecodedCode) -> dict[str, Any]:
     return {"symbology": code.symbology.value, "text": code.text, "corners_px": [list(p) for p in code.corners_px]}
 
 
-def _score_row(card_id: str, position: int, reading: TargetReading) -> dict[str, Any]:
+SCORE_COLUMNS = (
+    "card_id", "contest", "option", "position", "score", "fill_score", "stroke_score", "ring_score",
+    "damage_score", "write_in_score", "box_x", "box_y", "box_w", "box_h", "shift_x", "shift_y", "status", "why",
+)
+"""The columns of a target score row, in the order of the tuples :func:`card_to_rows` gives."""
+
+
+def _score_row(card_id: str, position: int, reading: TargetReading) -> tuple[Any, ...]:
     s = reading.score
-    return {
-        "card_id": card_id, "contest": s.contest, "option": s.option, "position": position,
-        "score": s.score, "fill_score": s.fill_score, "stroke_score": s.stroke_score,
-        "ring_score": s.ring_score, "damage_score": s.damage_score, "write_in_score": s.write_in_score,
-        "box_x": s.box_px[0], "box_y": s.box_px[1], "box_w": s.box_px[2], "box_h": s.box_px[3],
-        "shift_x": s.shift_px[0], "shift_y": s.shift_px[1],
-        "status": reading.status.value, "why": reading.why,
-    }
+    return (card_id, s.contest, s.option, position, s.score, s.fill_score, s.stroke_score, s.ring_score,
+            s.damage_score, s.write_in_score, *s.box_px, *s.shift_px, reading.status.value, reading.why)
 
 
 def _reading_row(card_id: str, position: int, c: ContestReading) -> dict[str, Any]:
@@ -131,8 +133,9 @@ def _reading_row(card_id: str, position: int, c: ContestReading) -> dict[str, An
 # rows -> value
 
 
-def rows_to_card(row: Row, scores: Sequence[Row], readings: Sequence[Row]) -> InterpretedCard:
-    """Rebuild the card; ``scores`` and ``readings`` must be this card's rows, in position order."""
+def rows_to_card(row: Row, scores: Sequence[Sequence[Any]], readings: Sequence[Row]) -> InterpretedCard:
+    """Rebuild the card; ``scores`` (tuples in :data:`SCORE_COLUMNS` order) and ``readings``
+    must be this card's rows, in position order."""
     source = CardSource(card_id=row["card_id"], sha256=row["sha256"], path=row["path"],
                         page_index=row["page_index"], page_count=row["page_count"], batch=row["batch"])
     contests = tuple(_reading_value(r) for r in readings)
@@ -186,14 +189,17 @@ def _registration_value(data: dict[str, Any]) -> Registration:
                         anchors_found=data["anchors_found"], residual_px=data["residual_px"])
 
 
-def _score_value(r: Row) -> TargetReading:
-    score = TargetScore(
-        contest=r["contest"], option=r["option"], score=r["score"], fill_score=r["fill_score"],
-        stroke_score=r["stroke_score"], ring_score=r["ring_score"], damage_score=r["damage_score"],
-        write_in_score=r["write_in_score"], box_px=(r["box_x"], r["box_y"], r["box_w"], r["box_h"]),
-        shift_px=(r["shift_x"], r["shift_y"]),
-    )
-    return TargetReading(score=score, status=MarkStatus(r["status"]), why=r["why"])
+_MARK_STATUS = {m.value: m for m in MarkStatus}
+
+
+def _score_value(r: Sequence[Any]) -> TargetReading:
+    """A target from a score row tuple in :data:`SCORE_COLUMNS` order (no per-row name lookups:
+    loading 100,000 cards builds millions of these)."""
+    (_, contest, option, _, score, fill, stroke, ring, damage, write_in, bx, by, bw, bh, sx, sy, status, why) = r
+    value = TargetScore(contest=contest, option=option, score=score, fill_score=fill, stroke_score=stroke,
+                        ring_score=ring, damage_score=damage, write_in_score=write_in, box_px=(bx, by, bw, bh),
+                        shift_px=(sx, sy))
+    return TargetReading(score=value, status=_MARK_STATUS[status], why=why)
 
 
 def _reading_value(r: Row) -> ContestReading:

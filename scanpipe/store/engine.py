@@ -85,7 +85,7 @@ def _sqlite_engine(url: URL) -> Engine:
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
         read = conn.get_execution_options().get(READ, False)
-        conn.exec_driver_sql("BEGIN")
+        conn.exec_driver_sql("BEGIN" if read else "BEGIN IMMEDIATE")
 
     return engine
 

@@ -13,7 +13,7 @@ compares the models with the migrated schema).
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import (
     JSON,
@@ -26,6 +26,7 @@ from sqlalchemy import (
     LargeBinary,
     MetaData,
     String,
+    Table,
     Text,
     UniqueConstraint,
 )
@@ -157,7 +158,10 @@ class TargetScoreRow(Base):
     """Every raw measurement of one target and the status it was given."""
 
     __tablename__ = "target_score"
-    __table_args__ = (CheckConstraint("status IN ('yes', 'no', 'unknown')", name="status"),)
+    __table_args__ = (
+        CheckConstraint("status IN ('yes', 'no', 'unknown')", name="status"),
+        {"sqlite_with_rowid": False},  # one b-tree keyed by the primary key: about half the writes
+    )
 
     card_id: Mapped[str] = mapped_column(ForeignKey("card.card_id", ondelete="CASCADE"), primary_key=True)
     contest: Mapped[str] = mapped_column(ID, primary_key=True)
@@ -181,7 +185,10 @@ class TargetScoreRow(Base):
 
 class ContestReadingRow(Base):
     __tablename__ = "contest_reading"
-    __table_args__ = (CheckConstraint("outcome IN ('counted', 'overvote', 'pending')", name="outcome"),)
+    __table_args__ = (
+        CheckConstraint("outcome IN ('counted', 'overvote', 'pending')", name="outcome"),
+        {"sqlite_with_rowid": False},
+    )
 
     card_id: Mapped[str] = mapped_column(ForeignKey("card.card_id", ondelete="CASCADE"), primary_key=True)
     contest: Mapped[str] = mapped_column(ID, primary_key=True)
@@ -231,6 +238,20 @@ class SkippedFileRow(Base):
     at: Mapped[datetime]
 
 
+class IdentificationRow(Base):
+    """What a person stated about a card (``identify``): the latest statement per card."""
+
+    __tablename__ = "identification"
+
+    card_id: Mapped[str] = mapped_column(ForeignKey("card.card_id", ondelete="CASCADE"), primary_key=True)
+    style: Mapped[str | None] = mapped_column(ID)
+    page: Mapped[int | None] = mapped_column(Integer)
+    precinct: Mapped[str | None] = mapped_column(ID)
+    kind: Mapped[str | None] = mapped_column(CODE)
+    serial: Mapped[str | None] = mapped_column(SERIAL)
+    at: Mapped[datetime]
+
+
 class EventRow(Base):
     """Append-only operational log; ``prev_hash``/``hash`` are for the hash-chained audit log."""
 
@@ -246,12 +267,13 @@ class EventRow(Base):
     hash: Mapped[str | None] = mapped_column(String(64))
 
 
-election_table = ElectionRow.__table__
-layout_reference_table = LayoutReferenceRow.__table__
-batch_table = BatchRow.__table__
-card_table = CardRow.__table__
-target_score_table = TargetScoreRow.__table__
-contest_reading_table = ContestReadingRow.__table__
-decision_table = DecisionRow.__table__
-skipped_file_table = SkippedFileRow.__table__
-event_table = EventRow.__table__
+election_table = cast(Table, ElectionRow.__table__)
+layout_reference_table = cast(Table, LayoutReferenceRow.__table__)
+batch_table = cast(Table, BatchRow.__table__)
+card_table = cast(Table, CardRow.__table__)
+target_score_table = cast(Table, TargetScoreRow.__table__)
+contest_reading_table = cast(Table, ContestReadingRow.__table__)
+decision_table = cast(Table, DecisionRow.__table__)
+skipped_file_table = cast(Table, SkippedFileRow.__table__)
+event_table = cast(Table, EventRow.__table__)
+identification_table = cast(Table, IdentificationRow.__table__)

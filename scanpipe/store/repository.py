@@ -1,34 +1,27 @@
 """The repository: the only code of scanpipe that opens database sessions.
 
-Every public method is one transaction. Writes begin with ``BEGIN IMMEDIATE`` on SQLite
-(see :mod:`scanpipe.store.engine`); cards are inserted if absent (``ON CONFLICT DO NOTHING``)
-so two processes ingesting the same file never double-insert and never fail. Database
-failures come out as :class:`StorageError` naming the URL (password hidden) and the reason.
+Every public method is one transaction (see :mod:`scanpipe.store.database`). Cards are
+inserted if absent (``ON CONFLICT DO NOTHING``) so two processes ingesting the same file never
+double-insert and never fail; a card, its raw target scores and its contest readings are
+written together. Reads rebuild :mod:`scanpipe.types` values with a few queries per
+thousands of cards, never one per card.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, ColumnElement, Table, delete, func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import ColumnElement, Connection, Table, delete, func, select, update
 
 from scanpipe.errors import ConfigError, DecisionError, StorageError
 from scanpipe.store import codec
-from scanpipe.store.engine import READ, make_engine, parse_url, safe_url
+from scanpipe.store.database import PG_ELECTION_LOCK, Database, alembic_config
+from scanpipe.store.elections import definition_sha256, election_from_json, read_references, with_references
 from scanpipe.store.models import (
     batch_table,
     card_table,
@@ -36,6 +29,7 @@ from scanpipe.store.models import (
     decision_table,
     election_table,
     event_table,
+    identification_table,
     layout_reference_table,
     skipped_file_table,
     target_score_table,
@@ -51,133 +45,36 @@ from scanpipe.store.records import (
     SkippedFile,
     StoredCard,
 )
+from scanpipe.store.transaction import Transaction, decision_record, insert_event
 from scanpipe.types import CardKind, Election, InterpretedCard
 
-MIGRATIONS = Path(__file__).parent / "migrations"
-SUPPORTED = ("sqlite", "postgresql")
+__all__ = ["Store", "alembic_config", "election_from_json"]
+
 IN_CHUNK = 500  # ids per IN (...) query
 ITER_CHUNK = 2000  # cards per round trip of iter_cards
-_PG_MIGRATE_LOCK = 0x5CA9_91BE  # advisory lock keys (PostgreSQL): one migrator at a time,
-_PG_ELECTION_LOCK = 0x5CA9_91BF  # one election loader at a time
+assert codec.SCORE_COLUMNS == tuple(c.name for c in target_score_table.columns)
+_SQLITE_INSERT_SCORES = (f"INSERT INTO target_score ({', '.join(codec.SCORE_COLUMNS)}) "
+                         f"VALUES ({', '.join('?' * len(codec.SCORE_COLUMNS))})")
+_PG_COPY_SCORES = f"COPY target_score ({', '.join(codec.SCORE_COLUMNS)}) FROM STDIN"
 
 
-def alembic_config() -> Config:
-    """The Alembic configuration, built in code (no alembic.ini)."""
-    cfg = Config()
-    cfg.set_main_option("script_location", str(MIGRATIONS))
-    return cfg
-
-
-class Store:
-    """A scanpipe database. ``Store.open(url)`` checks that it can be reached."""
-
-    def __init__(self, url: str) -> None:
-        parsed = parse_url(url)
-        if parsed.get_backend_name() not in SUPPORTED:
-            raise StorageError(f"cannot open database {safe_url(parsed)}: scanpipe supports SQLite and PostgreSQL")
-        self.url = url
-        self.safe_url = safe_url(parsed)
-        self.engine = make_engine(url)
-        self.dialect = self.engine.dialect.name
-
-    @classmethod
-    def open(cls, url: str) -> Store:
-        """Open (creating a SQLite file if needed) and check the database answers."""
-        store = cls(url)
-        try:
-            with store._read() as conn:
-                conn.exec_driver_sql("SELECT 1")
-        except StorageError:
-            store.close()
-            raise
-        return store
-
-    def close(self) -> None:
-        self.engine.dispose()
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    # ----------------------------------------------------------------------------------
-    # transactions
-
-    @contextmanager
-    def _write(self) -> Iterator[Connection]:
-        """One write transaction (``BEGIN IMMEDIATE`` on SQLite)."""
-        try:
-            with self.engine.begin() as conn:
-                yield conn
-        except DBAPIError as e:
-            raise self._error(e) from e
-
-    @contextmanager
-    def _read(self) -> Iterator[Connection]:
-        """One read transaction (deferred ``BEGIN`` on SQLite: never blocks writers)."""
-        try:
-            with self.engine.connect() as conn:
-                conn = conn.execution_options(**{READ: True})
-                with conn.begin():
-                    yield conn
-        except DBAPIError as e:
-            raise self._error(e) from e
-
-    def _error(self, e: DBAPIError) -> StorageError:
-        reason = str(e.orig).strip().splitlines()[0] if e.orig is not None else str(e)
-        return StorageError(f"database {self.safe_url}: {reason}")
-
-    def _serialize(self, conn: Connection, key: int) -> None:
-        """Make this transaction the only one holding ``key`` (SQLite's BEGIN IMMEDIATE already is)."""
-        if self.dialect == "postgresql":
-            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({key})")
-
-    def _insert(self, table: Table) -> Any:
-        return (postgresql.insert(table) if self.dialect == "postgresql" else sqlite.insert(table))
-
-    # ----------------------------------------------------------------------------------
-    # schema
-
-    def migrate(self) -> None:
-        """Create or upgrade the schema to the newest revision (a no-op when it is there)."""
-        cfg = alembic_config()
-        with self._write() as conn:
-            self._serialize(conn, _PG_MIGRATE_LOCK)
-            cfg.attributes["connection"] = conn
-            command.upgrade(cfg, "head")
-
-    def schema_revision(self) -> str | None:
-        with self._read() as conn:
-            return MigrationContext.configure(conn).get_current_revision()
-
-    @staticmethod
-    def head_revision() -> str:
-        head = ScriptDirectory.from_config(alembic_config()).get_current_head()
-        assert head is not None
-        return head
-
-    def require_schema(self) -> None:
-        """Raise StorageError unless the schema is at the newest revision."""
-        current, head = self.schema_revision(), self.head_revision()
-        if current is None:
-            raise StorageError(f"database {self.safe_url} is not initialized: run 'scanpipe init --election FILE'")
-        if current != head:
-            raise StorageError(f"database {self.safe_url} is at schema {current}, this scanpipe needs {head}: "
-                               "run 'scanpipe init --election FILE' to migrate it")
+class Store(Database):
+    """A scanpipe database: ``Store.open(url)``, ``migrate()``, then the methods below."""
 
     # ----------------------------------------------------------------------------------
     # election
 
     def load_election(self, definition: dict[str, Any], layouts: dict[str, dict[str, Any]], election: Election,
-                      *, actor: str | None = None) -> bool:
+                      *, references: Mapping[tuple[str, int], bytes] | None = None, actor: str | None = None) -> bool:
         """Store this definition (with its layouts and reference scans) as the current
-        election; True when it differs from the current one (history is kept)."""
-        references = _read_references(election)
-        digest = _definition_sha256(definition, layouts, references)
+        election; True when it differs from the current one (history is kept).
+        ``references`` are the scans' bytes where the caller already read them
+        (``(style, page) -> bytes``); the others are read from the files."""
+        scans = read_references(election, references)
+        digest = definition_sha256(definition, layouts, scans)
         now = utcnow()
         with self._write() as conn:
-            self._serialize(conn, _PG_ELECTION_LOCK)
+            self._serialize(conn, PG_ELECTION_LOCK)
             current = conn.execute(select(election_table.c.sha256).order_by(election_table.c.row_id.desc()).limit(1)).scalar()
             if current == digest:
                 return False
@@ -186,12 +83,12 @@ class Store:
                 "definition": definition, "layouts": layouts, "sha256": digest, "loaded_at": now,
                 "base": str(election.path.parent) if election.path is not None else None,
             }).scalar_one()
-            if references:
+            if scans:
                 conn.execute(layout_reference_table.insert(), [
                     {"election_row": row_id, "style": s, "page": p, "filename": name,
                      "sha256": hashlib.sha256(data).hexdigest(), "data": data}
-                    for (s, p), (name, data) in references.items()])
-            self._event(conn, "election_loaded", {"election": election.id, "sha256": digest,
+                    for (s, p), (name, data) in scans.items()])
+            insert_event(conn, "election_loaded", {"election": election.id, "sha256": digest,
                                                   "replaces": current}, actor, now)
         return True
 
@@ -217,7 +114,7 @@ class Store:
                                       base=Path(record.base) if record.base is not None else None)
         if reference_dir is None:
             return election
-        return _with_references(election, self._write_references(record.row_id, reference_dir))
+        return with_references(election, self._write_references(record.row_id, reference_dir))
 
     def reference_scans(self) -> dict[tuple[str, int], bytes]:
         """The current election's reference scans: ``(style, page) -> file bytes``."""
@@ -226,6 +123,10 @@ class Store:
         with self._read() as conn:
             rows = conn.execute(select(t.c.style, t.c.page, t.c.data).where(t.c.election_row == row_id)).all()
         return {(r.style, r.page): bytes(r.data) for r in rows}
+
+    def layout_references(self) -> dict[tuple[str, int], bytes]:
+        """The same as :meth:`reference_scans`."""
+        return self.reference_scans()
 
     def _write_references(self, row_id: int, folder: Path) -> dict[tuple[str, int], Path]:
         t = layout_reference_table
@@ -254,7 +155,7 @@ class Store:
             created = conn.execute(self._insert(batch_table).on_conflict_do_nothing(index_elements=["name"])
                                    .returning(batch_table.c.name), {"name": name, "created_at": now, **given}).first()
             if created is not None:
-                self._event(conn, "batch_created", {"batch": name, **given}, None, now)
+                insert_event(conn, "batch_created", {"batch": name, **given}, None, now)
             else:
                 row = conn.execute(select(batch_table).where(batch_table.c.name == name).with_for_update()).mappings().one()
                 _check_batch_hints(row, given)
@@ -281,7 +182,7 @@ class Store:
             if row["voided_at"] is None:
                 conn.execute(update(batch_table).where(batch_table.c.name == name).values(voided_at=now, void_reason=reason))
                 cards = conn.execute(select(func.count()).select_from(card_table).where(card_table.c.batch == name)).scalar_one()
-                self._event(conn, "batch_voided", {"batch": name, "reason": reason, "cards": cards}, actor, now)
+                insert_event(conn, "batch_voided", {"batch": name, "reason": reason, "cards": cards}, actor, now)
             row = conn.execute(select(batch_table).where(batch_table.c.name == name)).mappings().one()
         return _batch_record(row)
 
@@ -327,11 +228,24 @@ class Store:
                                   [x for r, _, readings in encoded if r["card_id"] in inserted for x in readings])
         return len(inserted)
 
-    def _insert_children(self, conn: Connection, scores: list[dict[str, Any]], readings: list[dict[str, Any]]) -> None:
+    def _insert_children(self, conn: Connection, scores: list[tuple[Any, ...]], readings: list[dict[str, Any]]) -> None:
         if scores:
-            conn.execute(target_score_table.insert(), scores)
+            self._insert_scores(conn, scores)
         if readings:
             conn.execute(contest_reading_table.insert(), readings)
+
+    def _insert_scores(self, conn: Connection, rows: list[tuple[Any, ...]]) -> None:
+        """The hot path (about 40 rows a card): SQLAlchemy's per-row parameter processing
+        cost more than the database itself, so the tuples go straight to SQLite's
+        ``executemany``, or to PostgreSQL's ``COPY`` in the same transaction."""
+        if self.dialect == "sqlite":
+            conn.exec_driver_sql(_SQLITE_INSERT_SCORES, rows)
+            return
+        raw = conn.connection.driver_connection
+        assert raw is not None
+        with raw.cursor() as cur, cur.copy(_PG_COPY_SCORES) as copy:
+            for row in rows:
+                copy.write_row(row)
 
     def replace_interpretation(self, card: InterpretedCard, *, thresholds_source: str | None = None,
                                actor: str | None = None) -> int:
@@ -355,8 +269,19 @@ class Store:
             conn.execute(update(card_table).where(card_table.c.card_id == card_id).values(
                 **values, interpreted_at=now, interpretation_seq=seq, thresholds_source=thresholds_source))
             self._insert_children(conn, scores, readings)
-            self._event(conn, "card_reinterpreted", {"card": card_id, "interpretation_seq": seq}, actor, now)
+            insert_event(conn, "card_reinterpreted", {"card": card_id, "interpretation_seq": seq}, actor, now)
         return seq
+
+    def known_sha256_all(self) -> set[str]:
+        """The SHA-256 of every stored file."""
+        with self._read() as conn:
+            return set(conn.execute(select(card_table.c.sha256).distinct()).scalars())
+
+    def batch_card_counts(self) -> dict[str, int]:
+        """``batch name -> number of cards`` for every batch holding cards."""
+        q = select(card_table.c.batch, func.count()).group_by(card_table.c.batch)
+        with self._read() as conn:
+            return {name: n for name, n in conn.execute(q)}
 
     def count_cards(self) -> int:
         with self._read() as conn:
@@ -394,7 +319,7 @@ class Store:
         if not rows:
             return []
         ids = [r["card_id"] for r in rows]
-        scores = _children(conn, target_score_table, ids)
+        scores = _children(conn, target_score_table, ids, as_tuples=True)
         readings = _children(conn, contest_reading_table, ids)
         return [StoredCard(card=codec.rows_to_card(r, scores.get(r["card_id"], ()), readings.get(r["card_id"], ())),
                            ingested_at=r["ingested_at"], interpreted_at=r["interpreted_at"],
@@ -402,30 +327,21 @@ class Store:
                            thresholds_source=r["thresholds_source"]) for r in rows]
 
     # ----------------------------------------------------------------------------------
-    # decisions
+    # decisions and identifications
 
-    def add_decision(self, item: str, item_kind: ItemKind, contest: str, votes: Sequence[str],
-                     auditors: Sequence[str], *, state: DecisionState, rule: str | None = None,
-                     note: str | None = None, supersedes: int | None = None) -> DecisionRecord:
-        """Append a decision; when it ``supersedes`` an earlier one (same item and contest),
-        that one becomes ``superseded`` in the same transaction."""
-        if not auditors or any(not a.strip() for a in auditors):
-            raise DecisionError("a decision needs at least one named auditor")
-        now = utcnow()
-        t = decision_table
+    @contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        """One write transaction for reading, planning and writing decisions together."""
         with self._write() as conn:
-            if supersedes is not None:
-                old = conn.execute(select(t).where(t.c.id == supersedes)).mappings().first()
-                if old is None or (old["item"], old["contest"]) != (item, contest):
-                    raise DecisionError(f"decision {supersedes} is not a decision on {item} contest {contest}")
-                if old["state"] == DecisionState.SUPERSEDED:
-                    raise DecisionError(f"decision {supersedes} was already superseded")
-                conn.execute(update(t).where(t.c.id == supersedes).values(state=DecisionState.SUPERSEDED.value))
-            row = conn.execute(t.insert().returning(*t.c), {
-                "item": item, "item_kind": ItemKind(item_kind).value, "contest": contest, "votes": list(votes),
-                "auditors": list(auditors), "rule": rule, "note": note, "state": DecisionState(state).value,
-                "created_at": now, "supersedes": supersedes}).mappings().one()
-        return _decision_record(row)
+            yield Transaction(conn, self.dialect)
+
+    def add_decision(self, item: str, item_kind: ItemKind | str, contest: str, votes: Sequence[str],
+                     auditors: Sequence[str], *, state: DecisionState | str, rule: str | None = None,
+                     note: str | None = None, supersedes: int | None = None) -> DecisionRecord:
+        """Append a decision (see :meth:`Transaction.add_decision`)."""
+        with self.transaction() as tx:
+            return tx.add_decision(item, item_kind, contest, votes, auditors, state=state, rule=rule, note=note,
+                                   supersedes=supersedes)
 
     def decisions(self, item: str | None = None) -> list[DecisionRecord]:
         """Decisions in the order they were made, all of them or those on ``item``."""
@@ -433,20 +349,35 @@ class Store:
         if item is not None:
             q = q.where(decision_table.c.item == item)
         with self._read() as conn:
-            return [_decision_record(r) for r in conn.execute(q).mappings()]
+            return [decision_record(r) for r in conn.execute(q).mappings()]
 
-    def set_decision_state(self, decision_id: int, state: DecisionState) -> DecisionRecord:
-        """Move a decision on (first_half -> final | escalated ...); a superseded decision stays so."""
-        t = decision_table
+    def set_decision_state(self, decision_id: int, state: DecisionState | str) -> DecisionRecord:
+        """Move a decision on (see :meth:`Transaction.set_decision_state`)."""
+        with self.transaction() as tx:
+            return tx.set_decision_state(decision_id, state)
+
+    def set_identification(self, card_id: str, *, style: str | None = None, page: int | None = None,
+                           precinct: str | None = None, kind: CardKind | None = None,
+                           serial: str | None = None) -> None:
+        """Remember what a person stated about a card (``identify``); what this call leaves
+        out keeps what an earlier call stated."""
+        given = {"style": style, "page": page, "precinct": precinct, "kind": kind.value if kind else None, "serial": serial}
+        t = identification_table
         with self._write() as conn:
-            old = conn.execute(select(t.c.state).where(t.c.id == decision_id).with_for_update()).scalar()
+            if conn.execute(select(card_table.c.card_id).where(card_table.c.card_id == card_id)).first() is None:
+                raise DecisionError(f"there is no card {card_id}")
+            old = conn.execute(select(t).where(t.c.card_id == card_id).with_for_update()).mappings().first()
+            merged = {k: v if v is not None else (old[k] if old is not None else None) for k, v in given.items()}
             if old is None:
-                raise DecisionError(f"there is no decision {decision_id}")
-            if old == DecisionState.SUPERSEDED and state != DecisionState.SUPERSEDED:
-                raise DecisionError(f"decision {decision_id} was superseded; it cannot become {state}")
-            conn.execute(update(t).where(t.c.id == decision_id).values(state=DecisionState(state).value))
-            row = conn.execute(select(t).where(t.c.id == decision_id)).mappings().one()
-        return _decision_record(row)
+                conn.execute(t.insert(), {"card_id": card_id, **merged, "at": utcnow()})
+            else:
+                conn.execute(update(t).where(t.c.card_id == card_id).values(**merged, at=utcnow()))
+
+    def identifications(self) -> dict[str, tuple[str | None, str | None]]:
+        """``card id -> (style, precinct)`` a person stated, for every identified card."""
+        t = identification_table
+        with self._read() as conn:
+            return {r.card_id: (r.style, r.precinct) for r in conn.execute(select(t.c.card_id, t.c.style, t.c.precinct))}
 
     # ----------------------------------------------------------------------------------
     # skipped files and events
@@ -468,7 +399,7 @@ class Store:
     def log_event(self, action: str, detail: Mapping[str, Any], actor: str | None = None) -> int:
         """Append one event to the operational log; returns its id."""
         with self._write() as conn:
-            return self._event(conn, action, detail, actor, utcnow())
+            return insert_event(conn, action, detail, actor, utcnow())
 
     def events(self, action: str | None = None) -> list[EventRecord]:
         q = select(event_table).order_by(event_table.c.id)
@@ -478,71 +409,31 @@ class Store:
             return [EventRecord(id=r.id, at=r.at, actor=r.actor, action=r.action, detail=r.detail,
                                 prev_hash=r.prev_hash, hash=r.hash) for r in conn.execute(q)]
 
-    @staticmethod
-    def _event(conn: Connection, action: str, detail: Mapping[str, Any], actor: str | None, at: datetime) -> int:
-        return conn.execute(event_table.insert().returning(event_table.c.id),
-                            {"at": at, "actor": actor, "action": action, "detail": dict(detail)}).scalar_one()
-
 
 # --------------------------------------------------------------------------------------
 # helpers
 
 
-def election_from_json(definition: dict[str, Any], layouts: dict[str, dict[str, Any]], *,
-                       base: Path | None = None) -> Election:
-    """Rebuild typed election values from stored JSON (reference files are not checked)."""
-    from scanpipe.election import parse_election
-
-    return parse_election(definition, layouts, base=base, check_files=False)
-
-
-def _read_references(election: Election) -> dict[tuple[str, int], tuple[str, bytes]]:
-    refs = {}
-    for style in election.ballot_styles:
-        for page in style.layout.pages:
-            if page.reference is None:
-                continue
-            try:
-                refs[(style.id, page.page)] = (page.reference.name, page.reference.read_bytes())
-            except OSError as e:
-                raise ConfigError(f"reference scan {page.reference} of style {style.id} page {page.page} "
-                                  f"cannot be read: {e.strerror or e}") from e
-    return refs
-
-
-def _definition_sha256(definition: dict[str, Any], layouts: dict[str, dict[str, Any]],
-                       references: Mapping[tuple[str, int], tuple[str, bytes]]) -> str:
-    refs = {f"{s}/{p}": hashlib.sha256(data).hexdigest() for (s, p), (_, data) in sorted(references.items())}
-    blob = json.dumps({"definition": definition, "layouts": layouts, "references": refs},
-                      sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def _with_references(election: Election, paths: Mapping[tuple[str, int], Path]) -> Election:
-    def style(s: Any) -> Any:
-        pages = tuple(dataclasses.replace(p, reference=paths[(s.id, p.page)]) if (s.id, p.page) in paths else p
-                      for p in s.layout.pages)
-        return dataclasses.replace(s, layout=dataclasses.replace(s.layout, pages=pages))
-
-    return dataclasses.replace(election, ballot_styles=tuple(style(s) for s in election.ballot_styles))
-
-
-def _children(conn: Connection, table: Table, ids: list[str]) -> dict[str, list[Any]]:
-    """Rows of ``table`` for these cards, grouped by card id, in position order."""
+def _children(conn: Connection, table: Table, ids: list[str], *, as_tuples: bool = False) -> dict[str, list[Any]]:
+    """Rows of ``table`` for these cards (``ids`` in card id order), grouped by card id, in
+    position order: one query for all of them, fetched at once."""
     q = select(table).order_by(table.c.card_id, table.c.position)
     if len(ids) == 1:
         q = q.where(table.c.card_id == ids[0])
     else:
-        q = q.where(table.c.card_id.between(ids[0], ids[-1]))  # ids are in card id order
+        q = q.where(table.c.card_id.between(ids[0], ids[-1]))
+    result = conn.execute(q)
+    rows: Sequence[Any] = result.all() if as_tuples else result.mappings().all()
     grouped: dict[str, list[Any]] = defaultdict(list)
     wanted = set(ids)
-    for r in conn.execute(q).mappings():
-        if r["card_id"] in wanted:
-            grouped[r["card_id"]].append(r)
+    for r in rows:
+        key = r[0] if as_tuples else r["card_id"]
+        if key in wanted:
+            grouped[key].append(r)
     return grouped
 
 
-def _check_batch_hints(row: Mapping[str, Any], given: Mapping[str, str | None]) -> None:
+def _check_batch_hints(row: Mapping[Any, Any], given: Mapping[str, str | None]) -> None:
     if row["voided_at"] is not None:
         raise ConfigError(f"batch {row['name']!r} was voided ({row['void_reason']}); ingest into a new batch")
     for key, value in given.items():
@@ -551,19 +442,13 @@ def _check_batch_hints(row: Mapping[str, Any], given: Mapping[str, str | None]) 
                               f"it cannot also be --{key} {value} (use another --batch)")
 
 
-def _batch_record(r: Mapping[str, Any]) -> BatchRecord:
+def _batch_record(r: Mapping[Any, Any]) -> BatchRecord:
     return BatchRecord(name=r["name"], created_at=r["created_at"], style=r["style"], precinct=r["precinct"],
                        kind=CardKind(r["kind"]) if r["kind"] is not None else None,
                        voided_at=r["voided_at"], void_reason=r["void_reason"])
 
 
-def _decision_record(r: Mapping[str, Any]) -> DecisionRecord:
-    return DecisionRecord(id=r["id"], item=r["item"], item_kind=ItemKind(r["item_kind"]), contest=r["contest"],
-                          votes=tuple(r["votes"]), auditors=tuple(r["auditors"]), rule=r["rule"], note=r["note"],
-                          state=DecisionState(r["state"]), created_at=r["created_at"], supersedes=r["supersedes"])
-
-
-def _election_record(r: Mapping[str, Any], *, current: bool) -> ElectionRecord:
+def _election_record(r: Mapping[Any, Any], *, current: bool) -> ElectionRecord:
     return ElectionRecord(row_id=r["row_id"], id=r["id"], name=r["name"], jurisdiction=r["jurisdiction"],
                           definition=r["definition"], layouts=r["layouts"], sha256=r["sha256"],
                           loaded_at=r["loaded_at"], base=r["base"], current=current)

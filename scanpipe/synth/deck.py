@@ -269,12 +269,10 @@ def _scan_and_write(opts: DeckOptions, index: int, ov: dict[str, Any], rng: np.r
             save_scan(out / name, image, meta.format, quality=meta.jpeg_quality, dpi=dpi)
             files.append((name, 1, meta.format, meta.jpeg_quality, meta.color))
     else:
-        bilevel = scans[0][1].format == "tif_g4"
         quality = int(rng.integers(profile.jpeg_quality[0], profile.jpeg_quality[1] + 1))
         name = stem + (".tif" if container == "tif" else ".pdf")
-        images = [s[0] for s in scans]
-        written = save_multipage(out / name, images, dpi=dpi, bilevel=bilevel, quality=quality)
-        files = [(name, k + 1, written, quality if written == "pdf" else None, scans[k][1].color and not bilevel)
+        written = save_multipage(out / name, [s[0] for s in scans], dpi=dpi, quality=quality)
+        files = [(name, k + 1, written, quality if written == "pdf" else None, scans[k][1].color and written == "pdf")
                  for k in range(len(scans))]
     entries = []
     for (lp, _, targets, damage), (_, meta), (name, page_of_file, fmt_name, quality, is_color) in zip(pages, scans, files):

@@ -8,7 +8,8 @@ with OpenCV's luma weights, so a colour ink's darkness is exact in grayscale too
 Model of ink on paper: a mark is an alpha mask ``a`` in [0, 1] and a colour ``c``; the paper
 becomes ``p * (1 - a * (1 - c/255))`` (subtractive, so ink over print stays dark). Coverage
 ranges are enforced by rejection sampling of the shape (measured as the share of interior
-pixels with ``a > 0.5``); distance rules (stray lines, loops) are checked with a distance
+pixels with ``a > 0.5`` for the lower bound and ``a > 0.2`` for the upper, interior pixels under the printed ~0.012 in outline excluded, since
+no mark can show there); distance rules (stray lines, loops) are checked with a distance
 transform. Everything is drawn in a small region of interest around the target at the render
 dpi, so marking a card costs well under a millisecond per target.
 
@@ -74,6 +75,7 @@ PEN_INKS = ("black", "blue", "red", "green")
 # Which ink a kind is drawn with: pen marks use the voter's pen, these use graphite.
 GRAPHITE_KINDS = frozenset({MarkKind.LIGHT_PENCIL, MarkKind.FAINT_TRACE, MarkKind.ERASURE})
 TARGET_W_IN = 0.22
+OUTLINE_IN = 0.012
 SHIFT = 4
 _ONE = 1 << SHIFT
 
@@ -139,11 +141,21 @@ def _ellipse(r: _Roi, ax: float, ay: float, cx: float | None = None, cy: float |
 
 
 def _interior(r: _Roi) -> np.ndarray:
+    """The target's ellipse (inscribed in the box): what distance rules are measured from."""
     return _ellipse(r, r.a, r.b) > 0.5
 
 
-def _coverage(alpha: np.ndarray, interior: np.ndarray) -> float:
-    return float((alpha[interior] > 0.5).mean())
+def _inside_outline(r: _Roi) -> np.ndarray:
+    """The paper inside the printed outline: where coverage is measured (what a scorer sees)."""
+    t = r.px(OUTLINE_IN)
+    return _ellipse(r, r.a - t, r.b - t) > 0.5
+
+
+def _covers(alpha: np.ndarray, interior: np.ndarray, lo: float, hi: float) -> bool:
+    """Coverage within [lo, hi] both when counted strictly (alpha > 0.5, for ``lo``) and
+    loosely (alpha > 0.2: anti-aliased edges a scorer may count as ink, for ``hi``)."""
+    values = alpha[interior]
+    return lo <= float((values > 0.5).mean()) and float((values > 0.2).mean()) <= hi
 
 
 def _blob(r: _Roi, rng: np.random.Generator, scale: float, dx: float, dy: float, wobble: float = 0.06) -> np.ndarray:
@@ -197,7 +209,7 @@ def _sample(make: Callable[[], np.ndarray], ok: Callable[[np.ndarray], bool], fa
 
 
 def _full(r: _Roi, rng: np.random.Generator, lo: float, hi: float, overflow_in: float) -> np.ndarray:
-    interior = _interior(r)
+    interior = _inside_outline(r)
     limit = _ellipse(r, r.a + r.px(overflow_in), r.b + r.px(overflow_in)) > 0.02
 
     def make() -> np.ndarray:
@@ -210,13 +222,13 @@ def _full(r: _Roi, rng: np.random.Generator, lo: float, hi: float, overflow_in: 
         return alpha
 
     def ok(alpha: np.ndarray) -> bool:
-        return lo <= _coverage(alpha, interior) <= hi and not bool((alpha[~limit] > 0.02).any())
+        return _covers(alpha, interior, lo, hi) and not bool((alpha[~limit] > 0.02).any())
 
     return _sample(make, ok, lambda: _ellipse(r, r.a, r.b))
 
 
 def _partial(r: _Roi, rng: np.random.Generator) -> np.ndarray:
-    interior = _interior(r)
+    interior = _inside_outline(r)
 
     def make() -> np.ndarray:
         width = r.px(rng.uniform(0.025, 0.04))
@@ -231,7 +243,7 @@ def _partial(r: _Roi, rng: np.random.Generator) -> np.ndarray:
     def fallback() -> np.ndarray:
         return _blob(r, rng, 0.75, 0, 0, wobble=0.0)
 
-    return _sample(make, lambda a: 0.45 <= _coverage(a, interior) <= 0.80, fallback)
+    return _sample(make, lambda a: _covers(a, interior, 0.45, 0.80), fallback)
 
 
 def _check(r: _Roi, rng: np.random.Generator) -> np.ndarray:
@@ -331,17 +343,17 @@ def circle_name(rgb: np.ndarray, target_box: BoxPx, name_box: BoxPx, rng: np.ran
 
 
 def _erasure(r: _Roi, rng: np.random.Generator) -> np.ndarray:
-    interior = _interior(r)
+    interior = _inside_outline(r)
     alpha = _sample(lambda: _blob(r, rng, rng.uniform(0.75, 1.1), rng.uniform(-0.15, 0.15) * r.a,
                                   rng.uniform(-0.15, 0.15) * r.b, 0.1),
-                    lambda a: 0.6 <= _coverage(a, interior) <= 1.0, lambda: _ellipse(r, r.a, r.b))
+                    lambda a: _covers(a, interior, 0.6, 1.0), lambda: _ellipse(r, r.a, r.b))
     sx = r.px(rng.uniform(0.01, 0.03))
     alpha = cv2.GaussianBlur(alpha, (0, 0), sigmaX=sx, sigmaY=sx / 2)
     return alpha * _texture(r, rng, 0.08)
 
 
 def _small(r: _Roi, rng: np.random.Generator) -> np.ndarray:
-    interior = _interior(r)
+    interior = _inside_outline(r)
 
     def make() -> np.ndarray:
         if rng.random() < 0.5:
@@ -354,7 +366,7 @@ def _small(r: _Roi, rng: np.random.Generator) -> np.ndarray:
         c = np.array([r.cx + rng.uniform(-0.3, 0.3) * r.a, r.cy + rng.uniform(-0.3, 0.3) * r.b])
         return _stroke(r, np.array([c - d, c + d]), r.px(rng.uniform(0.03, 0.05)))
 
-    return _sample(make, lambda a: 0.12 <= _coverage(a, interior) <= 0.30,
+    return _sample(make, lambda a: _covers(a, interior, 0.12, 0.30),
                    lambda: _blob(r, rng, 0.45, 0, 0, wobble=0.0))
 
 
@@ -444,7 +456,9 @@ def draw_fold(rgb: np.ndarray, rng: np.random.Generator, *, dpi: float) -> Damag
     h, w = rgb.shape[:2]
     y_in = rng.choice([11 / 3, 22 / 3, 5.5]) + rng.uniform(-0.4, 0.4)
     slope = np.tan(np.deg2rad(rng.uniform(-2.5, 2.5)))
-    rows = np.arange(h, dtype=np.float32)[:, None]
+    reach = abs(slope) * w / 2 + 0.8 * dpi
+    r0, r1 = max(0, int(y_in * dpi - reach)), min(h, int(y_in * dpi + reach) + 1)
+    rows = np.arange(r0, r1, dtype=np.float32)[:, None]
     line = y_in * dpi + slope * (np.arange(w, dtype=np.float32)[None, :] - w / 2)
     d = rows - line  # signed distance (rows) from the crease
     crease = rng.uniform(0.15, 0.35) * np.exp(-(d / (rng.uniform(0.006, 0.012) * dpi)) ** 2)
@@ -452,8 +466,10 @@ def draw_fold(rgb: np.ndarray, rng: np.random.Generator, *, dpi: float) -> Damag
     shadow_w = rng.uniform(0.05, 0.12) * dpi
     shadow = rng.uniform(0.04, 0.1) * np.exp(-np.maximum(side * d, 0) / shadow_w) * (side * d >= 0)
     darkness = np.maximum(crease, shadow).astype(np.float32)
-    _darken(rgb, darkness)
-    return Damage("fold", darkness >= 0.02)
+    _darken(rgb[r0:r1], darkness)
+    mask = np.zeros((h, w), bool)
+    mask[r0:r1] = darkness >= 0.02
+    return Damage("fold", mask)
 
 
 def draw_stain(rgb: np.ndarray, rng: np.random.Generator, *, dpi: float, near_px: tuple[float, float] | None = None) -> Damage:
@@ -466,13 +482,20 @@ def draw_stain(rgb: np.ndarray, rng: np.random.Generator, *, dpi: float, near_px
     t = np.linspace(0, 2 * np.pi, 90, endpoint=False)
     rr = rad * (1 + sum(rng.uniform(-0.08, 0.08) * np.cos(k * t + rng.uniform(0, 6.28)) for k in (2, 3, 4)))
     pts = np.stack([cx + rr * np.cos(t), cy + rr * rng.uniform(0.7, 1.0) * np.sin(t)], 1)
-    m = np.zeros((h, w), np.uint8)
-    cv2.fillPoly(m, [np.round(pts).astype(np.int32)], 255, cv2.LINE_AA)
+    pad = int(0.08 * dpi) + 2
+    x0, y0 = max(0, int(pts[:, 0].min()) - pad), max(0, int(pts[:, 1].min()) - pad)
+    x1, y1 = min(w, int(pts[:, 0].max()) + pad), min(h, int(pts[:, 1].max()) + pad)
+    mask = np.zeros((h, w), bool)
+    if x1 <= x0 or y1 <= y0:
+        return Damage("stain", mask)
+    m = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillPoly(m, [np.round(pts - [x0, y0]).astype(np.int32)], 255, cv2.LINE_AA)
     body = m.astype(np.float32) / 255.0
     rim = body - cv2.erode(body, np.ones((5, 5), np.uint8), iterations=max(1, int(0.02 * dpi)))
     darkness = cv2.GaussianBlur(body * rng.uniform(0.08, 0.22) + rim * rng.uniform(0.1, 0.2), (0, 0), 0.01 * dpi)
-    _darken(rgb, darkness, tint=(0.55, 0.9, 1.35))  # brownish: blue absorbed most
-    return Damage("stain", darkness >= 0.015)
+    _darken(rgb[y0:y1, x0:x1], darkness, tint=(0.55, 0.9, 1.35))  # brownish: blue absorbed most
+    mask[y0:y1, x0:x1] = darkness >= 0.015
+    return Damage("stain", mask)
 
 
 def draw_tear(rgb: np.ndarray, rng: np.random.Generator, *, dpi: float) -> Damage:

@@ -9,7 +9,8 @@ The model, in the order a scanner applies it:
    to ``max_shift_in``; the uncovered border shows the scanner backing (white). Then a
    180-degree feed with probability ``flip180_p``.
 3. **Optics and sensor**: Gaussian blur (sigma in pixels of the scan), brightness drift (a
-   linear gain ramp across the page plus a global gain), Gaussian noise.
+   linear gain ramp across the page plus a global gain), Gaussian noise (not on bare paper,
+   i.e. pixels at or above ``WHITE_CLIP`` before the gain: keeps lossless files small).
 4. **Encoding**: PNG, JPEG (quality range) or bilevel TIFF G4. Bilevel is made as a scanner's
    bilevel mode does: divide by the local paper white, then error-diffusion dithering
    (Pillow ``convert("1")``), which keeps a faint mark's mean darkness.
@@ -32,6 +33,7 @@ import numpy as np
 from PIL import Image
 
 FORMATS = ("png", "jpg", "tif_g4")
+WHITE_CLIP = 250
 _FIXED_DATE = time.struct_time((2026, 11, 3, 12, 0, 0, 1, 307, 0))  # fixed: reproducible bytes
 
 
@@ -122,6 +124,7 @@ def _photometric(img: np.ndarray, blur: float, noise: float, gain: tuple[float, 
         img = cv2.GaussianBlur(img, (0, 0), blur)
     else:
         img = img.copy()
+    paper = img >= WHITE_CLIP if noise > 0 else None
     w = img.shape[1]
     strips = 48
     edges = np.linspace(0, w, strips + 1).astype(int)
@@ -133,8 +136,10 @@ def _photometric(img: np.ndarray, blur: float, noise: float, gain: tuple[float, 
         part[...] = cv2.LUT(part, lut)
     if noise > 0:
         cv2.setRNGSeed(int(rng.integers(0, 2**31 - 1)))
-        n = np.empty(img.shape, np.int16)
+        n = np.empty((img.shape[0], img.size // img.shape[0]), np.int16)  # one channel: randn's scalar
         cv2.randn(n, 0, noise)
+        n = n.reshape(img.shape)
+        n[paper] = 0  # bare paper is quiet (and PNGs stay small): noise only on print and ink
         img = cv2.add(img, n, dtype=cv2.CV_8U)
     return img
 
@@ -213,23 +218,21 @@ def save_scan(path: Path, image: np.ndarray, fmt: str, *, quality: int | None = 
         raise ValueError(f"unknown scan format {fmt!r}")
 
 
-def save_multipage(path: Path, images: Sequence[np.ndarray], *, dpi: float = 200, bilevel: bool = False,
-                   quality: int = 85) -> str:
-    """Write one sheet's sides as a multi-page ``.tif`` (G4 or LZW) or ``.pdf`` (JPEG pages).
+def save_multipage(path: Path, images: Sequence[np.ndarray], *, dpi: float = 200, quality: int = 85) -> str:
+    """Write one sheet's sides as a multi-page ``.tif`` (bilevel G4) or ``.pdf`` (JPEG pages).
 
-    Returns the recorded format name: ``tif_g4``, ``tif_lzw`` or ``pdf``.
+    Returns the recorded format name: ``tif_g4`` or ``pdf``.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix.lower() == ".pdf":
-        pages = [to_bilevel(i) if bilevel and i.ndim == 2 else Image.fromarray(i) for i in images]
+        pages = [Image.fromarray(i) for i in images]
         buf = io.BytesIO()
         pages[0].save(buf, "PDF", save_all=True, append_images=pages[1:], resolution=float(dpi), quality=quality,
                       creationDate=_FIXED_DATE, modDate=_FIXED_DATE, producer="scanpipe.synth")
         path.write_bytes(buf.getvalue())
         return "pdf"
-    fmt = "tif_g4" if bilevel else "tif_lzw"
-    pages = [_pil(i, "tif_g4") if bilevel else Image.fromarray(i) for i in images]
+    pages = [_pil(i, "tif_g4") for i in images]
     pages[0].save(path, "TIFF", save_all=True, append_images=pages[1:], dpi=(float(dpi), float(dpi)),
-                  compression="group4" if bilevel else "tiff_lzw")
-    return fmt
+                  compression="group4")
+    return "tif_g4"

@@ -151,7 +151,8 @@ def upgrade() -> None:
     sa.Column('source', sa.String(length=40), nullable=False),
     sa.CheckConstraint("outcome IN ('counted', 'overvote', 'pending')", name=op.f('ck_contest_reading_outcome')),
     sa.ForeignKeyConstraint(['card_id'], ['card.card_id'], name=op.f('fk_contest_reading_card_id_card'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('card_id', 'contest', name=op.f('pk_contest_reading'))
+    sa.PrimaryKeyConstraint('card_id', 'contest', name=op.f('pk_contest_reading')),
+    sqlite_with_rowid=False
     )
     op.create_table('target_score',
     sa.Column('card_id', sa.String(length=80), nullable=False),
@@ -174,7 +175,8 @@ def upgrade() -> None:
     sa.Column('why', sa.Text(), nullable=False),
     sa.CheckConstraint("status IN ('yes', 'no', 'unknown')", name=op.f('ck_target_score_status')),
     sa.ForeignKeyConstraint(['card_id'], ['card.card_id'], name=op.f('fk_target_score_card_id_card'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('card_id', 'contest', 'option', name=op.f('pk_target_score'))
+    sa.PrimaryKeyConstraint('card_id', 'contest', 'option', name=op.f('pk_target_score')),
+    sqlite_with_rowid=False
     )
 
 

@@ -1,0 +1,143 @@
+"""Engine, transactions and schema: the base every repository method runs on.
+
+``_write()`` is one write transaction (``BEGIN IMMEDIATE`` on SQLite), ``_read()`` one read
+transaction (deferred ``BEGIN``: never blocks writers under WAL). Database failures come out
+as :class:`StorageError` naming the URL (password hidden) and the reason. Migrations are
+Alembic's, kept in ``migrations/`` beside this module and run in code (no alembic.ini).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Self
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, Table
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import DBAPIError
+
+from scanpipe.errors import StorageError
+from scanpipe.store.engine import READ, make_engine, parse_url, safe_url
+from scanpipe.store.models import utcnow
+from scanpipe.store.transaction import insert_event
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+SUPPORTED = ("sqlite", "postgresql")
+PG_MIGRATE_LOCK = 0x5CA9_91BE  # advisory lock keys (PostgreSQL): one migrator at a time,
+PG_ELECTION_LOCK = 0x5CA9_91BF  # one election loader at a time
+
+
+def alembic_config() -> Config:
+    """The Alembic configuration, built in code (no alembic.ini)."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    return cfg
+
+
+class Database:
+    """Engine, transactions and schema of a scanpipe database (the base of
+    :class:`scanpipe.store.repository.Store`). ``open(url)`` checks that it can be reached."""
+
+    def __init__(self, url: str) -> None:
+        parsed = parse_url(url)
+        if parsed.get_backend_name() not in SUPPORTED:
+            raise StorageError(f"cannot open database {safe_url(parsed)}: scanpipe supports SQLite and PostgreSQL")
+        self.url = url
+        self.safe_url = safe_url(parsed)
+        self.engine = make_engine(url)
+        self.dialect = self.engine.dialect.name
+
+    @classmethod
+    def open(cls, url: str) -> Self:
+        """Open (creating a SQLite file if needed) and check the database answers."""
+        store = cls(url)
+        try:
+            with store._read() as conn:
+                conn.exec_driver_sql("SELECT 1")
+        except StorageError:
+            store.close()
+            raise
+        return store
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ----------------------------------------------------------------------------------
+    # transactions
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        """One write transaction (``BEGIN IMMEDIATE`` on SQLite)."""
+        try:
+            with self.engine.begin() as conn:
+                yield conn
+        except DBAPIError as e:
+            raise self._error(e) from e
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        """One read transaction (deferred ``BEGIN`` on SQLite: never blocks writers)."""
+        try:
+            with self.engine.connect() as conn:
+                conn = conn.execution_options(**{READ: True})
+                with conn.begin():
+                    yield conn
+        except DBAPIError as e:
+            raise self._error(e) from e
+
+    def _error(self, e: DBAPIError) -> StorageError:
+        reason = str(e.orig).strip().splitlines()[0] if e.orig is not None else str(e)
+        return StorageError(f"database {self.safe_url}: {reason}")
+
+    def _serialize(self, conn: Connection, key: int) -> None:
+        """Make this transaction the only one holding ``key`` (SQLite's BEGIN IMMEDIATE already is)."""
+        if self.dialect == "postgresql":
+            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({key})")
+
+    def _insert(self, table: Table) -> Any:
+        return (postgresql.insert(table) if self.dialect == "postgresql" else sqlite.insert(table))
+
+    # ----------------------------------------------------------------------------------
+    # schema
+
+    def migrate(self) -> None:
+        """Create or upgrade the schema to the newest revision (a no-op when it is there)."""
+        cfg = alembic_config()
+        with self._write() as conn:
+            self._serialize(conn, PG_MIGRATE_LOCK)
+            before = MigrationContext.configure(conn).get_current_revision()
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "head")
+            after = MigrationContext.configure(conn).get_current_revision()
+            if after != before:
+                insert_event(conn, "schema_migrated", {"from": before, "to": after}, None, utcnow())
+
+    def schema_revision(self) -> str | None:
+        with self._read() as conn:
+            return MigrationContext.configure(conn).get_current_revision()
+
+    @staticmethod
+    def head_revision() -> str:
+        head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+        assert head is not None
+        return head
+
+    def require_schema(self) -> None:
+        """Raise StorageError unless the schema is at the newest revision."""
+        current, head = self.schema_revision(), self.head_revision()
+        if current is None:
+            raise StorageError(f"database {self.safe_url} is not initialized: run 'scanpipe init --election FILE'")
+        if current != head:
+            raise StorageError(f"database {self.safe_url} is at schema {current}, this scanpipe needs {head}: "
+                               "run 'scanpipe init --election FILE' to migrate it")

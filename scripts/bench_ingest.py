@@ -1,0 +1,209 @@
+#!/usr/bin/env python
+"""Speed benchmark of ``scanpipe ingest`` against the floor of merely decoding the images.
+
+On a set of at least 400 single-page cards of mixed formats (PNG, JPEG, TIFF G4), generated
+with a fresh seed into a temporary folder (or given with ``--dir``):
+
+(a) ``cv2.imread(path)`` with default flags over every file, in this process;
+(b) the wall time of ``scanpipe ingest DIR --workers 1`` as a subprocess (start-up
+    included) into a fresh SQLite database;
+
+each the median of ``--runs`` runs, and the ratio (b)/(a) (target <= 1.3). Then cards per
+second with ``--workers 2``, and a cProfile of one in-process ingest showing where the
+time goes. Prints the exact command lines and the environment.
+
+    python scripts/bench_ingest.py                    # 400 fresh cards, 3 runs
+    python scripts/bench_ingest.py --cards 40 --runs 1 --profile-cards 20   # quick check
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import platform
+import pstats
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+CARD_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff")
+
+
+# --------------------------------------------------------------------------------------
+# Shared with bench_scale.py and bench_memory.py (imported from this folder)
+
+
+def make_cards(root: Path, *, sheets: int, seed: int, profile: str = "typical", jobs: int | None = None) -> tuple[Path, Path]:
+    """Generate the demo election and ``sheets`` sheets saved one page per file.
+
+    Returns ``(election.json, folder of card files)``. A two-page style gives two files.
+    """
+    from scanpipe.synth.deck import generate_deck
+    from scanpipe.synth.definition import write_demo_election
+
+    election = write_demo_election(root / "def", seed=seed)
+    overrides = {i: {"container": "file"} for i in range(sheets)}
+    generate_deck(election, root / "deck", cards=sheets, seed=seed, profile=profile,
+                  jobs=jobs or min(4, os.cpu_count() or 1), overrides=overrides)
+    return election, root / "deck" / "cards"
+
+
+def card_files(folder: Path) -> list[Path]:
+    return sorted(f for f in folder.rglob("*") if f.is_file() and f.suffix.lower() in CARD_SUFFIXES)
+
+
+def scanpipe_cmd(db: str, *args: str) -> list[str]:
+    return [sys.executable, "-m", "scanpipe.cli", "--db", db, *args]
+
+
+def run_checked(cmd: Sequence[str], ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(list(cmd), capture_output=True, text=True, check=False)
+    if done.returncode not in ok:
+        sys.exit(f"command failed ({done.returncode}): {shlex.join(cmd)}\n{done.stdout}\n{done.stderr}")
+    return done
+
+
+def timed_ingest(election: Path, folder: Path, work: Path, tag: str, *extra: str) -> float:
+    """Wall seconds of one ``scanpipe ingest`` subprocess into a fresh, initialised SQLite db."""
+    db_path = work / f"{tag}.db"
+    for f in work.glob(f"{tag}.db*"):
+        f.unlink()
+    db = f"sqlite:///{db_path}"
+    run_checked(scanpipe_cmd(db, "init", "--election", str(election)))
+    cmd = scanpipe_cmd(db, "ingest", str(folder), "-q", *extra)
+    started = time.perf_counter()
+    run_checked(cmd, ok=(0, 1))
+    return time.perf_counter() - started
+
+
+def environment() -> list[str]:
+    import cv2
+    import numpy
+
+    import scanpipe
+
+    cores = os.cpu_count()
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else cores
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    return [
+        f"command: {shlex.join([sys.executable, *sys.argv])}",
+        f"machine: {platform.platform()}; {platform.processor() or platform.machine()}; cores {cores} (usable {usable}); load average {load}",
+        f"python {platform.python_version()}, scanpipe {scanpipe.__version__}, numpy {numpy.__version__}, opencv {cv2.__version__}",
+    ]
+
+
+def formats(files: Sequence[Path]) -> str:
+    counts = Counter(f.suffix.lower() for f in files)
+    return ", ".join(f"{n} {ext}" for ext, n in sorted(counts.items()))
+
+
+def median_of(runs: int, fn, *args) -> tuple[float, list[float]]:  # noqa: ANN001
+    times = [fn(*args) for _ in range(runs)]
+    return statistics.median(times), times
+
+
+def fmt_times(times: Sequence[float]) -> str:
+    return ", ".join(f"{t:.2f}" for t in times)
+
+
+# --------------------------------------------------------------------------------------
+
+
+def imread_all(files: Sequence[Path]) -> float:
+    import cv2
+
+    started = time.perf_counter()
+    failed = [f for f in files if cv2.imread(str(f)) is None]
+    elapsed = time.perf_counter() - started
+    if failed:
+        print(f"    note: cv2.imread could not read {len(failed)} file(s), e.g. {failed[0]}")
+    return elapsed
+
+
+def profile_ingest(election: Path, files: Sequence[Path], work: Path, top: int) -> str:
+    """cProfile one in-process ingest (workers 1) of ``files``; the top functions as text."""
+    from scanpipe.store.repository import Store
+    from scanpipe.types import CardHints
+    from scanpipe.workflow import ingest_paths, init_election
+
+    db = work / "profile.db"
+    for f in work.glob("profile.db*"):
+        f.unlink()
+    store = Store.open(f"sqlite:///{db}")
+    try:
+        store.migrate()
+        init_election(store, election)
+        profiler = cProfile.Profile()
+        profiler.enable()
+        ingest_paths(store, [str(f) for f in files], batch="profile", hints=CardHints(), workers=1)
+        profiler.disable()
+    finally:
+        store.close()
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out)
+    stats.sort_stats("tottime").print_stats(top)
+    stats.sort_stats("cumulative").print_stats(top)
+    return "\n".join(line for line in out.getvalue().splitlines() if line.strip())
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", type=Path, help="existing folder of card files (with --election); default: generate")
+    ap.add_argument("--election", type=Path, help="election.json for --dir")
+    ap.add_argument("--cards", type=int, default=400, help="sheets to generate (default 400)")
+    ap.add_argument("--seed", type=int, default=None, help="generation seed (default: fresh, printed)")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--profile-cards", type=int, default=100, help="cards in the profiled in-process ingest (0: skip)")
+    ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    args = ap.parse_args(argv)
+
+    work = Path(tempfile.mkdtemp(prefix="scanpipe-bench-ingest-"))
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "big")
+    for line in environment():
+        print(line)
+    if args.dir:
+        if not args.election:
+            ap.error("--dir needs --election")
+        election, folder = args.election.resolve(), args.dir.resolve()
+    else:
+        t = time.perf_counter()
+        election, folder = make_cards(work, sheets=args.cards, seed=seed)
+        print(f"generated {args.cards} sheets (seed {seed}, profile typical) in {time.perf_counter() - t:.1f} s into {folder}")
+    files = card_files(folder)
+    print(f"cards: {len(files)} files ({formats(files)})")
+    if len(files) < 400:
+        print(f"note: {len(files)} < 400 cards: a quick check, not the benchmark")
+
+    imread_s, imread_runs = median_of(args.runs, imread_all, files)
+    print(f"(a) cv2.imread over {len(files)} files, in-process: median {imread_s:.2f} s  [{fmt_times(imread_runs)}]")
+    cmd1 = scanpipe_cmd("sqlite:///<fresh>.db", "ingest", str(folder), "-q", "--workers", "1")
+    print(f"(b) {shlex.join(cmd1)}")
+    ingest_s, ingest_runs = median_of(args.runs, timed_ingest, election, folder, work, "w1", "--workers", "1")
+    print(f"    wall median {ingest_s:.2f} s  [{fmt_times(ingest_runs)}]; {len(files) / ingest_s:.1f} cards/s")
+    print(f"ratio ingest/imread = {ingest_s / imread_s:.2f}  (target <= 1.3)")
+    two_s, two_runs = median_of(args.runs, timed_ingest, election, folder, work, "w2", "--workers", "2")
+    print(f"(c) --workers 2: wall median {two_s:.2f} s  [{fmt_times(two_runs)}]; {len(files) / two_s:.1f} cards/s; "
+          f"speedup over --workers 1: {ingest_s / two_s:.2f}")
+    if args.profile_cards:
+        subset = files[: args.profile_cards]
+        print(f"\nprofile of one in-process ingest of {len(subset)} cards (workers 1):")
+        print(profile_ingest(election, subset, work, args.top))
+    if args.keep:
+        print(f"kept {work}")
+    else:
+        import shutil
+
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,179 @@
+#!/usr/bin/env python
+"""Memory benchmark: ingesting 10,000 cards keeps resident memory under 500 MB.
+
+Generates a few hundred distinct cards (``--distinct`` sheets, one page per file), then makes
+``--files`` distinct files cheaply: copies whose bytes (and so SHA-256 and card id) differ
+by a metadata chunk that does not change the decoded image (a PNG ``tEXt`` chunk, a JPEG
+``COM`` segment, bytes after the end of a TIFF). Runs ``scanpipe ingest`` as a subprocess
+into a fresh SQLite database, samples the resident memory of it and all its children every
+``--interval`` seconds, and prints the peak (sum over the process tree, and the ingest
+process alone) and the wall time. Generated files live in a temporary folder and are
+removed afterwards (``--keep`` keeps them).
+
+    python scripts/bench_memory.py                         # 10,000 files, --workers 2
+    python scripts/bench_memory.py --files 300 --distinct 30   # quick check
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_ingest import card_files, environment, formats, make_cards, run_checked, scanpipe_cmd  # noqa: E402
+
+LIMIT_MB = 500.0
+
+
+def tagged_png(data: bytes, tag: bytes) -> bytes:
+    """The PNG with a ``tEXt`` chunk after IHDR (decoding is unchanged)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR", "not a PNG"
+    ihdr_end = 8 + 12 + struct.unpack(">I", data[8:12])[0]
+    body = b"Comment\x00" + tag
+    chunk = struct.pack(">I", len(body)) + b"tEXt" + body + struct.pack(">I", zlib.crc32(b"tEXt" + body))
+    return data[:ihdr_end] + chunk + data[ihdr_end:]
+
+
+def tagged_jpeg(data: bytes, tag: bytes) -> bytes:
+    """The JPEG with a ``COM`` segment right after SOI (decoding is unchanged)."""
+    assert data[:2] == b"\xff\xd8", "not a JPEG"
+    return data[:2] + b"\xff\xfe" + struct.pack(">H", len(tag) + 2) + tag + data[2:]
+
+
+def tagged_tiff(data: bytes, tag: bytes) -> bytes:
+    """The TIFF with bytes appended after its last strip (offsets, so decoding, unchanged)."""
+    assert data[:4] in (b"II*\x00", b"MM\x00*"), "not a TIFF"
+    return data + b"\x00" + tag
+
+
+TAGGERS = {".png": tagged_png, ".jpg": tagged_jpeg, ".jpeg": tagged_jpeg, ".tif": tagged_tiff, ".tiff": tagged_tiff}
+
+
+def make_copies(bases: Sequence[Path], out: Path, count: int) -> list[Path]:
+    """``count`` distinct files cycling over ``bases``, spread over subfolders of 1,000."""
+    originals = [(b.suffix.lower(), b.read_bytes()) for b in bases]
+    made = []
+    for i in range(count):
+        suffix, data = originals[i % len(originals)]
+        folder = out / f"part{i // 1000:03d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"card{i:06d}{suffix}"
+        path.write_bytes(TAGGERS[suffix](data, f"scanpipe-bench-copy-{i}".encode()))
+        made.append(path)
+    return made
+
+
+def check_same_decoding(bases: Sequence[Path], copies: Sequence[Path]) -> None:
+    """One copy of each format decodes to the same pixels as its base."""
+    import numpy as np
+
+    from scanpipe.imaging.decode import ImageDecodeError, decode_card_bytes
+
+    done: set[str] = set()
+    for i, copy in enumerate(copies):
+        base = bases[i % len(bases)]
+        if base.suffix.lower() in done:
+            continue
+        done.add(base.suffix.lower())
+        try:
+            a = decode_card_bytes(base.read_bytes(), str(base))
+        except ImageDecodeError as e:
+            print(f"note: {base.name} is unreadable to scanpipe ({e.reason.value}); its copies are too")
+            continue
+        b = decode_card_bytes(copy.read_bytes(), str(copy))
+        assert len(a) == len(b) and all(np.array_equal(x.image, y.image) for x, y in zip(a, b)), f"{copy} decodes differently from {base}"
+
+
+def tree_rss(proc: psutil.Process) -> tuple[int, int]:
+    """(resident bytes of ``proc`` and all its descendants, of ``proc`` alone)."""
+    try:
+        own = proc.memory_info().rss
+        children = proc.children(recursive=True)
+    except psutil.NoSuchProcess:
+        return 0, 0
+    total = own
+    for child in children:
+        try:
+            total += child.memory_info().rss
+        except psutil.NoSuchProcess:
+            continue
+    return total, own
+
+
+def run_sampled(cmd: Sequence[str], interval: float) -> tuple[int, float, int, int, str, str]:
+    """(exit status, wall s, peak tree RSS, peak own RSS, stdout, stderr) of ``cmd``."""
+    out_f, err_f = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
+    started = time.perf_counter()
+    popen = subprocess.Popen(list(cmd), stdout=out_f, stderr=err_f, text=True)
+    proc = psutil.Process(popen.pid)
+    peak_tree = peak_own = 0
+    while popen.poll() is None:
+        tree, own = tree_rss(proc)
+        peak_tree, peak_own = max(peak_tree, tree), max(peak_own, own)
+        time.sleep(interval)
+    wall = time.perf_counter() - started
+    out_f.seek(0)
+    err_f.seek(0)
+    return popen.returncode, wall, peak_tree, peak_own, out_f.read(), err_f.read()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--files", type=int, default=10_000)
+    ap.add_argument("--distinct", type=int, default=300, help="distinct sheets to generate")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--executor", choices=["local", "dask"], default="local")
+    ap.add_argument("--interval", type=float, default=0.2)
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args(argv)
+
+    work = Path(tempfile.mkdtemp(prefix="scanpipe-bench-memory-"))
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "big")
+    for line in environment():
+        print(line)
+    try:
+        t = time.perf_counter()
+        election, folder = make_cards(work / "gen", sheets=args.distinct, seed=seed)
+        bases = card_files(folder)
+        copies = make_copies(bases, work / "cards", args.files)
+        check_same_decoding(bases, copies)
+        print(f"{len(bases)} distinct cards (seed {seed}; {formats(bases)}) -> {len(copies)} distinct files "
+              f"({formats(copies)}) in {time.perf_counter() - t:.1f} s")
+        db = f"sqlite:///{work / 'memory.db'}"
+        run_checked(scanpipe_cmd(db, "init", "--election", str(election)))
+        cmd = scanpipe_cmd(db, "ingest", str(work / "cards"), "-q", "--workers", str(args.workers), "--executor", args.executor)
+        print(f"command: {shlex.join(cmd)}")
+        code, wall, peak_tree, peak_own, out, err = run_sampled(cmd, args.interval)
+        if code not in (0, 1):
+            print(f"ingest failed ({code}):\n{out}\n{err}")
+            return 2
+        summary = next((line for line in out.splitlines() if re.search(r"file\(s\) read", line)), out.strip())
+        mb = 1024 * 1024
+        print(f"ingest: {summary}")
+        print(f"wall {wall:.1f} s ({len(copies) / wall:.1f} files/s); peak RSS: {peak_tree / mb:.0f} MB for the process tree "
+              f"(ingest process alone {peak_own / mb:.0f} MB); limit {LIMIT_MB:.0f} MB: "
+              f"{'OK' if peak_tree / mb < LIMIT_MB else 'OVER'}")
+        return 0 if peak_tree / mb < LIMIT_MB else 1
+    finally:
+        if args.keep:
+            print(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

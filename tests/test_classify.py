@@ -1,0 +1,138 @@
+"""classify_target / classify_contest / load_thresholds: exact statuses and pinned messages."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scanpipe.classify import (
+    Thresholds,
+    classify_contest,
+    classify_target,
+    default_thresholds_path,
+    is_write_in_flag,
+    load_thresholds,
+    unknown_reason,
+)
+from scanpipe.errors import ConfigError
+from scanpipe.types import Contest, ContestOutcome, MarkStatus, Option, Reason, TargetScore
+
+T = Thresholds(marginal=0.08, definite=0.6, ring=0.7, damage=0.5, write_in=0.15, source="test")
+
+
+def ts(score: float, *, option: str = "a", ring: float = 0.0, damage: float = 0.0, write_in: float = 0.0,
+       contest: str = "c") -> TargetScore:
+    return TargetScore(contest, option, score, score, 0.0, ring, damage, write_in, (0.0, 0.0, 10.0, 6.0))
+
+
+@pytest.mark.parametrize(
+    ("score", "kw", "status", "why"),
+    [
+        (0.9, {}, MarkStatus.YES, "score 0.900 >= definite 0.600"),
+        (0.6, {}, MarkStatus.YES, "score 0.600 >= definite 0.600"),
+        (0.02, {}, MarkStatus.NO, "score 0.020 < marginal 0.080"),
+        (0.412, {}, MarkStatus.UNKNOWN, "score 0.412 between marginal 0.080 and definite 0.600"),
+        (0.08, {}, MarkStatus.UNKNOWN, "score 0.080 between marginal 0.080 and definite 0.600"),
+        (0.9, {"ring": 0.8}, MarkStatus.UNKNOWN, "ring 0.800 >= 0.700: ink around the target (score 0.900)"),
+        (0.0, {"ring": 0.8}, MarkStatus.UNKNOWN, "ring 0.800 >= 0.700: ink around the target (score 0.000)"),
+        (0.9, {"damage": 0.5}, MarkStatus.UNKNOWN, "damage 0.500 >= 0.500 over the target (score 0.900)"),
+        (0.01, {"write_in": 0.4}, MarkStatus.UNKNOWN,
+         "write-in: ink 0.400 >= 0.150 with the oval empty (score 0.010 < marginal 0.080)"),
+        (0.95, {"write_in": 0.4}, MarkStatus.YES, "score 0.950 >= definite 0.600"),
+        (0.01, {"write_in": 0.1}, MarkStatus.NO, "score 0.010 < marginal 0.080"),
+    ],
+)
+def test_classify_target_statuses(score: float, kw: dict[str, float], status: MarkStatus, why: str) -> None:
+    reading = classify_target(ts(score, **kw), T)
+    assert reading.status is status
+    assert reading.why == why
+
+
+def test_write_in_flag_and_reason() -> None:
+    flagged = classify_target(ts(0.0, write_in=0.5), T)
+    marginal = classify_target(ts(0.3), T)
+    assert is_write_in_flag(flagged) and unknown_reason(flagged) is Reason.WRITE_IN
+    assert not is_write_in_flag(marginal) and unknown_reason(marginal) is Reason.MARGINAL_MARK
+    assert unknown_reason(classify_target(ts(0.9), T)) is None
+
+
+COUNCIL = Contest("c", "Council", "candidate", 2, (Option("a", "A"), Option("b", "B"), Option("d", "D")))
+
+
+def readings(*scores: float) -> list:
+    return [classify_target(ts(s, option=o), T) for s, o in zip(scores, ("a", "b", "d"))]
+
+
+def test_contest_counted_with_undervotes() -> None:
+    r = classify_contest(COUNCIL, readings(0.9, 0.0, 0.0))
+    assert (r.votes, r.outcome, r.undervotes, r.unknown_options) == (("a",), ContestOutcome.COUNTED, 1, ())
+    full = classify_contest(COUNCIL, readings(0.9, 0.0, 0.95))
+    assert (full.votes, full.outcome, full.undervotes) == (("a", "d"), ContestOutcome.COUNTED, 0)
+
+
+def test_contest_overvote() -> None:
+    r = classify_contest(COUNCIL, readings(0.9, 0.8, 0.7))
+    assert (r.votes, r.outcome, r.undervotes) == (("a", "b", "d"), ContestOutcome.OVERVOTE, 0)
+
+
+def test_contest_pending_lists_unknown_options_even_when_overvoted() -> None:
+    r = classify_contest(COUNCIL, readings(0.9, 0.3, 0.9))
+    assert (r.outcome, r.unknown_options, r.undervotes) == (ContestOutcome.PENDING, ("b",), 0)
+    r2 = classify_contest(COUNCIL, list(reversed(readings(0.9, 0.9, 0.9)))[:2] + [classify_target(ts(0.0, option="a", ring=0.9), T)])
+    assert r2.outcome is ContestOutcome.PENDING and r2.unknown_options == ("a",)
+
+
+def test_thresholds_validate() -> None:
+    with pytest.raises(ConfigError, match=r"threshold marginal \(0.5\) must be below definite \(0.4\)"):
+        Thresholds(0.5, 0.4, 0.7, 0.5, 0.1)
+    with pytest.raises(ConfigError, match=r"threshold ring must be a number in \[0, 1\], got 1.5"):
+        Thresholds(0.1, 0.4, 1.5, 0.5, 0.1)
+
+
+def write(path: Path, data: object) -> Path:
+    path.write_text(json.dumps(data) if not isinstance(data, str) else data)
+    return path
+
+
+GOOD = {"marginal": 0.1, "definite": 0.5, "ring": 0.6, "damage": 0.5, "write_in": 0.2, "source": "unit"}
+
+
+def test_load_thresholds_reads_file(tmp_path: Path) -> None:
+    t = load_thresholds(write(tmp_path / "t.json", GOOD))
+    assert t == Thresholds(0.1, 0.5, 0.6, 0.5, 0.2, source="unit")
+
+
+def test_load_thresholds_env_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path / "thresholds.json", {**GOOD, "marginal": 0.05})
+    monkeypatch.setenv("SCANPIPE_CALIBRATION", str(tmp_path))
+    assert default_thresholds_path() == tmp_path / "thresholds.json"
+    assert load_thresholds().marginal == 0.05
+
+
+def test_repo_thresholds_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SCANPIPE_CALIBRATION", raising=False)
+    assert default_thresholds_path().parent.name == "calibration"
+    t = load_thresholds()
+    assert 0.0 <= t.marginal < t.definite <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "thresholds file not found"),
+        ("{not json", "not valid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
+        ([1, 2], "expected a JSON object of thresholds"),
+        ({"marginal": 0.1, "definite": 0.5}, "missing threshold(s): ring, damage, write_in"),
+        ({**GOOD, "ring": "high"}, "threshold(s) not a number: ring"),
+        ({**GOOD, "definite": 0.05}, "threshold marginal (0.1) must be below definite (0.05)"),
+    ],
+)
+def test_load_thresholds_errors_name_file_and_reason(tmp_path: Path, content: object, message: str) -> None:
+    path = tmp_path / "thresholds.json"
+    if content is not None:
+        write(path, content)
+    with pytest.raises(ConfigError) as err:
+        load_thresholds(path)
+    assert str(err.value) == f"{path}: {message}"

@@ -1,0 +1,164 @@
+"""score_targets on tiny drawn cards: an oval outline on white paper, then one mark each."""
+
+from __future__ import annotations
+
+import time
+
+import cv2
+import numpy as np
+import pytest
+
+from scanpipe.imaging.marks import score_targets
+from scanpipe.types import LayoutPage, Registration, TargetDef, TargetScore
+
+DPI = 200
+BOX_W, BOX_H = 0.22, 0.14
+
+
+def _pt(x_in: float, y_in: float, dpi: float) -> tuple[int, int]:
+    return int(round(x_in * dpi * 16)), int(round(y_in * dpi * 16))
+
+
+def _axes(a_in: float, b_in: float, dpi: float) -> tuple[int, int]:
+    return int(round(a_in * dpi * 16)), int(round(b_in * dpi * 16))
+
+
+def draw(img: np.ndarray, kind: str, cx: float, cy: float, dpi: float) -> None:
+    """One catalogue-like mark centred on the oval at (cx, cy) inches."""
+    aa, s = cv2.LINE_AA, 4
+    px = lambda v: max(1, int(round(v * dpi)))  # noqa: E731
+    p = lambda dx, dy: _pt(cx + dx, cy + dy, dpi)  # noqa: E731
+    if kind == "full_fill":
+        cv2.ellipse(img, p(0, 0), _axes(0.112, 0.072, dpi), 0, 0, 360, 15, -1, aa, s)
+    elif kind == "light_pencil":
+        cv2.ellipse(img, p(0, 0), _axes(0.105, 0.065, dpi), 0, 0, 360, 150, -1, aa, s)
+    elif kind == "check":
+        cv2.polylines(img, [np.array([p(-0.07, 0.0), p(-0.02, 0.055), p(0.14, -0.12)], np.int32)], False, 30,
+                      px(0.025), aa, s)
+    elif kind == "x_mark":
+        cv2.line(img, p(-0.1, -0.065), p(0.1, 0.065), 30, px(0.025), aa, s)
+        cv2.line(img, p(-0.1, 0.065), p(0.1, -0.065), 30, px(0.025), aa, s)
+    elif kind == "dot":
+        cv2.circle(img, p(0.02, 0.01), int(0.016 * dpi * 16), 20, -1, aa, s)
+    elif kind == "stray_line":
+        cv2.line(img, p(-0.2, 0.14), p(0.15, 0.145), 20, px(0.02), aa, s)
+    elif kind == "erasure":
+        cv2.ellipse(img, p(0, 0), _axes(0.1, 0.06, dpi), 0, 0, 360, 205, -1, aa, s)
+    elif kind == "circled":
+        cv2.ellipse(img, p(0, 0), _axes(0.18, 0.14, dpi), 10, 0, 345, 30, px(0.015), aa, s)
+    elif kind == "circled_name":
+        cv2.ellipse(img, p(0.55, 0.0), _axes(0.38, 0.13, dpi), 0, 0, 350, 30, px(0.015), aa, s)
+    elif kind == "fold":
+        cv2.line(img, p(-1.0, -0.25), p(1.0, 0.3), 120, px(0.012), aa, s)
+    elif kind == "write_in":
+        xs = np.linspace(0.5, 1.8, 60)
+        pts = [p(x, -0.02 + 0.05 * np.sin(9 * x)) for x in xs]
+        cv2.polylines(img, [np.array(pts, np.int32)], False, 30, px(0.015), aa, s)
+    else:
+        assert kind == "none"
+
+
+def card(kinds: list[str], *, dpi: float = DPI, angle_deg: float = 0.0, stretch: tuple[float, float] = (1.0, 1.0),
+         offset_px: tuple[float, float] = (0.0, 0.0), bilevel: bool = False, write_in_row: int | None = None):
+    """A card with one oval per kind in a column, its registration (with offset error) and layout page."""
+    w_in, h_in = 3.0, 0.5 + 0.45 * len(kinds)
+    img = np.full((int(h_in * dpi), int(w_in * dpi)), 255, np.uint8)
+    targets = []
+    for i, kind in enumerate(kinds):
+        x, y = 0.5, 0.35 + 0.45 * i
+        area = (0.95, y - 0.12, 1.8, 0.3) if i == write_in_row else None
+        targets.append(TargetDef("c", f"o{i}", (x, y, BOX_W, BOX_H), area))
+        t = 0.012 * dpi
+        cv2.ellipse(img, _pt(x + BOX_W / 2, y + BOX_H / 2, dpi), _axes(BOX_W / 2 - 0.006, BOX_H / 2 - 0.006, dpi),
+                    0, 0, 360, 20, max(1, int(round(t))), cv2.LINE_AA, 4)
+        draw(img, kind, x + BOX_W / 2, y + BOX_H / 2, dpi)
+    a = np.deg2rad(angle_deg)
+    geo = np.array([[np.cos(a), -np.sin(a), 0], [np.sin(a), np.cos(a), 0], [0, 0, 1]]) @ np.diag([*stretch, 1.0])
+    img = cv2.warpAffine(img, geo[:2], (img.shape[1], img.shape[0]), borderValue=255)
+    if bilevel:  # error-diffusion dithering, as a scanner's bilevel mode / Pillow convert("1")
+        from PIL import Image
+
+        img = np.asarray(Image.fromarray(img).convert("1").convert("L"))
+    true_h = geo @ np.diag([dpi, dpi, 1.0])
+    told = np.array([[1, 0, offset_px[0]], [0, 1, offset_px[1]], [0, 0, 1]]) @ true_h
+    reg = Registration(tuple(told.ravel()), "fiducials", False, dpi, 4, 0.0)
+    return img, reg, LayoutPage(1, (w_in, h_in), tuple(targets))
+
+
+KINDS = ["none", "full_fill", "light_pencil", "check", "x_mark", "dot", "stray_line", "erasure", "circled",
+         "circled_name", "fold"]
+
+
+def scores(**kw) -> dict[str, TargetScore]:
+    img, reg, page = card(KINDS, **kw)
+    return dict(zip(KINDS, score_targets(img, reg, page)))
+
+
+@pytest.fixture(scope="module")
+def plain() -> dict[str, TargetScore]:
+    return scores()
+
+
+def test_one_score_per_target_in_order(plain: dict[str, TargetScore]) -> None:
+    assert [s.option for s in plain.values()] == [f"o{i}" for i in range(len(KINDS))]
+    for s in plain.values():
+        for v in (s.score, s.fill_score, s.stroke_score, s.ring_score, s.damage_score, s.write_in_score):
+            assert 0.0 <= v <= 1.0
+
+
+def test_votes_score_high_and_non_votes_low(plain: dict[str, TargetScore]) -> None:
+    for kind in ("full_fill", "light_pencil", "check", "x_mark"):
+        assert plain[kind].score >= 0.5, (kind, plain[kind])
+    for kind in ("none", "dot", "stray_line", "circled", "circled_name"):
+        assert plain[kind].score <= 0.08, (kind, plain[kind])
+    assert 0.08 < plain["erasure"].score < 0.3
+
+
+def test_check_and_x_are_strokes_a_dot_is_not(plain: dict[str, TargetScore]) -> None:
+    assert plain["check"].stroke_score >= 0.7 and plain["x_mark"].stroke_score >= 0.7
+    assert plain["dot"].stroke_score <= 0.45
+    assert plain["full_fill"].fill_score >= 0.8 > plain["check"].fill_score
+
+
+def test_circles_raise_the_ring_flag_only(plain: dict[str, TargetScore]) -> None:
+    assert plain["circled"].ring_score >= 0.8
+    assert plain["circled_name"].ring_score >= 0.4
+    for kind in ("none", "full_fill", "check", "x_mark", "dot", "stray_line", "erasure"):
+        assert plain[kind].ring_score <= 0.3, (kind, plain[kind])
+
+
+def test_fold_line_over_the_target_is_damage(plain: dict[str, TargetScore]) -> None:
+    assert plain["fold"].damage_score >= 0.8
+    for kind in ("none", "full_fill", "check", "x_mark", "stray_line", "circled"):
+        assert plain[kind].damage_score <= 0.3, (kind, plain[kind])
+
+
+def test_skew_stretch_and_misregistration_do_not_move_scores(plain: dict[str, TargetScore]) -> None:
+    moved = scores(angle_deg=3.0, stretch=(1.02, 0.98), offset_px=(5.0, -4.0))
+    for kind in (k for k in KINDS if k != "fold"):  # a fold is flagged by damage, whatever its score
+        assert abs(moved[kind].score - plain[kind].score) <= 0.06, (kind, moved[kind].score, plain[kind].score)
+    dx, dy = moved["none"].shift_px
+    assert abs(dx + 5.0) <= 1.5 and abs(dy - 4.0) <= 1.5  # the refinement undoes the offset
+
+
+def test_bilevel_dithered_scan_keeps_the_reading() -> None:
+    g4 = scores(bilevel=True, dpi=150)
+    assert g4["light_pencil"].score >= 0.5 and g4["full_fill"].score >= 0.5
+    assert g4["none"].score <= 0.08 and g4["dot"].score <= 0.12
+
+
+def test_write_in_area_ink() -> None:
+    img, reg, page = card(["write_in", "none"], write_in_row=0)
+    named = score_targets(img, reg, page)[0]
+    img2, reg2, page2 = card(["none", "none"], write_in_row=0)
+    empty = score_targets(img2, reg2, page2)[0]
+    assert named.write_in_score >= 0.4 and empty.write_in_score <= 0.02
+    assert named.score <= 0.08 and named.ring_score <= 0.3  # the name does not read as a mark or circle
+
+
+def test_speed_per_card() -> None:
+    img, reg, page = card(KINDS * 4, dpi=300)
+    score_targets(img, reg, page)
+    t0 = time.perf_counter()
+    score_targets(img, reg, page)
+    assert (time.perf_counter() - t0) < 0.2  # 44 targets; typically ~15 ms

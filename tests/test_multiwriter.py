@@ -1,0 +1,114 @@
+"""Several workstations writing one database: two real ``scanpipe ingest`` processes at once.
+
+Each folder holds a few real generated cards plus many cheap unreadable "cards" (files with
+a card extension and distinct junk bytes): every one is stored as an unreadable card, so the
+two writers commit many small transactions that interleave. Afterwards the exported CVRs
+must equal those of one process ingesting the same folders one after the other: no card
+lost, none stored twice, and both processes exit 0 or 1 (never 2: no deadlock, no
+"database is locked").
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REAL_SHEETS = 4
+JUNK_PER_FOLDER = 120
+
+
+def cli(db: str, *args: str) -> list[str]:
+    return [sys.executable, "-m", "scanpipe.cli", "--db", db, *args]
+
+
+def run(db: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cli(db, *args), capture_output=True, text=True, timeout=300, check=False)
+
+
+def run_together(db: str, *arg_lists: list[str]) -> list[tuple[int, str]]:
+    """Start every ingest at once; wait for all; return (exit status, stderr) of each."""
+    procs = [subprocess.Popen(cli(db, *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for args in arg_lists]
+    out = []
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        out.append((p.returncode, err))
+    return out
+
+
+def export(db: str, out: Path) -> dict[str, Any]:
+    done = run(db, "export", "cvr", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    report.pop("GeneratedDate")
+    return report
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """(election.json, folder a, folder b): real cards split between them, plus junk."""
+    from scanpipe.synth.deck import generate_deck
+    from scanpipe.synth.definition import write_demo_election
+
+    root = tmp_path_factory.mktemp("multi")
+    election = write_demo_election(root / "def", seed=3)
+    generate_deck(election, root / "deck", cards=REAL_SHEETS, seed=99173, profile="clean", jobs=1)
+    real = sorted(f for f in (root / "deck" / "cards").iterdir() if f.is_file())
+    a, b = root / "a", root / "b"
+    for i, folder in enumerate((a, b)):
+        folder.mkdir()
+        for f in real[i::2]:
+            shutil.copy(f, folder / f.name)
+        for n in range(JUNK_PER_FOLDER):
+            (folder / f"junk-{n:04d}.png").write_bytes(f"not an image: folder {folder.name} file {n}\n".encode())
+    return election, a, b
+
+
+def _serial_reference(election: Path, tmp: Path, steps: list[list[str]]) -> dict[str, Any]:
+    db = f"sqlite:///{tmp / 'serial.db'}"
+    assert run(db, "init", "--election", str(election)).returncode == 0
+    for args in steps:
+        done = run(db, *args)
+        assert done.returncode in (0, 1), done.stderr
+    return export(db, tmp / "serial.json")
+
+
+def _check_concurrent(db: str, election: Path, tmp: Path, steps: list[list[str]]) -> None:
+    assert run(db, "init", "--election", str(election)).returncode == 0
+    outcomes = run_together(db, *steps)
+    for code, err in outcomes:
+        assert code in (0, 1), err
+    together = export(db, tmp / "together.json")
+    ids = [c["UniqueId"] for c in together["CVR"]]
+    assert len(ids) == len(set(ids))
+    assert len(ids) >= 2 * JUNK_PER_FOLDER + REAL_SHEETS
+    assert together == _serial_reference(election, tmp, steps)
+
+
+def _different_batches(a: Path, b: Path) -> list[list[str]]:
+    return [["ingest", str(a), "--batch", "A", "-q"], ["ingest", str(b), "--batch", "B", "-q"]]
+
+
+def _same_batch_overlapping(a: Path, b: Path) -> list[list[str]]:
+    return [["ingest", str(a), str(b), "--batch", "S", "-q"], ["ingest", str(b), str(a), "--batch", "S", "-q"]]
+
+
+SCENARIOS = {"different_batches": _different_batches, "same_batch_overlapping": _same_batch_overlapping}
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_two_writers_sqlite(folders: tuple[Path, Path, Path], tmp_path: Path, scenario: str) -> None:
+    election, a, b = folders
+    _check_concurrent(f"sqlite:///{tmp_path / 'shared.db'}", election, tmp_path, SCENARIOS[scenario](a, b))
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_two_writers_postgres(folders: tuple[Path, Path, Path], tmp_path: Path, scenario: str, pg_database_url: str) -> None:
+    election, a, b = folders
+    _check_concurrent(pg_database_url, election, tmp_path, SCENARIOS[scenario](a, b))

@@ -1,0 +1,180 @@
+"""Scanning through scanimage with SANE's ``test`` backend (a virtual scanner with a
+document feeder that holds 10 sheets). Its pages are test patterns, not ballots: each
+must be stored as an unreadable card with its reason, never dropped.
+
+Without scanimage these tests are skipped, except under CI (env CI set), where they fail.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from scanpipe.scan import MANIFEST, Manifest, scan_batch
+from scanpipe.sources.base import AcquiredPage, DeviceGone, DeviceNotFound, FeederEmpty, PaperJam, ScanSettings
+from scanpipe.sources.sane import SaneSource, sane_devices
+from scanpipe.store.repository import Store
+from scanpipe.types import UnreadableCard
+from tests.test_scan import election_path, manifest_lines, scan_store  # noqa: F401 - fixtures
+
+ADF = "Automatic Document Feeder"
+
+
+def _require_scanimage() -> None:
+    if shutil.which("scanimage") is None:
+        message = "scanimage is not installed: apt-get install sane-utils"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message} (CI is set: the SANE tests must run)")
+        pytest.skip(message)
+
+
+def sane_config(folder: Path, **options: str) -> Path:
+    """A SANE config folder enabling only the test backend, with these test.conf values."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "dll.conf").write_text("test\n")
+    conf = {"number_of_devices": "2", "mode": "Gray", "depth": "8", "resolution": "50.0",
+            "test-picture": '"Grid"', "br_x": "60.0", "br_y": "80.0", **options}
+    (folder / "test.conf").write_text("".join(f"{k} {v}\n" for k, v in conf.items()))
+    return folder
+
+
+@pytest.fixture
+def sane_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    _require_scanimage()
+    folder = sane_config(tmp_path / "sane")
+    monkeypatch.setenv("SANE_CONFIG_DIR", str(folder))
+    return folder
+
+
+def test_devices_lists_the_test_scanner(sane_env: Path) -> None:
+    names = [d.name for d in sane_devices()]
+    assert names == ["test:0", "test:1"]
+    assert all(d.kind == "sane" and d.model == "frontend-tester" for d in sane_devices())
+
+
+def test_an_adf_batch_of_test_pages_is_stored_page_by_page_as_unreadable_cards(sane_env: Path, scan_store: Store,
+                                                                            tmp_path: Path) -> None:
+    lines: list[str] = []
+    source = SaneSource("test:0", ScanSettings(dpi=50, max_pages=4))
+    summary = scan_batch(scan_store, source, batch="adf", out_dir=tmp_path / "scans", on_line=lines.append)
+    folder = tmp_path / "scans" / "adf"
+    assert summary.error is None
+    assert (summary.pages_written, summary.cards_stored, summary.needs_person) == (4, 4, 4)
+    assert f"--source={ADF}" in source._argv and "--resolution=50" in source._argv
+    cards = sorted(scan_store.iter_cards(), key=lambda c: c.card.source.path)
+    assert [Path(c.card.source.path).name for c in cards] == ["00001.png", "00002.png", "00003.png", "00004.png"]
+    for c in cards:
+        result = c.card.interpretation
+        assert isinstance(result, UnreadableCard) and result.reason.value and result.detail
+        assert c.card.source.sha256 == hashlib.sha256(Path(c.card.source.path).read_bytes()).hexdigest()
+        assert c.card.source.batch == "adf"
+    entries = manifest_lines(folder)
+    assert [(e["seq"], e["state"]) for e in entries] == [(i, s) for i in range(1, 5) for s in ("written", "stored")]
+    assert all(e["device"] == "test:0" for e in entries if e["state"] == "written")
+    assert len(lines) == 4 and all("NEEDS A PERSON" in line for line in lines)
+
+
+def test_the_feeder_running_out_ends_the_stack_normally(sane_env: Path, scan_store: Store, tmp_path: Path) -> None:
+    summary = scan_batch(scan_store, SaneSource("test:0", ScanSettings(dpi=50)), batch="all", out_dir=tmp_path / "scans")
+    assert summary.error is None and summary.pages_written == 10  # the test backend's feeder holds 10 sheets
+    assert len(list(scan_store.iter_cards())) == 10
+
+
+class _KillAfter:
+    """Wraps a SaneSource and kills scanimage (SIGKILL) once ``k`` pages were delivered:
+    a scanner unplugged mid-batch, as far as scanpipe can tell."""
+
+    def __init__(self, inner: SaneSource, k: int) -> None:
+        self.inner, self.k, self.name = inner, k, inner.name
+
+    def __enter__(self) -> _KillAfter:
+        self.inner.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.inner.__exit__(None, None, None)
+
+    def stop(self) -> None:
+        self.inner.stop()
+
+    def pages(self) -> Iterator[AcquiredPage]:
+        for page in self.inner.pages():
+            yield page
+            if page.seq == self.k and self.inner.pid is not None:
+                os.kill(self.inner.pid, signal.SIGKILL)
+
+
+def test_a_scanner_that_vanishes_mid_batch_loses_nothing_and_resume_stores_each_page_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scan_store: Store) -> None:
+    _require_scanimage()
+    # slow pages (about 0.1 s each) so that the kill lands while the feeder is still running
+    slow = sane_config(tmp_path / "slow", **{"read-limit": "true", "read-limit-size": "4096", "read-delay": "true",
+                                             "read-delay-duration": "10000"})
+    monkeypatch.setenv("SANE_CONFIG_DIR", str(slow))
+    scans = tmp_path / "scans"
+    first = scan_batch(scan_store, _KillAfter(SaneSource("test:0", ScanSettings(dpi=50)), 2), batch="k", out_dir=scans)
+    assert isinstance(first.error, DeviceGone), first.error
+    assert "signal SIGKILL" in str(first.error)
+    written = first.pages_written
+    assert 2 <= written < 10
+    assert first.stop_message() is not None and "--batch k --resume" in first.stop_message()
+    second = scan_batch(scan_store, SaneSource("test:0", ScanSettings(dpi=50, max_pages=3)), batch="k", out_dir=scans,
+                        resume=True)
+    assert second.error is None and (second.first_seq, second.last_seq) == (written + 1, written + 3)
+    manifest = Manifest(scans / "k")
+    assert sorted(manifest.entries) == list(range(1, written + 4))
+    assert {e.state for e in manifest.entries.values()} == {"stored"}
+    shas = sorted(c.card.source.sha256 for c in scan_store.iter_cards())
+    assert len(shas) == len(set(shas)) == written + 3
+    assert shas == sorted(e.sha256 for e in manifest.entries.values())
+
+
+@pytest.mark.parametrize(("status", "error"), [("SANE_STATUS_NO_DOCS", FeederEmpty), ("SANE_STATUS_JAMMED", PaperJam)])
+def test_feeder_empty_and_jam_are_reported(status: str, error: type, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           scan_store: Store) -> None:
+    _require_scanimage()
+    monkeypatch.setenv("SANE_CONFIG_DIR", str(sane_config(tmp_path / "s", **{"read-status-code": f'"{status}"'})))
+    summary = scan_batch(scan_store, SaneSource("test:0", ScanSettings(dpi=50)), batch="e", out_dir=tmp_path / "scans")
+    assert isinstance(summary.error, error) and summary.pages_written == 0
+    assert list(scan_store.iter_cards()) == []
+    assert (tmp_path / "scans" / "e").is_dir() and not (tmp_path / "scans" / "e" / MANIFEST).exists()
+
+
+def test_a_device_that_does_not_exist_is_named(sane_env: Path, scan_store: Store, tmp_path: Path) -> None:
+    with pytest.raises(DeviceNotFound) as caught:
+        scan_batch(scan_store, SaneSource("test:7", ScanSettings(dpi=50)), batch="x", out_dir=tmp_path / "scans")
+    assert str(caught.value) == ("test:7: no such scanner, or it cannot be opened; devices found: test:0, test:1 "
+                                 "(scanimage: open of device test:7 failed: Invalid argument)")
+    assert not (tmp_path / "scans" / "x").exists()
+
+
+def test_cli_devices_and_a_missing_device_exit_2(sane_env: Path, scan_store: Store, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from scanpipe.cli import cli, main
+
+    if "scan" not in cli.commands:  # until scanpipe.cli registers the commands itself
+        from scanpipe.cli_scan import register
+
+        register(cli)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as done:
+        main(["--db", scan_store.url, "devices"])
+        sys.exit(0)
+    out = capsys.readouterr().out
+    assert done.value.code == 0 and out.splitlines()[0] == "test:0\tNoname frontend-tester\t(sane)"
+    with pytest.raises(SystemExit) as done:
+        main(["--db", scan_store.url, "scan", "--device", "nosuch:0", "--dpi", "50"])
+    err = capsys.readouterr().err
+    assert done.value.code == 2
+    assert "scanpipe: error: nosuch:0: no such scanner, or it cannot be opened" in err
+    with pytest.raises(SystemExit) as done:
+        main(["--db", scan_store.url, "scan", "--device", "test:0", "--dpi", "50", "--pages", "2", "--batch", "c"])
+    assert done.value.code == 1  # two unreadable test pages await a person
+    assert len(list(scan_store.iter_cards())) == 2
