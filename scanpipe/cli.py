@@ -193,6 +193,20 @@ def identify(ctx: Ctx, card: str, style: str | None, page: int | None, precinct:
     _exit_for_queue(store, "identify")
 
 
+@cli.command("reconcile")
+@click.option("--render-dir", type=click.Path(path_type=Path), default=Path("new-duplicates"), show_default=True,
+              help="Where printable new duplicates (PNG and PDF) are written.")
+@pass_ctx
+def reconcile_cmd(ctx: Ctx, render_dir: Path) -> None:
+    """Pair duplicates with originals, compare them contest by contest, record statuses."""
+    from scanpipe.reconcile.service import reconcile
+
+    store = ctx.store()
+    for line in reconcile(store, render_dir=render_dir).lines():
+        click.echo(line)
+    _exit_for_queue(store, "reconcile")
+
+
 @cli.command()
 @click.argument("item")
 @click.option("--contest", required=True)
@@ -202,12 +216,17 @@ def identify(ctx: Ctx, card: str, style: str | None, page: int | None, precinct:
 @click.option("--note", default=None)
 @pass_ctx
 def adjudicate(ctx: Ctx, item: str, contest: str, votes: str, auditors: tuple[str, ...], rule: str | None, note: str | None) -> None:
-    """Record a person's decision of voter intent for one contest of a card."""
+    """Record a person's decision of voter intent for one contest of a card or a serial."""
+    from scanpipe.reconcile.service import adjudicate_pair
     from scanpipe.workflow import adjudicate_card
 
     store = ctx.store()
     chosen = [v.strip() for v in votes.split(",") if v.strip()]
-    outcome = adjudicate_card(store, item, contest=contest, votes=chosen, auditors=list(auditors), rule=rule, note=note)
+    if store.get_card(item) is None and store.find_card_by_path(item) is None and store.get_pair(item) is not None:
+        outcome = adjudicate_pair(store, item, contest=contest, votes=chosen, auditors=list(auditors), rule=rule, note=note,
+                                  render_dir=Path("new-duplicates"))
+    else:
+        outcome = adjudicate_card(store, item, contest=contest, votes=chosen, auditors=list(auditors), rule=rule, note=note)
     click.echo(f"decision {outcome.decision_id} on {item} / {contest}: {outcome.message}")
     _exit_for_queue(store, "adjudicate")
 
@@ -245,6 +264,57 @@ def export_cvr(ctx: Ctx, out: Path, validate: bool) -> None:
 
     n = export_cvr_file(ctx.store(), out, validate=validate)
     click.echo(f"{n} CVR(s) written to {out}")
+
+
+@export.command("pairs")
+@click.option("--out", type=click.Path(path_type=Path), required=True)
+@pass_ctx
+def export_pairs(ctx: Ctx, out: Path) -> None:
+    """One row per serial: status, duplicate, original, contests, what counts (CSV)."""
+    from scanpipe.reconcile.service import pairs_csv
+
+    text = pairs_csv(ctx.store())
+    out.write_text(text, encoding="utf-8", newline="")
+    click.echo(f"{text.count(chr(10)) - 1} serial(s) written to {out}")
+
+
+@cli.group()
+def report() -> None:
+    """Reports for the board."""
+
+
+@report.command("duplicates")
+@click.option("--out", type=click.Path(path_type=Path), default=None)
+@pass_ctx
+def report_duplicates(ctx: Ctx, out: Path | None) -> None:
+    """Duplicate reconciliation report per precinct (run `reconcile` first)."""
+    from scanpipe.reconcile.service import duplicate_report
+
+    text = "\n".join(duplicate_report(ctx.store())) + "\n"
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        out.write_text(text, encoding="utf-8")
+        click.echo(f"report written to {out}", err=True)
+
+
+@cli.group("import")
+def import_group() -> None:
+    """Import records kept elsewhere."""
+
+
+@import_group.command("duplication-log")
+@click.argument("csv_file", type=click.Path(path_type=Path))
+@pass_ctx
+def import_duplication_log(ctx: Ctx, csv_file: Path) -> None:
+    """The canvass duplication log (CSV: serial, precinct, reason)."""
+    from scanpipe.reconcile.service import read_duplication_log
+
+    rows = read_duplication_log(csv_file)
+    store = ctx.store()
+    n = store.import_duplication_log(rows, str(csv_file))
+    store.log_event("import_duplication_log", {"file": str(csv_file), "rows": n})
+    click.echo(f"{n} serial(s) imported from {csv_file}")
 
 
 @cli.command()

@@ -5,14 +5,15 @@ here, so there is one truth about what a card contributes.
 A card contributes, per contest on it, either *counted* votes, an *overvote*, or is
 *pending* (a person must decide first). Whole-card problems (unreadable, unknown style or
 precinct, a label that does not read, a style conflict) make the whole card pending.
-Originals never count. Duplicates count through their pair (reconciliation); until
-reconciliation resolves them they are pending.
+Originals never count. A duplicate counts like a ballot here; reconciliation
+(:func:`scanpipe.reconcile.resolve.apply_pairs`) then holds it out, marks contests pending,
+or replaces it with a new duplicate, so that each serial counts once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from scanpipe.types import (
@@ -71,6 +72,7 @@ class CardCount:
     card_pending: bool  # the whole card awaits a person
     reasons: tuple[Reason, ...] = ()
     decided_by: tuple[str, ...] = field(default=())  # auditors of final decisions applied
+    voided: bool = False  # in a voided batch: never counts, never queued
 
 
 def decided_reading(contest_id: str, vote_for: int, option_order: Sequence[str], votes: Sequence[str]) -> ContestReading:
@@ -126,10 +128,11 @@ def count_card(
     read; with it, a card read by people contest by contest can count.
     """
     cid = card.source.card_id
-    counts = card.kind is CardKind.BALLOT and not voided
+    counts = card.kind is not CardKind.ORIGINAL and not voided
     result = card.interpretation
     if isinstance(result, UnreadableCard):
-        return _count_unreadable(election, card, finals, counts, identified)
+        out = _count_unreadable(election, card, finals, counts, identified)
+        return replace(out, voided=voided)
     if isinstance(result, ReadCard):
         style, precinct = result.style, result.precinct
     else:
@@ -140,7 +143,7 @@ def count_card(
     blocking = [r for r in reasons if r in BLOCKING_REASONS and not (r is Reason.NO_PRECINCT and precinct is not None)]
     contests, pending, auditors = _apply_decisions(election, cid, result.contests, finals)
     card_pending = bool(blocking) or precinct is None
-    return CardCount(cid, precinct, style, counts, contests, pending, card_pending, reasons, auditors)
+    return CardCount(cid, precinct, style, counts, contests, pending, card_pending, reasons, auditors, voided)
 
 
 def _count_unreadable(

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from scanpipe.counting import CardCount, Decision, DecisionState
+from scanpipe.reconcile.resolve import PairOutcome
 from scanpipe.types import Reason
 
 
@@ -55,10 +56,47 @@ def card_queue_items(card: CardCount, open_by_contest: Mapping[tuple[str, str], 
     return items
 
 
-def build_queue(cards: Iterable[CardCount], decisions: Iterable[Decision]) -> list[QueueItem]:
-    """Every item awaiting a person, sorted by precinct, item and reason."""
+PAIR_REASON = {
+    "mismatch": Reason.PAIR_MISMATCH, "needs_review": Reason.PAIR_NEEDS_REVIEW, "orphan_duplicate": Reason.ORPHAN_DUPLICATE,
+    "orphan_original": Reason.ORPHAN_ORIGINAL, "conflict": Reason.CONFLICT,
+}
+
+
+def pair_queue_items(pair: PairOutcome, opened: Mapping[tuple[str, str], Decision]) -> list[QueueItem]:
+    """The queue items of one serial still waiting for people."""
+    if pair.status.value in ("match", "resolved"):
+        return []
+    reason = PAIR_REASON[pair.base_status.value]
+    if reason is Reason.PAIR_NEEDS_REVIEW and pair.text_code_disagree:
+        reason = Reason.TEXT_CODE_DISAGREE
+    undecided, waiting = [], {}
+    for cid in pair.waiting:
+        d = opened.get((pair.serial, cid))
+        if d is None:
+            undecided.append(cid)
+        else:
+            code = Reason.ESCALATED if d.state is DecisionState.ESCALATED else Reason.AWAITING_SECOND_AUDITOR
+            waiting.setdefault(code.value, []).append(cid)
+    items = []
+    if undecided or not pair.listed:
+        items.append(QueueItem(pair.serial, "pair", reason.value, pair.precinct, tuple(undecided)))
+    items += [QueueItem(pair.serial, "pair", code, pair.precinct, tuple(cids)) for code, cids in waiting.items()]
+    return items
+
+
+def build_queue(
+    cards: Iterable[CardCount], decisions: Iterable[Decision], pairs: Iterable[PairOutcome] = (), *,
+    paired_cards: frozenset[str] | set[str] = frozenset(),
+) -> list[QueueItem]:
+    """Every item awaiting a person, sorted by precinct, item and reason.
+
+    Cards that belong to a serial are decided through their pair (the pair item lists the
+    contests), so they get no card items of their own.
+    """
     from scanpipe.counting import open_decisions
 
     opened = open_decisions(decisions)
-    items = [item for card in cards if card.counts or card.card_pending for item in card_queue_items(card, opened)]
+    items = [item for card in cards if not card.voided and card.card_id not in paired_cards and not card.card_id.startswith("serial:")
+             and (card.counts or card.card_pending) for item in card_queue_items(card, opened)]
+    items += [item for pair in pairs for item in pair_queue_items(pair, opened)]
     return sorted(items, key=lambda i: (i.precinct or "~", i.item, i.reason))

@@ -49,7 +49,7 @@ def tally_precincts(election: Election, cards: Iterable[CardCount]) -> list[Tall
             continue
         for reading in card.contests:
             key = (card.precinct, reading.contest)
-            if card.card_pending or reading.outcome is ContestOutcome.PENDING:
+            if card.card_pending or reading.outcome is ContestOutcome.PENDING or reading.contest in card.pending_contests:
                 votes[(*key, "#pending")] += 1
             elif reading.outcome is ContestOutcome.OVERVOTE:
                 votes[(*key, "#overvotes")] += 1

@@ -20,6 +20,8 @@ from scanpipe.errors import ConfigError, DecisionError, SourceError
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
 from scanpipe.pipeline import FileResult, IngestSummary, find_card_files, run_local, store_results
 from scanpipe.queue import QueueItem, build_queue
+from scanpipe.reconcile.pairing import Pairing, pair_cards
+from scanpipe.reconcile.resolve import NewDuplicate, PairOutcome, apply_pairs, resolve_pair
 from scanpipe.rules import rule_set
 from scanpipe.store.repository import Store
 from scanpipe.tally import TallyRow, tally_precincts
@@ -108,22 +110,37 @@ def to_decision(record: object) -> Decision:
 
 @dataclass(frozen=True)
 class Standing:
-    """Everything counted at one moment: per card, plus the decisions."""
+    """Everything counted at one moment: per card (pairs applied), the pairs, the decisions."""
 
     election: Election
     counts: tuple[CardCount, ...]
     decisions: tuple[Decision, ...]
+    pairs: tuple[PairOutcome, ...] = ()
+    pairings: tuple[Pairing, ...] = ()
+    cards: tuple[InterpretedCard, ...] = ()
 
 
 def standing(store: Store) -> Standing:
+    """Read every card and decision and say what counts (the one truth for tally, queue, CVR)."""
     election = store.current_election()
     decisions = tuple(to_decision(d) for d in store.decisions())
     finals = final_decisions(decisions)
     identified = store.identifications()
-    counts = []
+    cards: list[InterpretedCard] = []
+    per_card: dict[str, CardCount] = {}
     for stored in store.iter_cards():
-        counts.append(count_card(election, stored.card, finals, voided=stored.batch_voided, identified=identified.get(stored.card_id, (None, None))))
-    return Standing(election, tuple(counts), decisions)
+        cards.append(stored.card)
+        per_card[stored.card_id] = count_card(election, stored.card, finals, voided=stored.batch_voided,
+                                              identified=identified.get(stored.card_id, (None, None)))
+    voided = {cid for cid, c in per_card.items() if c.voided}
+    pairings = tuple(pair_cards((c for c in cards if c.source.card_id not in voided), store.stated_serials()))
+    outcomes = tuple(resolve_pair(election, p, per_card, finals) for p in pairings)
+    new_dups = {nd.base_serial: NewDuplicate(nd.serial, nd.base_serial, nd.style, nd.precinct, nd.contests, nd.auditors)
+                for nd in store.new_duplicates()}
+    reprint_ids = {c.source.card_id for p in pairings for c in p.reprints}
+    counts = apply_pairs(per_card, outcomes, new_dups, election)
+    counts = [replace(c, counts=False) if c.card_id in reprint_ids else c for c in counts]
+    return Standing(election, tuple(counts), decisions, outcomes, pairings, tuple(cards))
 
 
 def tally(store: Store) -> list[TallyRow]:
@@ -133,7 +150,8 @@ def tally(store: Store) -> list[TallyRow]:
 
 def queue(store: Store) -> list[QueueItem]:
     s = standing(store)
-    return build_queue(s.counts, s.decisions)
+    paired = {cid for p in s.pairs for cid in (*p.duplicates, *p.originals)}
+    return build_queue(s.counts, s.decisions, s.pairs, paired_cards=paired)
 
 
 # --------------------------------------------------------------------------------------

@@ -69,7 +69,30 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]
     return election, a, b
 
 
+def ingests_overlapped(db: str) -> bool:
+    """Both ingests had started before either finished (by the store's event log order)."""
+    from scanpipe.store.repository import Store
+
+    store = Store.open(db)
+    try:
+        actions = [e.action for e in store.events() if e.action in ("ingest_started", "ingest_finished")]
+    finally:
+        store.close()
+    return actions[:2] == ["ingest_started", "ingest_started"]
+
+
+_SERIAL: dict[str, dict[str, Any]] = {}
+
+
 def _serial_reference(election: Path, tmp: Path, steps: list[list[str]]) -> dict[str, Any]:
+    """The export after one process ran ``steps`` one after the other (cached per steps)."""
+    key = json.dumps([str(election), steps])
+    if key not in _SERIAL:
+        _SERIAL[key] = _run_serial(election, tmp, steps)
+    return _SERIAL[key]
+
+
+def _run_serial(election: Path, tmp: Path, steps: list[list[str]]) -> dict[str, Any]:
     db = f"sqlite:///{tmp / 'serial.db'}"
     assert run(db, "init", "--election", str(election)).returncode == 0
     for args in steps:
@@ -83,6 +106,7 @@ def _check_concurrent(db: str, election: Path, tmp: Path, steps: list[list[str]]
     outcomes = run_together(db, *steps)
     for code, err in outcomes:
         assert code in (0, 1), err
+    assert ingests_overlapped(db), "the two ingests ran one after the other: nothing concurrent was tested"
     together = export(db, tmp / "together.json")
     ids = [c["UniqueId"] for c in together["CVR"]]
     assert len(ids) == len(set(ids))

@@ -98,8 +98,10 @@ def register_by_fiducials(
         return RegistrationFailure(Reason.NO_FIDUCIALS, "the layout page has no fiducials")
     dpi = estimate_dpi(gray.shape, page, dpi_hint)
     found = [_find_fiducial(gray, box, dpi) for box in page.fiducials_in]
-    layout_pts = [_box_centre(b) for b, f in zip(page.fiducials_in, found) if f is not None]
-    image_pts = [f for f in found if f is not None]
+    whole = [f is not None and not f[2] for f in found]
+    usable = whole if sum(whole) >= 3 else [f is not None for f in found]  # a clipped square's centre is biased
+    layout_pts = [_box_centre(b) for b, ok in zip(page.fiducials_in, usable) if ok]
+    image_pts = [(f[0], f[1]) for f, ok in zip(found, usable) if ok and f is not None]
     if len(image_pts) < 3:
         missing = [CORNER_NAMES[i] if i < 4 else f"#{i + 1}" for i, f in enumerate(found) if f is None]
         return RegistrationFailure(
@@ -149,13 +151,14 @@ def _plausible(matrix: np.ndarray, dpi: float) -> bool:
     )
 
 
-def _find_fiducial(gray: np.ndarray, box: Box, dpi: float) -> tuple[float, float] | None:
-    """Centroid (x, y) in pixels of the solid square nearest the box, or None."""
+def _find_fiducial(gray: np.ndarray, box: Box, dpi: float) -> tuple[float, float, bool] | None:
+    """Centroid ``(x, y, clipped)`` in pixels of the solid square nearest the box, or None;
+    ``clipped`` when the square runs off the image edge (its centroid is then biased)."""
     x0, y0, window = _corner_window(gray, box, dpi)
     if window.size == 0:
         return None
-    factor = max(1, int(dpi // WORK_DPI))
-    small = window[::factor, ::factor] if factor > 1 else window
+    factor = max(2, int(round(dpi / WORK_DPI)))
+    small = _area_reduced(window, factor)
     side_px = box[2] * dpi / factor
     expected = ((box[0] + box[2] / 2) * dpi - x0) / factor, ((box[1] + box[3] / 2) * dpi - y0) / factor
     candidate = _best_square(small, side_px, expected)
@@ -163,6 +166,15 @@ def _find_fiducial(gray: np.ndarray, box: Box, dpi: float) -> tuple[float, float
         return None
     cx, cy = candidate
     return _refine_centroid(gray, x0 + cx * factor, y0 + cy * factor, box[2] * dpi)
+
+
+def _area_reduced(window: np.ndarray, factor: int) -> np.ndarray:
+    """Mean of ``factor x factor`` blocks: averaging (not sampling) turns a bilevel scan's
+    dithered gray square back into a solid one and halves the noise per step."""
+    if factor == 1:
+        return window
+    rows, cols = window.shape[0] // factor, window.shape[1] // factor
+    return cv2.resize(window[: rows * factor, : cols * factor], (cols, rows), interpolation=cv2.INTER_AREA)
 
 
 def _corner_window(gray: np.ndarray, box: Box, dpi: float) -> tuple[int, int, np.ndarray]:
@@ -199,14 +211,15 @@ def _best_square(small: np.ndarray, side_px: float, expected: tuple[float, float
     return best
 
 
-def _refine_centroid(gray: np.ndarray, cx: float, cy: float, side_px: float) -> tuple[float, float] | None:
+def _refine_centroid(gray: np.ndarray, cx: float, cy: float, side_px: float) -> tuple[float, float, bool] | None:
     """Sub-pixel centroid of the dark square around ``(cx, cy)`` at full resolution."""
     half = int(side_px * 0.85) + 3
     x0, y0 = max(0, int(cx) - half), max(0, int(cy) - half)
     patch = gray[y0 : int(cy) + half + 1, x0 : int(cx) + half + 1]
     if patch.size == 0:
         return None
-    count, labels, stats, centroids = cv2.connectedComponentsWithStats(_solid_ink(patch, side_px), connectivity=8)
+    smooth = cv2.blur(patch, (5, 5))  # a dithered (bilevel) square is solid once smoothed
+    count, labels, stats, centroids = cv2.connectedComponentsWithStats(_solid_ink(smooth, side_px), connectivity=8)
     if count < 2:
         return None
     local = (cx - x0, cy - y0)
@@ -220,7 +233,11 @@ def _refine_centroid(gray: np.ndarray, cx: float, cy: float, side_px: float) -> 
     if total <= 0:
         return None
     rows, cols = np.indices(patch.shape)
-    return float((weights * cols).sum() / total + x0), float((weights * rows).sum() / total + y0)
+    left, top, width, height = (int(v) for v in stats[label, :4])
+    clipped = (left == 0 and x0 == 0) or (top == 0 and y0 == 0) or (
+        left + width >= patch.shape[1] and x0 + patch.shape[1] >= gray.shape[1]) or (
+        top + height >= patch.shape[0] and y0 + patch.shape[0] >= gray.shape[0])
+    return float((weights * cols).sum() / total + x0), float((weights * rows).sum() / total + y0), clipped
 
 
 # --------------------------------------------------------------------------------------

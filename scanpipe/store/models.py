@@ -267,6 +267,69 @@ class EventRow(Base):
     hash: Mapped[str | None] = mapped_column(String(64))
 
 
+class PairRow(Base):
+    """The reconciliation of one base serial, as ``reconcile`` last computed it.
+
+    Derived data: ``reconcile`` recomputes it from the cards and decisions (idempotent), so
+    pages that list pairs need not pair every card on every request.
+    """
+
+    __tablename__ = "pair"
+    __table_args__ = (
+        CheckConstraint("status IN ('match', 'mismatch', 'needs_review', 'resolved', 'orphan_duplicate', "
+                        "'orphan_original', 'conflict')", name="status"),
+    )
+
+    serial: Mapped[str] = mapped_column(SERIAL, primary_key=True)
+    status: Mapped[str] = mapped_column(CODE, index=True)
+    precinct: Mapped[str | None] = mapped_column(ID, index=True)
+    duplicates: Mapped[list[Any]] = mapped_column(JSON)  # card ids of the duplicate sheet(s)
+    originals: Mapped[list[Any]] = mapped_column(JSON)  # card ids of the original sheet(s)
+    contests: Mapped[list[Any]] = mapped_column(JSON)  # contests that differ or need a person
+    counted: Mapped[str] = mapped_column(String(40))  # "duplicate", "<serial>-R<n>" or "none"
+    detail: Mapped[dict[str, Any]] = mapped_column(JSON)  # both readings of every difference
+    updated_at: Mapped[datetime]
+
+
+class NewDuplicateRow(Base):
+    """A new duplicate made when auditors decided a pair (§12-108(d)(2)(i)).
+
+    Insert-only but for ``superseded_by`` (a later decision) and the scanned card attached
+    when its printed form is scanned.
+    """
+
+    __tablename__ = "new_duplicate"
+
+    serial: Mapped[str] = mapped_column(SERIAL, primary_key=True)  # "<base>-R<n>"
+    base_serial: Mapped[str] = mapped_column(SERIAL, index=True)
+    revision: Mapped[int] = mapped_column(Integer)
+    style: Mapped[str] = mapped_column(ID)
+    precinct: Mapped[str | None] = mapped_column(ID)
+    contests: Mapped[list[Any]] = mapped_column(JSON)  # ContestReading dicts, every contest it carries
+    decisions: Mapped[list[Any]] = mapped_column(JSON)  # decision ids it rests on
+    auditors: Mapped[list[Any]] = mapped_column(JSON)
+    original_cards: Mapped[list[Any]] = mapped_column(JSON)
+    superseded_cards: Mapped[list[Any]] = mapped_column(JSON)  # the duplicate it replaces
+    image_path: Mapped[str | None] = mapped_column(Text)  # the rendered card (PNG)
+    image_sha256: Mapped[str | None] = mapped_column(String(64))
+    pdf_path: Mapped[str | None] = mapped_column(Text)
+    scanned_card_id: Mapped[str | None] = mapped_column(CARD_ID)
+    created_at: Mapped[datetime]
+    superseded_by: Mapped[str | None] = mapped_column(SERIAL)
+
+
+class DuplicationLogRow(Base):
+    """The canvass duplication log (CSV: serial, precinct, reason), as imported."""
+
+    __tablename__ = "duplication_log"
+
+    serial: Mapped[str] = mapped_column(SERIAL, primary_key=True)
+    precinct: Mapped[str | None] = mapped_column(ID)
+    reason: Mapped[str | None] = mapped_column(Text)
+    source: Mapped[str] = mapped_column(Text)
+    imported_at: Mapped[datetime]
+
+
 election_table = cast(Table, ElectionRow.__table__)
 layout_reference_table = cast(Table, LayoutReferenceRow.__table__)
 batch_table = cast(Table, BatchRow.__table__)
@@ -277,3 +340,7 @@ decision_table = cast(Table, DecisionRow.__table__)
 skipped_file_table = cast(Table, SkippedFileRow.__table__)
 event_table = cast(Table, EventRow.__table__)
 identification_table = cast(Table, IdentificationRow.__table__)
+pair_table = cast(Table, PairRow.__table__)
+new_duplicate_table = cast(Table, NewDuplicateRow.__table__)
+duplication_log_table = cast(Table, DuplicationLogRow.__table__)
+from scanpipe.store import models_review as _models_review  # noqa: E402,F401  (the review app's tables)

@@ -21,6 +21,7 @@ from sqlalchemy import ColumnElement, Connection, Table, delete, func, select, u
 from scanpipe.errors import ConfigError, DecisionError, StorageError
 from scanpipe.store import codec
 from scanpipe.store.database import PG_ELECTION_LOCK, Database, alembic_config
+from scanpipe.store.pairs import PairsMixin
 from scanpipe.store.elections import definition_sha256, election_from_json, read_references, with_references
 from scanpipe.store.models import (
     batch_table,
@@ -58,7 +59,7 @@ _SQLITE_INSERT_SCORES = (f"INSERT INTO target_score ({', '.join(codec.SCORE_COLU
 _PG_COPY_SCORES = f"COPY target_score ({', '.join(codec.SCORE_COLUMNS)}) FROM STDIN"
 
 
-class Store(Database):
+class Store(PairsMixin):
     """A scanpipe database: ``Store.open(url)``, ``migrate()``, then the methods below."""
 
     # ----------------------------------------------------------------------------------

@@ -75,6 +75,22 @@ PEN_INKS = ("black", "blue", "red", "green")
 # Which ink a kind is drawn with: pen marks use the voter's pen, these use graphite.
 GRAPHITE_KINDS = frozenset({MarkKind.LIGHT_PENCIL, MarkKind.FAINT_TRACE, MarkKind.ERASURE})
 TARGET_W_IN = 0.22
+# Catalogue ranges (notes/marks.md): darkness as drawn; graphite grain only lightens.
+PENCIL_DARKNESS = (0.46, 0.62)
+PENCIL_GRAIN = 0.1  # measured pencil darkness >= 0.46 * 0.9 > 0.40
+ERASURE_DARKNESS = (0.14, 0.24)
+ERASURE_GRAIN = 0.12  # measured residual 0.12-0.24
+ERASURE_COVER = 0.75
+TRACE_DARKNESS = (0.02, 0.05)
+SMALL_COVER = (0.12, 0.30)
+SMALL_MAX_SPAN = 0.55  # a small partial stays within 55% of the oval's width and height
+BLEED_MAX = 0.05
+FOLD_CREASE = (0.15, 0.35)  # darkness of a fold's crease line
+FOLD_SHADOW = (0.02, 0.05)  # its one-sided shadow: faint, not damage over a target by itself
+CREASE_VISIBLE = 0.05
+STAIN_BODY = (0.12, 0.25)  # before the brown tint (gray darkness x 0.85)
+STAIN_VISIBLE = 0.05  # a stain counts where it darkens the paper by at least this
+DAMAGE_REACH_IN = 0.03  # a crease or stain this close to a target's box lies over it
 OUTLINE_IN = 0.012
 SHIFT = 4
 _ONE = 1 << SHIFT
@@ -186,11 +202,12 @@ def _composite(rgb: np.ndarray, r: _Roi, alpha: np.ndarray, color: np.ndarray) -
     rgb[r.y0:r.y0 + r.h, r.x0:r.x0 + r.w] = np.clip(region + 0.5, 0, 255).astype(np.uint8)
 
 
-def _texture(r: _Roi, rng: np.random.Generator, amount: float) -> np.ndarray:
+def _grain(r: _Roi, rng: np.random.Generator, amount: float) -> np.ndarray:
+    """Paper-grain texture of graphite: a factor in ``[1 - amount, 1]`` (never darker than drawn)."""
     noise = rng.standard_normal((r.h, r.w)).astype(np.float32)
     noise = cv2.GaussianBlur(noise, (0, 0), max(0.6, r.dpi / 300))
     noise /= max(float(noise.std()), 1e-6)
-    return np.clip(1.0 + amount * noise, 0.0, 1.25)
+    return (1.0 - amount * (0.5 + 0.5 * np.clip(noise / 2.0, -1.0, 1.0))).astype(np.float32)
 
 
 def _sample(make: Callable[[], np.ndarray], ok: Callable[[np.ndarray], bool], fallback: Callable[[], np.ndarray],
@@ -247,7 +264,7 @@ def _partial(r: _Roi, rng: np.random.Generator) -> np.ndarray:
 
 
 def _check(r: _Roi, rng: np.random.Generator) -> np.ndarray:
-    p0 = (r.cx - r.a * rng.uniform(0.35, 0.65), r.cy - r.b * rng.uniform(-0.2, 0.3))
+    p0 = (r.cx - r.a * rng.uniform(0.45, 0.7), r.cy - r.b * rng.uniform(-0.2, 0.3))
     p1 = (r.cx - r.a * rng.uniform(-0.15, 0.2), r.cy + r.b * rng.uniform(0.45, 0.85))
     p2 = (r.cx + r.a * rng.uniform(1.05, 1.6), r.cy - r.b * rng.uniform(1.2, 2.2))
     mid = ((p1[0] + p2[0]) / 2 + rng.uniform(-0.1, 0.1) * r.a, (p1[1] + p2[1]) / 2 + rng.uniform(0, 0.15) * r.b)
@@ -344,30 +361,44 @@ def circle_name(rgb: np.ndarray, target_box: BoxPx, name_box: BoxPx, rng: np.ran
 
 def _erasure(r: _Roi, rng: np.random.Generator) -> np.ndarray:
     interior = _inside_outline(r)
-    alpha = _sample(lambda: _blob(r, rng, rng.uniform(0.75, 1.1), rng.uniform(-0.15, 0.15) * r.a,
-                                  rng.uniform(-0.15, 0.15) * r.b, 0.1),
-                    lambda a: _covers(a, interior, 0.6, 1.0), lambda: _ellipse(r, r.a, r.b))
-    sx = r.px(rng.uniform(0.01, 0.03))
-    alpha = cv2.GaussianBlur(alpha, (0, 0), sigmaX=sx, sigmaY=sx / 2)
-    return alpha * _texture(r, rng, 0.08)
+
+    def make() -> np.ndarray:
+        alpha = _blob(r, rng, rng.uniform(0.85, 1.1), rng.uniform(-0.1, 0.1) * r.a, rng.uniform(-0.1, 0.1) * r.b, 0.1)
+        sx = r.px(rng.uniform(0.01, 0.02))
+        return cv2.GaussianBlur(alpha, (0, 0), sigmaX=sx, sigmaY=sx / 2)  # smeared edges
+
+    alpha = _sample(make, lambda a: _covers(a, interior, ERASURE_COVER, 1.0), lambda: _ellipse(r, r.a, r.b))
+    return alpha * _grain(r, rng, ERASURE_GRAIN)
+
+
+def _span(alpha: np.ndarray, r: _Roi) -> tuple[float, float]:
+    """Extent of a mark (alpha > 0.2) as fractions of the oval's width and height."""
+    ys, xs = np.nonzero(alpha > 0.2)
+    if xs.size == 0:
+        return 0.0, 0.0
+    return (float(xs.max() - xs.min() + 1) / (2 * r.a), float(ys.max() - ys.min() + 1) / (2 * r.b))
 
 
 def _small(r: _Roi, rng: np.random.Generator) -> np.ndarray:
+    """A compact blob or short thick dash: 12-30% of the interior, confined to a corner region
+    no wider or taller than :data:`SMALL_MAX_SPAN` of the oval."""
     interior = _inside_outline(r)
 
     def make() -> np.ndarray:
-        if rng.random() < 0.5:
-            s = rng.uniform(0.3, 0.6)
-            room = 1 - s
-            return _blob(r, rng, s, rng.uniform(-room, room) * r.a, rng.uniform(-room, room) * r.b * 0.8, 0.1)
-        ang = rng.uniform(0, np.pi)
-        half = rng.uniform(0.4, 0.9) * r.a
+        if rng.random() < 0.6:
+            s = rng.uniform(0.38, 0.56)
+            room = max(0.0, 0.8 - s)
+            return _blob(r, rng, s, rng.uniform(-room, room) * r.a, rng.uniform(-room, room) * r.b * 0.6, 0.08)
+        ang = rng.uniform(-0.5, 0.5) + (np.pi / 2 if rng.random() < 0.3 else 0.0)
+        half = rng.uniform(0.2, 0.45) * r.a
         d = np.array([np.cos(ang), np.sin(ang) * r.b / r.a]) * half
-        c = np.array([r.cx + rng.uniform(-0.3, 0.3) * r.a, r.cy + rng.uniform(-0.3, 0.3) * r.b])
-        return _stroke(r, np.array([c - d, c + d]), r.px(rng.uniform(0.03, 0.05)))
+        c = np.array([r.cx + rng.uniform(-0.35, 0.35) * r.a, r.cy + rng.uniform(-0.3, 0.3) * r.b])
+        return _stroke(r, np.array([c - d, c + d]), r.px(rng.uniform(0.035, 0.05)))
 
-    return _sample(make, lambda a: _covers(a, interior, 0.12, 0.30),
-                   lambda: _blob(r, rng, 0.45, 0, 0, wobble=0.0))
+    def ok(alpha: np.ndarray) -> bool:
+        return _covers(alpha, interior, *SMALL_COVER) and max(_span(alpha, r)) <= SMALL_MAX_SPAN
+
+    return _sample(make, ok, lambda: _blob(r, rng, 0.45, 0, 0, wobble=0.0), tries=120)
 
 
 def draw_mark(rgb: np.ndarray, box_px: BoxPx, kind: MarkKind, rng: np.random.Generator, *,
@@ -393,17 +424,17 @@ def draw_mark(rgb: np.ndarray, box_px: BoxPx, kind: MarkKind, rng: np.random.Gen
     elif kind is MarkKind.X_MARK:
         alpha, dark = _x(r, rng), rng.uniform(0.7, 1.0)
     elif kind is MarkKind.LIGHT_PENCIL:
-        alpha, dark = _full(r, rng, 0.85, 1.0, 0.02) * _texture(r, rng, 0.1), rng.uniform(0.35, 0.55)
+        alpha, dark = _full(r, rng, 0.85, 1.0, 0.02) * _grain(r, rng, PENCIL_GRAIN), rng.uniform(*PENCIL_DARKNESS)
     elif kind is MarkKind.HESITATION_DOT:
         alpha, dark = _dot(r, rng), rng.uniform(0.7, 1.0)
     elif kind is MarkKind.FAINT_TRACE:
-        alpha, dark = _smudge(r, rng), rng.uniform(0.02, 0.06)
+        alpha, dark = _smudge(r, rng), rng.uniform(*TRACE_DARKNESS)
     elif kind is MarkKind.STRAY_LINE:
         alpha, dark = _stray(r, rng), rng.uniform(0.7, 1.0)
     elif kind is MarkKind.CIRCLED:
         alpha, dark = _circled(r, rng), rng.uniform(0.7, 1.0)
     elif kind is MarkKind.ERASURE:
-        alpha, dark = _erasure(r, rng), rng.uniform(0.12, 0.28)
+        alpha, dark = _erasure(r, rng), rng.uniform(*ERASURE_DARKNESS)
     elif kind is MarkKind.SMALL_PARTIAL:
         alpha, dark = _small(r, rng), rng.uniform(0.7, 1.0)
     else:
@@ -439,7 +470,9 @@ def draw_write_in(rgb: np.ndarray, area_px: BoxPx, rng: np.random.Generator, *, 
 
 @dataclass(frozen=True, slots=True)
 class Damage:
-    """A damaged region of a card: ``mask`` is True where the paper visibly changed."""
+    """A damaged region of a card: ``mask`` is True where the damage is plainly visible
+    (a fold's crease line, a stain darkening the paper by >= :data:`STAIN_VISIBLE`, the
+    missing paper and edge of a tear); faint fold shadows and stain fringes are left out."""
 
     kind: str  # "fold" | "stain" | "tear"
     mask: np.ndarray  # bool, H x W of the card
@@ -461,14 +494,14 @@ def draw_fold(rgb: np.ndarray, rng: np.random.Generator, *, dpi: float) -> Damag
     rows = np.arange(r0, r1, dtype=np.float32)[:, None]
     line = y_in * dpi + slope * (np.arange(w, dtype=np.float32)[None, :] - w / 2)
     d = rows - line  # signed distance (rows) from the crease
-    crease = rng.uniform(0.15, 0.35) * np.exp(-(d / (rng.uniform(0.006, 0.012) * dpi)) ** 2)
+    crease = rng.uniform(*FOLD_CREASE) * np.exp(-(d / (rng.uniform(0.006, 0.012) * dpi)) ** 2)
     side = 1 if rng.random() < 0.5 else -1
     shadow_w = rng.uniform(0.05, 0.12) * dpi
-    shadow = rng.uniform(0.04, 0.1) * np.exp(-np.maximum(side * d, 0) / shadow_w) * (side * d >= 0)
+    shadow = rng.uniform(*FOLD_SHADOW) * np.exp(-np.maximum(side * d, 0) / shadow_w) * (side * d >= 0)
     darkness = np.maximum(crease, shadow).astype(np.float32)
     _darken(rgb[r0:r1], darkness)
     mask = np.zeros((h, w), bool)
-    mask[r0:r1] = darkness >= 0.02
+    mask[r0:r1] = crease >= CREASE_VISIBLE  # the line itself, not its faint shadow
     return Damage("fold", mask)
 
 
@@ -492,9 +525,10 @@ def draw_stain(rgb: np.ndarray, rng: np.random.Generator, *, dpi: float, near_px
     cv2.fillPoly(m, [np.round(pts - [x0, y0]).astype(np.int32)], 255, cv2.LINE_AA)
     body = m.astype(np.float32) / 255.0
     rim = body - cv2.erode(body, np.ones((5, 5), np.uint8), iterations=max(1, int(0.02 * dpi)))
-    darkness = cv2.GaussianBlur(body * rng.uniform(0.08, 0.22) + rim * rng.uniform(0.1, 0.2), (0, 0), 0.01 * dpi)
-    _darken(rgb[y0:y1, x0:x1], darkness, tint=(0.55, 0.9, 1.35))  # brownish: blue absorbed most
-    mask[y0:y1, x0:x1] = darkness >= 0.015
+    darkness = cv2.GaussianBlur(body * rng.uniform(*STAIN_BODY) + rim * rng.uniform(0.1, 0.2), (0, 0), 0.01 * dpi)
+    tint = (0.55, 0.9, 1.35)  # brownish: blue absorbed most
+    _darken(rgb[y0:y1, x0:x1], darkness, tint=tint)
+    mask[y0:y1, x0:x1] = darkness * gray_of(tint) >= STAIN_VISIBLE  # gray darkness of the stain
     return Damage("stain", mask)
 
 
@@ -521,7 +555,7 @@ def draw_tear(rgb: np.ndarray, rng: np.random.Generator, *, dpi: float) -> Damag
 
 
 def draw_bleed_through(rgb: np.ndarray, other_side: np.ndarray, rng: np.random.Generator, *, dpi: float,
-                       max_darkness: float = 0.08) -> float:
+                       max_darkness: float = BLEED_MAX) -> float:
     """Faint mirrored content of the other side; returns the strength used (<= ``max_darkness``)."""
     strength = float(rng.uniform(0.03, max_darkness))
     other = cv2.cvtColor(other_side, cv2.COLOR_RGB2GRAY) if other_side.ndim == 3 else other_side
@@ -532,11 +566,24 @@ def draw_bleed_through(rgb: np.ndarray, other_side: np.ndarray, rng: np.random.G
     return strength
 
 
-def damaged_targets(damage: Damage, boxes: dict[int, BoxPx], *, dpi: float, grow_in: float = 0.03) -> set[int]:
-    """Indices of target boxes that ``damage`` overlaps (boxes grown by ``grow_in``)."""
+def damaged_targets(damage: Damage, boxes: dict[int, BoxPx], *, dpi: float, grow_in: float | None = None) -> set[int]:
+    """Indices of targets that ``damage`` lies over.
+
+    A fold's crease or a visible stain counts when it meets the target's box grown by
+    ``grow_in`` (default :data:`DAMAGE_REACH_IN`); a tear counts only when missing paper or
+    its edge meets the printed oval itself (a torn box corner beside the oval harms nothing).
+    """
+    g = (DAMAGE_REACH_IN if grow_in is None else grow_in) * dpi
     hit = set()
-    g = grow_in * dpi
     for i, (x, y, w, h) in boxes.items():
+        if damage.kind == "tear":
+            y0, y1, x0, x1 = max(0, int(y)), int(np.ceil(y + h)), max(0, int(x)), int(np.ceil(x + w))
+            patch = damage.mask[y0:y1, x0:x1]
+            rows, cols = np.mgrid[y0:y0 + patch.shape[0], x0:x0 + patch.shape[1]]
+            inside = ((cols + 0.5 - x - w / 2) / (w / 2)) ** 2 + ((rows + 0.5 - y - h / 2) / (h / 2)) ** 2 <= 1.0
+            if (patch & inside).any():
+                hit.add(i)
+            continue
         y0, y1 = max(0, int(y - g)), int(np.ceil(y + h + g))
         x0, x1 = max(0, int(x - g)), int(np.ceil(x + w + g))
         if damage.mask[y0:y1, x0:x1].any():

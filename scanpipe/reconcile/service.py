@@ -1,0 +1,267 @@
+"""``reconcile`` and pair decisions: the store side of reconciliation.
+
+Reconciling reads every card and decision (:func:`scanpipe.workflow.standing`), makes the new
+duplicates that people's decisions call for (a new revision only when the decided contests
+change, so running it again changes nothing), renders them as printable cards, attaches
+scanned printed new duplicates, and stores one row per serial for pages and exports.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scanpipe.errors import DecisionError, SourceError
+from scanpipe.reconcile.compare import counted_votes
+from scanpipe.reconcile.resolve import PairOutcome
+from scanpipe.store.repository import Store
+from scanpipe.types import ReadCard, Reason
+from scanpipe.workflow import DecisionOutcome, Standing, record_decision, standing
+
+SERIAL_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+
+
+@dataclass
+class ReconcileSummary:
+    statuses: Counter[str] = field(default_factory=Counter)
+    new_duplicates: list[str] = field(default_factory=list)
+    reprints_attached: list[str] = field(default_factory=list)
+    reprint_problems: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        total = sum(self.statuses.values())
+        out = [f"{total} serial(s): " + (", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items())) or "none")]
+        out += [f"  new duplicate {s}" for s in self.new_duplicates]
+        out += [f"  printed new duplicate scanned: {s}" for s in self.reprints_attached]
+        out += [f"  problem: {p}" for p in self.reprint_problems]
+        return out
+
+
+def reconcile(store: Store, *, render_dir: Path | None = None) -> ReconcileSummary:
+    """Pair, compare, make decided new duplicates, store the pairs. Idempotent."""
+    summary = ReconcileSummary()
+    s = standing(store)
+    current = {nd.base_serial: nd for nd in store.new_duplicates()}
+    made = False
+    for outcome in s.pairs:
+        if outcome.counted != "new" or outcome.new_contests is None:
+            continue
+        nd = current.get(outcome.serial)
+        if nd is not None and tuple(nd.contests) == tuple(outcome.new_contests):
+            continue
+        decision_ids = [d.id for d in s.decisions if d.item == outcome.serial and d.state.value == "final"]
+        created = store.add_new_duplicate(
+            base_serial=outcome.serial, style=outcome.style or "", precinct=outcome.precinct, contests=outcome.new_contests,
+            decisions=decision_ids, auditors=outcome.auditors, original_cards=outcome.originals, superseded_cards=outcome.duplicates)
+        summary.new_duplicates.append(created.serial)
+        store.log_event("new_duplicate", {"serial": created.serial, "auditors": list(outcome.auditors), "supersedes": list(outcome.duplicates)})
+        if render_dir is not None:
+            render_new_duplicate_files(store, s, created.serial, render_dir)
+        made = True
+    if made:
+        s = standing(store)
+    _attach_reprints(store, s, summary)
+    store.replace_pairs([pair_row(o, s) for o in s.pairs])
+    summary.statuses.update(o.status.value for o in s.pairs)
+    store.log_event("reconcile", {"statuses": dict(summary.statuses), "new_duplicates": summary.new_duplicates})
+    return summary
+
+
+def pair_row(o: PairOutcome, s: Standing) -> dict[str, object]:
+    """The stored row of one serial (also what ``export pairs`` writes)."""
+    differences = []
+    if o.comparison is not None:
+        for d in o.comparison.differences:
+            differences.append({
+                "contest": d.contest, "difference": d.difference.value,
+                "duplicate": _reading_json(d.duplicate), "original": _reading_json(d.original),
+            })
+    counted = _counted_label(o, s)
+    return {
+        "serial": o.serial, "status": o.status.value, "precinct": o.precinct, "duplicates": list(o.duplicates),
+        "originals": list(o.originals), "contests": [] if o.base_status.value.startswith("orphan") else list(o.listed),
+        "counted": counted,
+        "detail": {"differences": differences, "original_only": list(o.comparison.original_only) if o.comparison else [],
+                   "decided": {c: list(v) for c, v in o.decided}, "auditors": list(o.auditors), "base_status": o.base_status.value,
+                   "waiting": list(o.waiting), "style": o.style, "text_code_disagree": o.text_code_disagree},
+    }
+
+
+def _counted_label(o: PairOutcome, s: Standing) -> str:
+    if o.counted == "duplicate":
+        return "duplicate"
+    if o.counted == "new":
+        nd = next((c for c in s.counts if c.card_id.startswith(f"nd-{o.serial}-R")), None)
+        return nd.card_id[3:] if nd is not None else "none"
+    return "none"
+
+
+def _reading_json(r: object) -> dict[str, object] | None:
+    if r is None:
+        return None
+    from scanpipe.store.pairs import reading_to_json
+
+    return reading_to_json(r)  # type: ignore[arg-type]
+
+
+def _attach_reprints(store: Store, s: Standing, summary: ReconcileSummary) -> None:
+    """A scanned printed new duplicate attaches to its record and must read as decided."""
+    records = {nd.serial: nd for nd in store.new_duplicates(current_only=False)}
+    for pairing in s.pairings:
+        for card in pairing.reprints:
+            assert card.label is not None
+            nd = records.get(card.label.serial)
+            if nd is None:
+                summary.reprint_problems.append(f"{card.source.path}: label DUP-{card.label.serial} names no new duplicate")
+                continue
+            if nd.superseded_by is not None:
+                summary.reprint_problems.append(f"{card.source.path}: new duplicate {nd.serial} was superseded by {nd.superseded_by}")
+                continue
+            result = card.interpretation
+            if not isinstance(result, ReadCard):
+                summary.reprint_problems.append(f"{card.source.path}: the printed new duplicate {nd.serial} could not be read")
+                continue
+            decided = {c.contest: counted_votes(c) for c in nd.contests}
+            read = {c.contest: counted_votes(c) for c in result.contests}
+            wrong = sorted(c for c in read if c in decided and read[c] != decided[c])
+            if wrong:
+                summary.reprint_problems.append(f"{card.source.path}: new duplicate {nd.serial} reads differently from the decision in {', '.join(wrong)}")
+                continue
+            if nd.scanned_card_id != card.source.card_id:
+                store.attach_scanned_new_duplicate(nd.serial, card.source.card_id)
+                summary.reprints_attached.append(nd.serial)
+
+
+def adjudicate_pair(
+    store: Store, serial: str, *, contest: str, votes: Sequence[str], auditors: Sequence[str],
+    rule: str | None = None, note: str | None = None, render_dir: Path | None = None,
+) -> DecisionOutcome:
+    """Record a decision for one contest of a serial, then reconcile at once."""
+    s = standing(store)
+    pair = next((p for p in s.pairs if p.serial == serial), None)
+    if pair is None:
+        raise DecisionError(f"{serial}: no scanned card carries this serial")
+    if contest not in pair.listed:
+        listed = ", ".join(pair.listed) or ("none: it matches" if pair.status.value == "match" else "none: identify its cards' style first")
+        raise DecisionError(f"serial {serial} ({pair.status.value}) does not list contest '{contest}' for a decision; it lists: {listed}")
+    outcome = record_decision(store, s.election, item=serial, item_kind="pair", contest=contest, votes=votes, auditors=auditors, rule=rule, note=note)
+    reconcile(store, render_dir=render_dir)
+    return outcome
+
+
+# --------------------------------------------------------------------------------------
+# Printable new duplicates
+
+
+def render_new_duplicate_files(store: Store, s: Standing, serial: str, out_dir: Path, *, dpi: int = 200) -> tuple[Path, Path]:
+    """Render a new duplicate as PNG (page 1; further pages ``-p<N>``) and a PDF of all pages."""
+    import cv2
+    from PIL import Image
+
+    from scanpipe.synth.render import render_card
+
+    nd = next(n for n in store.new_duplicates(current_only=False) if n.serial == serial)
+    election = s.election
+    style = election.style(nd.style)
+    precinct = nd.precinct or style.precincts[0]
+    chosen = {(c.contest, o) for c in nd.contests for o in c.votes}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    pages = []
+    for page in style.layout.pages:
+        rgb = render_card(election, nd.style, page.page, precinct, dpi, label=f"DUP-{nd.serial}")
+        for t in page.targets:
+            if (t.contest, t.option) in chosen:
+                x, y, w, h = (v * dpi for v in t.box_in)
+                cv2.ellipse(rgb, (int(x + w / 2), int(y + h / 2)), (int(w / 2) - 1, int(h / 2) - 1), 0, 0, 360, (0, 0, 0), -1)
+        pages.append(rgb)
+    png = out_dir / f"{nd.serial}.png"
+    for i, rgb in enumerate(pages, start=1):
+        path = png if i == 1 else out_dir / f"{nd.serial}-p{i}.png"
+        Image.fromarray(rgb).save(path, dpi=(dpi, dpi))
+    pdf = out_dir / f"{nd.serial}.pdf"
+    images = [Image.fromarray(p) for p in pages]
+    images[0].save(pdf, save_all=True, append_images=images[1:], resolution=dpi)
+    store.set_new_duplicate_files(nd.serial, image_path=str(png), image_sha256=hashlib.sha256(png.read_bytes()).hexdigest(), pdf_path=str(pdf))
+    return png, pdf
+
+
+# --------------------------------------------------------------------------------------
+# The canvass duplication log and the report
+
+
+def read_duplication_log(path: Path) -> list[tuple[str, str | None, str | None]]:
+    """Parse the canvass duplication log CSV (``serial,precinct,reason``; a header is optional)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as e:
+        raise SourceError(f"{path}: cannot be read: {e.strerror or e}") from e
+    rows, problems = [], []
+    for n, row in enumerate(csv.reader(io.StringIO(text)), start=1):
+        if not row or (n == 1 and row[0].strip().lower() == "serial"):
+            continue
+        serial = row[0].strip().upper()
+        if not serial or not set(serial) <= SERIAL_CHARS or len(serial) > 16:
+            problems.append(f"{path}: line {n}: '{row[0]}' is not a serial ([A-Z0-9]{{1,16}})")
+            continue
+        rows.append((serial, (row[1].strip() or None) if len(row) > 1 else None, (row[2].strip() or None) if len(row) > 2 else None))
+    if problems:
+        from scanpipe.errors import ConfigError
+
+        raise ConfigError("the duplication log has problems:\n  " + "\n  ".join(problems))
+    return rows
+
+
+def duplicate_report(store: Store) -> list[str]:
+    """Per precinct: pairs examined, matched, mismatched, new duplicates, orphans, conflicts;
+    and, when the canvass log is imported, the serials it expects that the scans lack and
+    the scanned serials it does not know."""
+    pairs = store.pairs()
+    log = store.duplication_log()
+    new_dups = {nd.base_serial for nd in store.new_duplicates()}
+    by_precinct: dict[str, Counter[str]] = {}
+    for p in pairs:
+        c = by_precinct.setdefault(p.precinct or "#unassigned", Counter())
+        c["examined"] += 1
+        base = p.detail.get("base_status", p.status)
+        c[base] += 1
+        c["new duplicates"] += p.serial in new_dups and p.counted not in ("duplicate", "none")
+        if p.status == "resolved":
+            c["resolved"] += 1
+    cols = ["examined", "match", "mismatch", "needs_review", "resolved", "new duplicates", "orphan_duplicate", "orphan_original", "conflict"]
+    lines = ["Duplicate reconciliation report (Md. Election Law §12-108(d))", "",
+             f"{'precinct':<14}" + "".join(f"{c:>17}" for c in cols)]
+    total: Counter[str] = Counter()
+    for precinct in sorted(by_precinct):
+        c = by_precinct[precinct]
+        total.update(c)
+        lines.append(f"{precinct:<14}" + "".join(f"{c[k]:>17}" for k in cols))
+    lines.append(f"{'all':<14}" + "".join(f"{total[k]:>17}" for k in cols))
+    if log:
+        scanned = {p.serial for p in pairs}
+        missing = sorted(set(log) - scanned)
+        unknown = sorted(scanned - set(log))
+        lines += ["", f"Canvass duplication log: {len(log)} serial(s)",
+                  f"  expected by the log but not scanned ({len(missing)}): " + (", ".join(missing) or "none"),
+                  f"  scanned but not in the log ({len(unknown)}): " + (", ".join(unknown) or "none")]
+    return lines
+
+
+def pairs_csv(store: Store) -> str:
+    """``export pairs`` (contract section 6): one row per base serial, sorted by serial."""
+    paths = {s.card_id: s.card.source.path for s in store.iter_cards()}
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\r\n")
+    w.writerow(["serial", "status", "duplicate", "original", "contests", "counted"])
+    for p in store.pairs():
+        dup = ";".join(dict.fromkeys(paths.get(c, c) for c in p.duplicates))
+        org = ";".join(dict.fromkeys(paths.get(c, c) for c in p.originals))
+        w.writerow([p.serial, p.status, dup, org, ";".join(p.contests), p.counted])
+    return buf.getvalue()
+
+
+__all__ = ["Reason", "ReconcileSummary", "adjudicate_pair", "duplicate_report", "pairs_csv", "read_duplication_log", "reconcile"]
