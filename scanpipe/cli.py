@@ -340,9 +340,11 @@ def describe(card: InterpretedCard) -> str:
     return f"machine-printed record, style {r.record.style}"
 
 
+from scanpipe.cli_calibrate import register as _register_calibrate  # noqa: E402  (calibrate)
 from scanpipe.cli_scan import register as _register_scan  # noqa: E402  (scan, devices)
 
 _register_scan(cli)
+_register_calibrate(cli)
 
 
 def main(argv: list[str] | None = None) -> None:

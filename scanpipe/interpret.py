@@ -177,6 +177,9 @@ def interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHint
     """Interpret one card (one page of a file)."""
     gray = page.image
     codes = read_page_codes(gray)
+    if codes.label is None and codes.label_problem is None and hints.serial and hints.kind in (CardKind.DUPLICATE, CardKind.ORIGINAL):
+        stated = parse_pairing_label(f"{'DUP' if hints.kind is CardKind.DUPLICATE else 'ORG'}-{hints.serial}")
+        codes = replace(codes, label=stated)
     kind, kind_reasons = _kind_of(codes, hints)
     result = _interpret_content(gray, page, codes, context, hints)
     if isinstance(result, ReadCard | MachinePrintedCard):
@@ -196,6 +199,8 @@ def _kind_of(codes: PageCodes, hints: CardHints) -> tuple[CardKind, tuple[Reason
         return codes.label.kind, ()
     if hints.kind is CardKind.UNKNOWN:
         return CardKind.UNKNOWN, (Reason.KIND_UNKNOWN,)
+    if hints.kind in (CardKind.DUPLICATE, CardKind.ORIGINAL):
+        return hints.kind, (Reason.NO_SERIAL,)  # pairing needs its serial: a person states it
     return hints.kind or CardKind.BALLOT, ()
 
 

@@ -74,6 +74,7 @@ class Reason(StrEnum):
     UNKNOWN_PAGE = "unknown_page"  # the style is known but the page number is not in its layout
     LABEL_CONFLICT = "label_conflict"  # two different pairing labels on one card
     SUPERSEDED_LABEL = "superseded_label"  # a label whose serial was already superseded
+    NO_SERIAL = "no_serial"  # stated a duplicate or original (--kind) but carries no readable serial
 
 
 # --------------------------------------------------------------------------------------

@@ -111,7 +111,18 @@ def _check_concurrent(db: str, election: Path, tmp: Path, steps: list[list[str]]
     ids = [c["UniqueId"] for c in together["CVR"]]
     assert len(ids) == len(set(ids))
     assert len(ids) >= 2 * JUNK_PER_FOLDER + REAL_SHEETS
-    assert together == _serial_reference(election, tmp, steps)
+    serial = _serial_reference(election, tmp, steps)
+    assert together == serial, first_difference(together, serial)
+
+
+def first_difference(a: Any, b: Any, where: str = "$") -> str | None:
+    """Where two JSON values first differ (for a readable failure)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = sorted(set(a) | set(b))
+        return next((d for k in keys if (d := first_difference(a.get(k), b.get(k), f"{where}.{k}"))), None)
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return next((d for i, (x, y) in enumerate(zip(a, b)) if (d := first_difference(x, y, f"{where}[{i}]"))), None)
+    return None if a == b else f"{where}: {a!r} != {b!r}"
 
 
 def _different_batches(a: Path, b: Path) -> list[list[str]]:

@@ -1,52 +1,87 @@
-"""Exports that read the store: the CVR file."""
+"""Exports that read the store: the CVR file.
+
+Roles (contract section 6): a regular ballot is ``regular``; a duplicate is ``duplicate`` while
+it counts (or waits) and ``superseded`` once a new duplicate replaced it; an original is
+``original``; a new duplicate is ``new_duplicate``, with ``UniqueId`` ``nd-<serial>-R<n>`` and,
+until its printed card is scanned, the rendered card as its image. The cards of one serial
+share ``BallotPrePrintedId`` (the base serial; a new duplicate's is ``<serial>-R<n>``).
+"""
 
 from __future__ import annotations
 
-import json
+import hashlib
+from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from scanpipe.counting import final_decisions
 from scanpipe.errors import ScanpipeError
-from scanpipe.exports.cvr import CvrEntry, build_cvr_report, validate_cvr_report
+from scanpipe.exports.cvr import CvrEntry, build_cvr_report, validate_cvr_report, write_cvr_stream
 from scanpipe.store.repository import Store
-from scanpipe.types import CardKind
-from scanpipe.workflow import standing
+from scanpipe.types import CardKind, CardSource, InterpretedCard, ReadCard
+from scanpipe.workflow import Standing, standing
 
 ROLE = {CardKind.BALLOT: "regular", CardKind.DUPLICATE: "duplicate", CardKind.ORIGINAL: "original", CardKind.UNKNOWN: "regular"}
+VALIDATE_UP_TO = 20_000  # cards; above this the report is streamed and checked only by tests
 
 
-def cvr_entries(store: Store) -> list[CvrEntry]:
-    """One entry per stored card, with the adjudicated snapshot where people decided."""
-    s = standing(store)
+def cvr_entries(store: Store, s: Standing | None = None) -> Iterator[CvrEntry]:
+    """One entry per stored card (printed new duplicates attach to their record) and one per new duplicate."""
+    s = s or standing(store)
     by_id = {c.card_id: c for c in s.counts}
     finals = final_decisions(s.decisions)
-    entries = []
-    for stored in store.iter_cards():
-        card = stored.card
-        count = by_id[card.source.card_id]
-        decided = any((card.source.card_id, r.contest) in finals for r in count.contests)
-        notes = tuple(d.note for (item, _), d in finals.items() if item == card.source.card_id and d.note)
-        entries.append(CvrEntry(
-            card=card, role=ROLE[card.kind], preprinted_id=card.label.base_serial if card.label else None,
-            modified=count.contests if decided else None, auditors=count.decided_by, notes=notes,
-        ))
-    return entries
+    superseded = {cid for p in s.pairs if p.counted == "new" for cid in p.duplicates}
+    reprints = {c.source.card_id: c for pairing in s.pairings for c in pairing.reprints}
+    for card in s.cards:
+        cid = card.source.card_id
+        if cid in reprints:
+            continue
+        count = by_id.get(cid)
+        decided = count is not None and any((cid, r.contest) in finals for r in count.contests)
+        notes = tuple(d.note for (item, _), d in finals.items() if item == cid and d.note)
+        role = "superseded" if cid in superseded else ROLE[card.kind]
+        yield CvrEntry(card=card, role=role, preprinted_id=card.label.base_serial if card.label else None,
+                       modified=count.contests if decided and count is not None else None,
+                       auditors=count.decided_by if count is not None else (), notes=notes)
+    yield from _new_duplicate_entries(store, s, reprints)
+
+
+def _new_duplicate_entries(store: Store, s: Standing, reprints: dict[str, InterpretedCard]) -> Iterator[CvrEntry]:
+    cards = {c.source.card_id: c for c in s.cards}
+    scanned_by_serial = {c.label.serial: c for c in reprints.values() if c.label is not None}
+    for nd in store.new_duplicates():
+        base_card = next((cards[c] for c in nd.superseded_cards if c in cards and isinstance(cards[c].interpretation, ReadCard)), None)
+        scanned = scanned_by_serial.get(nd.serial) if nd.scanned_card_id else None
+        template = scanned or base_card
+        if template is None:
+            template = next((cards[c] for c in nd.original_cards if c in cards and isinstance(cards[c].interpretation, ReadCard)), None)
+        if template is None:
+            continue  # nothing to describe its style's targets with (people decided an unread pair)
+        path = scanned.source.path if scanned is not None else (nd.image_path or "")
+        sha = scanned.source.sha256 if scanned is not None else (nd.image_sha256 or hashlib.sha256(nd.serial.encode()).hexdigest())
+        source = CardSource(f"nd-{nd.serial}", sha, path, 1, 1, template.source.batch)
+        card = replace(template, source=source, kind=CardKind.DUPLICATE)
+        yield CvrEntry(card=card, role="new_duplicate", preprinted_id=nd.serial, modified=nd.contests,
+                       auditors=nd.auditors or ("unrecorded",))
 
 
 def export_cvr_file(store: Store, out: Path, *, validate: bool = True) -> int:
     """Write the NIST SP 1500-103 report; refuse to write one that does not validate."""
     election = store.current_election()
-    entries = cvr_entries(store)
-    report = build_cvr_report(election, entries, generated_at=datetime.now(UTC))
-    if validate:
-        errors = validate_cvr_report(report)
-        if errors:
-            raise ScanpipeError(f"{out}: the CVR report does not validate against NIST SP 1500-103 ({len(errors)} errors), first: {errors[0]}")
-    tmp = out.with_name(out.name + ".part")
+    s = standing(store)
+    now = datetime.now(UTC)
     try:
-        tmp.write_text(json.dumps(report, indent=1), encoding="utf-8")
-        tmp.replace(out)
+        if validate and len(s.cards) <= VALIDATE_UP_TO:
+            entries = list(cvr_entries(store, s))
+            report = build_cvr_report(election, entries, generated_at=now)
+            errors = validate_cvr_report(report)
+            if errors:
+                raise ScanpipeError(f"{out}: the CVR report does not validate against NIST SP 1500-103 ({len(errors)} errors), first: {errors[0]}")
+            from scanpipe.exports.cvr import write_cvr_report
+
+            write_cvr_report(report, out)
+            return len(entries)
+        return write_cvr_stream(election, cvr_entries(store, s), out, generated_at=now)
     except OSError as e:
         raise ScanpipeError(f"{out}: cannot be written: {e.strerror or e}") from e
-    return len(entries)

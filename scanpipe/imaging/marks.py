@@ -1,31 +1,32 @@
 """Score voting targets: raw, threshold-free measurements of the ink on and around each oval.
 
-Algorithm, per target (only small windows are resampled, never the page):
+All targets of a page are scored together (no per-target Python work on pixels):
 
-1. **Canonical window.** The registration's homography is linearised at the target centre
-   (its Jacobian), and a window of the target box plus :data:`MARGIN_IN` on every side is
-   resampled with ``cv2.warpAffine`` at :data:`CANON_PPI` pixels per inch. Skew, anisotropic
-   stretch and the scan resolution are gone in this frame; only a small residual shift is left.
-2. **Darkness.** The window is lightly blurred (which also undoes the dithering of bilevel G4
-   scans and JPEG noise) and turned into darkness ``1 - gray / paper`` where ``paper`` is a
-   high percentile of the window itself (local paper level: scans drift in brightness).
-3. **Local refinement.** The blank target (the layout's reference scan crop when given,
-   otherwise a rendered oval outline inscribed in the box) is matched by normalised
-   cross-correlation within +-:data:`SEARCH_IN`; the best shift, lightly biased towards zero,
-   is kept and reported in image pixels.
-4. **Ink.** Ink is darkness beyond the blank: the reference's darkness (dilated) is subtracted
-   when a reference is given, and the printed outline band is always left out. A floor of
-   :data:`INK_FLOOR` removes bleed-through and faint smudges.
-5. **Features.** ``fill_score`` (mean ink in the interior ellipse), dark coverage, a broad
-   level (what 70% of the interior reaches: light pencil), ``stroke_score`` (how far dark
-   strokes reach across the interior: checks and X's), ``ring_score`` (ink all around the
-   oval at 0.03-0.12 in, or above and below the printed name: circled), ``damage_score``
-   (paper darkened unevenly across the window, or one long straight line crossing the
-   target: stain, fold, tear) and ``write_in_score`` (columns of the write-in area crossed
-   by ink).
-6. ``score`` combines fill, coverage, level and strokes into one number in [0, 1] where every
-   catalogue vote sits above every no-vote; the thresholds that split it are data
-   (:mod:`scanpipe.classify`).
+1. **Canonical windows.** The registration's homography is linearised at every target centre
+   and one ``cv2.remap`` call resamples all windows (box plus :data:`MARGIN_IN`) at
+   :data:`CANON_PPI` into one stack: skew, stretch and scan resolution are gone; a small
+   residual shift is left. Masks and templates are computed once per box size (LRU cache).
+2. **Darkness.** Lightly blurred (undoes G4 dithering and JPEG noise), ``1 - gray / paper``
+   with ``paper`` the window's 90th percentile (local paper level: scans drift in brightness).
+3. **Local refinement.** The rendered blank oval (zero-mean) is correlated with each window
+   over +-:data:`SEARCH_PX` canonical pixels, x then y, biased towards no shift.
+4. **Ink** is darkness beyond the printed outline (rendered, blurred, dilated).
+5. **Features** (all targets at once):
+   ``fill_score`` mean ink in the interior; *level*, the ink that :data:`LEVEL_SHARE` of the
+   interior reaches (an even fill: pen, pencil, an erasure's residue); *cover*, the interior
+   share of dark ink (>= :data:`DARK`); ``stroke_score``, the span of dark ink across the oval
+   (interior plus a thin band outside the outline) as a fraction of its width or height
+   (checks, X's and scribbles span >= 0.7; a small partial mark <= 0.55); ``ring_score``, the
+   share of 16 sectors 0.035-0.12 in around the oval crossed by a stroke, or ink both above
+   and below the option's printed name; ``damage_score``, the strongest of a stain (paper
+   around the oval darker than the page's paper plane), a fold (a thin line crossing the
+   strips left and right of the oval at the oval's height) and a tear (a part of the printed
+   outline missing: no paper); ``write_in_score``, columns of the write-in area crossed by ink.
+6. ``score`` maps level, cover and span onto one scale with fixed anchors taken from the mark
+   catalogue (``notes/marks.md``): a value at the gap between no-vote and ambiguous marks
+   maps to :data:`LOW_ANCHOR`, at the gap between ambiguous marks and votes to
+   :data:`HIGH_ANCHOR`; ``score`` is the largest of the three. Thresholds that split it are
+   data (:mod:`scanpipe.classify`).
 """
 
 from __future__ import annotations
@@ -38,51 +39,70 @@ import numpy as np
 
 from scanpipe.types import Box, LayoutPage, Registration, TargetDef, TargetScore
 
-CANON_PPI = 200.0  # pixels per inch of the canonical target window
-SEARCH_IN = 0.06  # local refinement search radius
-RING_INNER_IN = 0.03  # circled-target annulus, distance outside the oval
-RING_OUTER_IN = 0.12
-CROP_IN = 0.15  # aligned crop: box plus this on every side (ring annulus + slack)
-MARGIN_IN = CROP_IN + SEARCH_IN + 0.02  # canonical window: box plus this on every side
+CANON_PPI = 120.0  # pixels per inch of the canonical target windows
+MARGIN_IN = 0.19  # window = box plus this on every side
+SEARCH_PX = 4  # local refinement, canonical px (0.033 in)
+SHIFT_PRIOR = 0.1  # correlation penalty (share of the best) at the search radius
 OUTLINE_IN = 0.012  # printed outline width
-INTERIOR_INSET_IN = 0.015  # interior ellipse = inscribed ellipse shrunk by this
-MATCH_PAD_IN = 0.03  # template = box plus this on every side
-BLUR_SIGMA_PX = 1.1  # canonical px, ~0.0055 in: de-dithers G4, calms JPEG noise
-BLANK_SIGMA_PX = 1.6  # blur of the rendered blank that is subtracted (ours plus a scanner's)
+INTERIOR_INSET_IN = 0.012  # interior = inside the outline, shrunk by this
+BLUR_SIGMA_PX = 1.0
+BLANK_SIGMA_PX = 1.4
 OUTLINE_DARKNESS = 0.95
-INK_FLOOR = 0.09  # darkness below this is paper (bleed-through <= 0.08, faint traces)
-DARK = 0.45  # ink darkness counted as a dark pixel
-STROKE = 0.30  # ink darkness counted as part of a stroke
-PENCIL_MAX = 0.6  # an inked level above this is pen, not pencil
-INKED_SHARE = 0.5  # share of the interior that must hold ink for its median level to count
-STROKE_FROM, STROKE_SPAN, STROKE_WEIGHT = 0.3, 0.4, 0.8  # stroke reach -> score
-CORNER_PX = 6  # canonical px of stroke that make a diagonal sector inked
+PAPER_PCT = 90
+DARK = 0.35  # ink darkness counted as a dark (pen or pencil stroke) pixel
+LEVEL_SHARE = 0.6  # level = the ink 60% of the interior reaches
+SPAN_BAND_IN = (0.016, 0.035)  # span zone outside the oval: clear of the outline, inside the ring
+SPAN_TRIM = 0.03  # span = extent between the 3% and 97% quantiles of dark pixels
+SPAN_MIN_SHARE = 0.05  # a span counts only with dark ink over this share of the interior's area
+RING_IN = (0.035, 0.12)
 RING_SECTORS = 16
-SHIFT_PRIOR = 0.15  # correlation penalty at the search radius (biases towards no shift)
-SIDE_PPI = 60.0  # resolution of the name and write-in windows
-NAME_GAP_IN = 0.03  # the name window starts this far right of the oval
-NAME_LENGTH_IN = 0.9
-NAME_BAND_IN = 0.13  # bands above / below the name line, outside the oval's height
+RING_STROKE = 0.3
+RING_NEED_PX = 3.0  # stroke pixels that make a sector crossed
+NEAR_IN = (0.016, 0.04)  # stain: paper ring around the oval (inside any circling loop)
+NEAR_SECTORS = 8
+STRIP_IN = (0.04, 0.15)  # fold: strips this far left / right of the box
+STRIP_ROWS_IN = 0.03  # ... over the box's rows grown by this
+FOLD_SLOPES = np.linspace(-0.15, 0.15, 7)  # candidate fold slopes (rows per column): +-8.5 degrees
+FOLD_MAX_DARKNESS = 0.6  # a darker line is pen, not a crease
+OUTLINE_SECTORS = 12
+OUTLINE_BAND_IN = 0.018  # tear: outline darkness searched within this of its centre line
+SIDE_PPI = 60.0  # name and write-in windows
+NAME_X_IN = (0.20, 0.42)  # right of the box: inside any printed name, beyond stray lines
+NAME_ABOVE_IN = (-0.11, -0.025)  # rows relative to the box top
+NAME_BELOW_IN = (0.025, 0.11)  # rows relative to the box bottom
 WRITE_IN_INK = 0.35
-STAIN_SPAN = 0.25  # paper darkness difference across the window that reads as full damage
-LINE_LEVEL = 0.25  # darkness of a fold / tear line
-MAX_LINE_WIDTH_PX = 12  # a border run wider than this (0.06 in) is not a thin line
-MAX_BORDER_HITS = 8
+# Score anchors from the catalogue: (feature value, mapped score) knots, monotone.
+LOW_ANCHOR, HIGH_ANCHOR = 0.25, 0.5
+LEVEL_KNOTS = ((0.0, 0.0), (0.085, LOW_ANCHOR), (0.31, HIGH_ANCHOR), (1.0, 1.0))  # trace .05 | erasure .12-.24 | pencil .40
+COVER_KNOTS = ((0.0, 0.0), (0.085, LOW_ANCHOR), (0.38, HIGH_ANCHOR), (1.0, 1.0))  # dot .06 | small .12-.30 | partial .45
+SPAN_KNOTS = ((0.0, 0.0), (0.4, 0.0), (0.625, HIGH_ANCHOR), (1.0, 1.0))  # small <= .55 | check, X >= .70
+# Damage sub-scores -> [0, 1]: a value of the scale is full damage.
+STAIN_SCALE = 0.12  # paper darkening vs the page
+FOLD_SCALE = 0.12  # line darkness in both strips
+PAGE_FIT_TOL = 0.03
 
 
 @dataclass(frozen=True, slots=True)
-class _Masks:
-    """Boolean masks of the aligned crop for one box size."""
+class _Geometry:
+    """Masks and templates of the canonical window for one box size (read-only)."""
 
-    interior: np.ndarray
-    interior_cols: np.ndarray  # columns that the interior spans
-    interior_rows: np.ndarray
-    annulus: np.ndarray
-    sector: np.ndarray  # sector index of each pixel (-1 outside the annulus)
-    corner: np.ndarray  # diagonal outer sector of the interior (0-3), -1 elsewhere
-    blank: np.ndarray  # rendered blank darkness of the crop, dilated (printed outline)
-    template: np.ndarray  # rendered blank darkness of the match region
-    ellipse_px: tuple[float, float, float, float]  # centre x, y and half axes of the oval
+    shape: tuple[int, int]  # window (rows, cols), before the refinement crop
+    crop: tuple[int, int]  # aligned crop (rows, cols) = shape - 2 * SEARCH_PX
+    blank: np.ndarray  # expected print darkness of the crop (outline, dilated)
+    template: np.ndarray  # zero-mean outline template over the match region of the crop
+    match: tuple[int, int, int, int]  # match region (r0, r1, c0, c1) in crop coordinates
+    interior: np.ndarray  # flat indices (crop) of the interior
+    span_zone: np.ndarray  # bool crop mask: interior plus a band outside the outline
+    ring: np.ndarray  # (P, RING_SECTORS) float membership of the crop's annulus sectors
+    near: np.ndarray  # (NEAR_SECTORS, k) flat crop indices, equal counts
+    outline: np.ndarray  # (P, OUTLINE_SECTORS * bins) normalised membership
+    outline_bins: int
+    fold_rows: np.ndarray  # crop rows where a fold is looked for
+    fold_cols: np.ndarray  # crop columns of the strips left and right of the oval
+    fold_shear: tuple[np.ndarray, ...]  # per slope, the row offset of every strip column
+    axes_px: tuple[float, float]  # oval width and height in canonical px
+    span_cols: slice
+    span_rows: slice
 
 
 def score_targets(
@@ -100,177 +120,291 @@ def score_targets(
     gray : (H, W) uint8 array, the card after any 180-degree turn.
     registration : maps layout inches to pixels of ``gray``.
     page : the layout page; one score per ``page.targets``, same order.
-    reference : optional (h, w) uint8 blank scan of the page, layout inch * dpi = pixel.
-    reference_dpi : its resolution (defaults to ``page.reference_dpi``).
+    reference, reference_dpi : the layout's blank scan; only its print inside write-in areas
+        is used (subtracted), the ovals' print is rendered.
     """
     assert gray.ndim == 2 and gray.dtype == np.uint8, "gray must be a 2-D uint8 image"
     hom = np.asarray(registration.homography, dtype=np.float64).reshape(3, 3)
+    targets = page.targets
+    out: list[TargetScore | None] = [None] * len(targets)
+    groups: dict[tuple[float, float], list[int]] = {}
+    for i, t in enumerate(targets):
+        groups.setdefault((round(t.box_in[2], 4), round(t.box_in[3], 4)), []).append(i)
     ref_dpi = reference_dpi if reference_dpi is not None else page.reference_dpi
-    use_ref = reference is not None and ref_dpi is not None
-    return tuple(
-        _score_one(gray, hom, t, reference if use_ref else None, ref_dpi) for t in page.targets
-    )
+    for (w_in, h_in), idx in groups.items():
+        group = [targets[i] for i in idx]
+        for i, s in zip(idx, _score_group(gray, hom, group, _geometry(w_in, h_in), reference, ref_dpi)):
+            out[i] = s
+    return tuple(s for s in out if s is not None)
 
 
 # --------------------------------------------------------------------------------------
-# Geometry
-
-
-def _local_affine(hom: np.ndarray, origin_in: tuple[float, float], center_in: tuple[float, float],
-                  ppi: float) -> np.ndarray:
-    """2x3 map from canonical window pixels (u, v) to image pixels, linearised at the centre."""
-    cx, cy = center_in
-    p = hom @ np.array([cx, cy, 1.0])
-    w = p[2]
-    x, y = p[0] / w, p[1] / w
-    jac = np.array([
-        [(hom[0, 0] - x * hom[2, 0]) / w, (hom[0, 1] - x * hom[2, 1]) / w],
-        [(hom[1, 0] - y * hom[2, 0]) / w, (hom[1, 1] - y * hom[2, 1]) / w],
-    ])
-    offset = np.array([x, y]) + jac @ np.array([origin_in[0] - cx, origin_in[1] - cy])
-    return np.hstack([jac / ppi, offset[:, None]])
-
-
-def _warp(img: np.ndarray, affine: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    """Resample a (w, h) window; ``affine`` maps window pixels to image pixels."""
-    return cv2.warpAffine(img, affine, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                          borderMode=cv2.BORDER_REPLICATE)
+# Geometry (cached per box size)
 
 
 def _px(inches: float) -> int:
     return int(round(inches * CANON_PPI))
 
 
-def _darkness(window: np.ndarray, sigma: float = BLUR_SIGMA_PX) -> np.ndarray:
-    """Blurred darkness ``1 - gray / paper`` in [0, 1], paper = the window's 90th percentile."""
-    blurred = cv2.GaussianBlur(window.astype(np.float32), (0, 0), sigma)
-    flat = blurred.ravel()
-    k = int(0.9 * (flat.size - 1))
-    paper = max(float(np.partition(flat, k)[k]), 1.0)
-    return np.clip(1.0 - blurred / paper, 0.0, 1.0)
-
-
-# --------------------------------------------------------------------------------------
-# Masks for one box size (cached: a card has few distinct box sizes)
-
-
-def _ellipse_mask(shape: tuple[int, int], center: tuple[float, float], axes: tuple[float, float]) -> np.ndarray:
-    rows, cols = np.mgrid[0:shape[0], 0:shape[1]].astype(np.float32)
-    return ((cols - center[0]) / axes[0]) ** 2 + ((rows - center[1]) / axes[1]) ** 2 <= 1.0
-
-
-def _render_outline(shape: tuple[int, int], center: tuple[float, float], w_in: float, h_in: float,
+def _render_outline(shape: tuple[int, int], center: tuple[float, float], half: tuple[float, float],
                     sigma: float) -> np.ndarray:
-    """Darkness of a printed oval outline (outer edge = the box) in canonical pixels."""
     img = np.zeros(shape, np.float32)
     t = OUTLINE_IN * CANON_PPI
-    axes = (w_in * CANON_PPI / 2 - t / 2, h_in * CANON_PPI / 2 - t / 2)
     s = 16
     cv2.ellipse(img, (int(round(center[0] * s)), int(round(center[1] * s))),
-                (int(round(axes[0] * s)), int(round(axes[1] * s))), 0, 0, 360, 1.0,
+                (int(round((half[0] - t / 2) * s)), int(round((half[1] - t / 2) * s))), 0, 0, 360, 1.0,
                 max(1, int(round(t))), cv2.LINE_AA, 4)
     return cv2.GaussianBlur(img, (0, 0), sigma) * OUTLINE_DARKNESS
 
 
-@lru_cache(maxsize=16)
-def _masks(w_in: float, h_in: float) -> _Masks:
-    crop, pad = _px(CROP_IN), _px(MATCH_PAD_IN)
-    shape = (_px(h_in) + 2 * crop, _px(w_in) + 2 * crop)
-    center = (crop + w_in * CANON_PPI / 2, crop + h_in * CANON_PPI / 2)
+@lru_cache(maxsize=32)
+def _geometry(w_in: float, h_in: float) -> _Geometry:
+    m = _px(MARGIN_IN)
+    shape = (_px(h_in) + 2 * m, _px(w_in) + 2 * m)
+    crop = (shape[0] - 2 * SEARCH_PX, shape[1] - 2 * SEARCH_PX)
+    off = m - SEARCH_PX  # box origin in crop coordinates
     half = (w_in * CANON_PPI / 2, h_in * CANON_PPI / 2)
-    inset = INTERIOR_INSET_IN * CANON_PPI
-    interior = _ellipse_mask(shape, center, (half[0] - inset, half[1] - inset))
-    oval = _ellipse_mask(shape, center, half)
-    dist = cv2.distanceTransform((~oval).astype(np.uint8), cv2.DIST_L2, 5) / CANON_PPI
-    annulus = (dist >= RING_INNER_IN) & (dist <= RING_OUTER_IN)
-    rows, cols = np.mgrid[0:shape[0], 0:shape[1]].astype(np.float32)
-    angle = np.arctan2((rows - center[1]) / half[1], (cols - center[0]) / half[0])
+    center = (off + half[0] - 0.5, off + half[1] - 0.5)
+    rows, cols = np.mgrid[0:crop[0], 0:crop[1]].astype(np.float32)
+    ex, ey = (cols - center[0]) / half[0], (rows - center[1]) / half[1]
+    rho = np.hypot(ex, ey)
+    oval = rho <= 1.0
+    dist_out = cv2.distanceTransform((~oval).astype(np.uint8), cv2.DIST_L2, 5) / CANON_PPI
+    inset = (OUTLINE_IN + INTERIOR_INSET_IN) * CANON_PPI
+    interior = ((cols - center[0]) / (half[0] - inset)) ** 2 + ((rows - center[1]) / (half[1] - inset)) ** 2 <= 1.0
+    span_zone = interior | ((dist_out >= SPAN_BAND_IN[0]) & (dist_out <= SPAN_BAND_IN[1]))
+    angle = np.arctan2(ey, ex)
+    annulus = (dist_out >= RING_IN[0]) & (dist_out <= RING_IN[1])
     sector = ((angle + np.pi) / (2 * np.pi) * RING_SECTORS).astype(int) % RING_SECTORS
-    sector[~annulus] = -1
-    radius = np.hypot((cols - center[0]) / (half[0] - inset), (rows - center[1]) / (half[1] - inset))
-    corner = ((angle + np.pi) / (np.pi / 2)).astype(int) % 4
-    corner[~interior | (radius < 0.55) | (np.abs(np.cos(2 * angle)) > 0.7)] = -1
-    blank = _render_outline(shape, center, w_in, h_in, BLANK_SIGMA_PX)
-    outline = _render_outline(shape, center, w_in, h_in, BLUR_SIGMA_PX)
-    template = outline[crop - pad:shape[0] - crop + pad, crop - pad:shape[1] - crop + pad].copy()
-    icols = np.flatnonzero(interior.any(axis=0))
-    irows = np.flatnonzero(interior.any(axis=1))
-    for a in (interior, annulus, sector, corner, blank, template):
+    ring = np.zeros((crop[0] * crop[1], RING_SECTORS), np.float32)
+    flat = np.flatnonzero(annulus)
+    ring[flat, sector.ravel()[flat]] = 1.0
+    near_zone = (dist_out >= NEAR_IN[0]) & (dist_out <= NEAR_IN[1])
+    near_sector = ((angle + np.pi) / (2 * np.pi) * NEAR_SECTORS).astype(int) % NEAR_SECTORS
+    lists = [np.flatnonzero(near_zone.ravel() & (near_sector.ravel() == k)) for k in range(NEAR_SECTORS)]
+    k_min = min(len(v) for v in lists)
+    near = np.stack([v[np.linspace(0, len(v) - 1, k_min).round().astype(int)] for v in lists])
+    # outline: distance (px) from the outline's centre line, measured along the normalised radius
+    t = OUTLINE_IN * CANON_PPI
+    radial_px = (rho - (1 - t / 2 / min(half))) * min(half)
+    band = OUTLINE_BAND_IN * CANON_PPI
+    bins = int(np.ceil(2 * band))
+    rbin = np.floor((radial_px + band) / (2 * band) * bins).astype(int)
+    osector = ((angle + np.pi) / (2 * np.pi) * OUTLINE_SECTORS).astype(int) % OUTLINE_SECTORS
+    inband = (rbin >= 0) & (rbin < bins)
+    outline = np.zeros((crop[0] * crop[1], OUTLINE_SECTORS * bins), np.float32)
+    fi = np.flatnonzero(inband)
+    outline[fi, (osector.ravel()[fi] * bins + rbin.ravel()[fi])] = 1.0
+    outline /= np.maximum(outline.sum(axis=0, keepdims=True), 1.0)
+    blank = cv2.dilate(_render_outline(crop, center, half, BLANK_SIGMA_PX), np.ones((3, 3), np.uint8))
+    pad = _px(0.02)
+    r0, r1 = max(0, off - pad - SEARCH_PX), min(crop[0], off + _px(h_in) + pad + SEARCH_PX)
+    c0, c1 = max(0, off - pad - SEARCH_PX), min(crop[1], off + _px(w_in) + pad + SEARCH_PX)
+    full = _render_outline(shape, (center[0] + SEARCH_PX, center[1] + SEARCH_PX), half, BLUR_SIGMA_PX)
+    template = full[r0 + SEARCH_PX:r1 + SEARCH_PX, c0 + SEARCH_PX:c1 + SEARCH_PX].copy()
+    template -= template.mean()
+    s0, s1 = _px(STRIP_IN[0]), _px(STRIP_IN[1])
+    fold_cols = np.concatenate([np.arange(max(0, off - s1), off - s0),
+                                np.arange(off + _px(w_in) + s0, min(crop[1], off + _px(w_in) + s1))])
+    reach = int(np.ceil(float(np.abs(FOLD_SLOPES).max()) * (fold_cols.max() - center[0]))) + 1
+    fold_rows = np.arange(max(reach, off - _px(STRIP_ROWS_IN)), min(crop[0] - reach, off + _px(h_in) + _px(STRIP_ROWS_IN)))
+    fold_shear = tuple(np.round(s * (fold_cols - center[0])).astype(int) for s in FOLD_SLOPES)
+    zone_cols = np.flatnonzero(span_zone.any(axis=0))
+    zone_rows = np.flatnonzero(span_zone.any(axis=1))
+    for a in (blank, template, interior, span_zone, ring, near, outline):
         a.setflags(write=False)
-    return _Masks(interior, icols, irows, annulus, sector, corner, blank, template, (*center, *half))
+    return _Geometry(shape, crop, blank, template, (r0, r1, c0, c1), np.flatnonzero(interior.ravel()), span_zone,
+                     ring, near, outline, bins, fold_rows, fold_cols, fold_shear, (2 * half[0], 2 * half[1]),
+                     slice(zone_cols[0], zone_cols[-1] + 1), slice(zone_rows[0], zone_rows[-1] + 1))
 
 
 # --------------------------------------------------------------------------------------
-# One target
+# Windows
 
 
-def _score_one(gray: np.ndarray, hom: np.ndarray, target: TargetDef, reference: np.ndarray | None,
-               ref_dpi: float | None) -> TargetScore:
-    x, y, w, h = target.box_in
-    masks = _masks(round(w, 4), round(h, 4))
-    margin, crop, search = _px(MARGIN_IN), _px(CROP_IN), _px(SEARCH_IN)
-    size = (_px(w) + 2 * margin, _px(h) + 2 * margin)
-    origin = (x - MARGIN_IN, y - MARGIN_IN)
-    affine = _local_affine(hom, origin, (x + w / 2, y + h / 2), CANON_PPI)
-    dark = _darkness(_warp(gray, affine, size))
-    blank = _reference_blank(reference, ref_dpi, origin, size) if reference is not None else None
-    template = masks.template if blank is None else _match_region(blank, margin, w, h, 0)
-    dx, dy = _best_shift(_match_region(dark, margin, w, h, search), template, search)
-    ch, cw = masks.interior.shape
-    aligned = dark[margin - crop + dy:margin - crop + dy + ch, margin - crop + dx:margin - crop + dx + cw]
-    expected = masks.blank
-    if blank is not None:
-        ref_crop = blank[margin - crop:margin - crop + ch, margin - crop:margin - crop + cw]
-        expected = np.maximum(expected, cv2.dilate(ref_crop, np.ones((3, 3), np.uint8)))
-    ink = _ink(aligned, expected)
-    inner = _interior_features(ink, masks)
-    exits = _sectors_hit(ink, masks)
-    ring = exits / RING_SECTORS
-    if target.write_in_area_in is None:
-        ring = max(ring, _name_ring_score(gray, hom, target.box_in, reference, ref_dpi))
-    shift_px = affine[:, :2] @ np.array([dx, dy], dtype=np.float64)
-    corners = _box_px(hom, target.box_in)
-    return TargetScore(
-        contest=target.contest, option=target.option,
-        score=_combine(inner, exits),
-        fill_score=inner.fill, stroke_score=_stroke_score(inner, exits), ring_score=ring,
-        damage_score=_damage_score(dark, aligned, masks),
-        write_in_score=_write_in_score(gray, hom, target.write_in_area_in, reference, ref_dpi),
-        box_px=(corners[0] + float(shift_px[0]), corners[1] + float(shift_px[1]), corners[2], corners[3]),
-        shift_px=(float(shift_px[0]), float(shift_px[1])),
-    )
+def _jacobians(hom: np.ndarray, centers_in: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Image points (n, 2) and Jacobians (n, 2, 2) of the homography at layout points (n, 2)."""
+    pts = np.hstack([centers_in, np.ones((len(centers_in), 1))]) @ hom.T
+    w = pts[:, 2]
+    xy = pts[:, :2] / w[:, None]
+    jac = (hom[None, :2, :2] - xy[:, :, None] * hom[None, 2:3, :2]) / w[:, None, None]
+    return xy, jac
 
 
-def _ink(dark: np.ndarray, printed: np.ndarray) -> np.ndarray:
-    """Ink darkness beyond the printed blank, floored (bleed-through, smudges) and rescaled."""
-    return np.clip((dark - printed - INK_FLOOR) / (1.0 - INK_FLOOR), 0.0, 1.0).astype(np.float32)
+def _windows(gray: np.ndarray, hom: np.ndarray, origins_in: np.ndarray, sizes_in: np.ndarray,
+             shape: tuple[int, int], ppi: float) -> tuple[np.ndarray, np.ndarray]:
+    """Resample n windows (origin (x, y) inches, ``shape`` px at ``ppi``) with one remap.
+
+    Returns the (n, rows, cols) float32 stack and the Jacobians (n, 2, 2) in image px per inch.
+    """
+    centers = origins_in + sizes_in / 2
+    xy, jac = _jacobians(hom, centers)
+    v, u = np.mgrid[0:shape[0], 0:shape[1]].astype(np.float64)
+    du = (u.ravel() + 0.5) / ppi  # inches from the window origin
+    dv = (v.ravel() + 0.5) / ppi
+    rel = np.stack([du, dv])[None, :, :] + (origins_in - centers)[:, :, None]  # (n, 2, P)
+    img = xy[:, :, None] + jac @ rel - 0.5
+    n = len(origins_in)
+    mx = img[:, 0, :].reshape(n * shape[0], shape[1]).astype(np.float32)
+    my = img[:, 1, :].reshape(n * shape[0], shape[1]).astype(np.float32)
+    win = cv2.remap(gray, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return win.reshape(n, shape[0], shape[1]).astype(np.float32), jac
 
 
-def _reference_blank(reference: np.ndarray, ref_dpi: float | None, origin: tuple[float, float],
-                     size: tuple[int, int]) -> np.ndarray:
-    """Darkness of the blank reference scan over the same canonical window."""
-    assert ref_dpi is not None
-    scale = ref_dpi / CANON_PPI
-    affine = np.array([[scale, 0.0, origin[0] * ref_dpi], [0.0, scale, origin[1] * ref_dpi]])
-    return _darkness(_warp(reference, affine, size))
+def _paper(stack: np.ndarray) -> np.ndarray:
+    flat = stack.reshape(len(stack), -1)
+    k = int(PAPER_PCT / 100 * (flat.shape[1] - 1))
+    return np.maximum(np.partition(flat, k, axis=1)[:, k], 1.0)
 
 
-def _match_region(dark: np.ndarray, margin: int, w: float, h: float, search: int) -> np.ndarray:
-    pad = _px(MATCH_PAD_IN) + search
-    return dark[margin - pad:margin + _px(h) + pad, margin - pad:margin + _px(w) + pad]
+def _best_shifts(dark: np.ndarray, geo: _Geometry) -> tuple[np.ndarray, np.ndarray]:
+    """Integer (dx, dy) per window maximising the outline correlation, biased towards zero."""
+    r0, r1, c0, c1 = geo.match
+    th, tw = geo.template.shape
+    yy, xx = np.mgrid[-SEARCH_PX:SEARCH_PX + 1, -SEARCH_PX:SEARCH_PX + 1]
+    penalty = SHIFT_PRIOR * (xx**2 + yy**2) / float(SEARCH_PX**2)
+    dx, dy = np.zeros(len(dark), int), np.zeros(len(dark), int)
+    for k in range(len(dark)):
+        region = dark[k, r0:r0 + th + 2 * SEARCH_PX, c0:c0 + tw + 2 * SEARCH_PX]
+        corr = cv2.matchTemplate(region, geo.template, cv2.TM_CCORR)
+        top = float(corr.max())
+        if not top > 1e-6:
+            continue
+        iy, ix = np.unravel_index(int(np.argmax(corr - penalty * top)), corr.shape)
+        dx[k], dy[k] = ix - SEARCH_PX, iy - SEARCH_PX
+    return dx, dy
 
 
-def _best_shift(region: np.ndarray, template: np.ndarray, search: int) -> tuple[int, int]:
-    """Integer (dx, dy) in canonical px maximising correlation, biased towards zero."""
-    if float(template.std()) < 1e-3 or float(region.std()) < 1e-3:
-        return 0, 0
-    corr = cv2.matchTemplate(region, template, cv2.TM_CCOEFF_NORMED)
-    if not np.all(np.isfinite(corr)):
-        return 0, 0
-    yy, xx = np.mgrid[-search:search + 1, -search:search + 1]
-    corr = corr - SHIFT_PRIOR * (xx**2 + yy**2) / float(search * search)
-    iy, ix = np.unravel_index(int(np.argmax(corr)), corr.shape)
-    return int(ix) - search, int(iy) - search
+# --------------------------------------------------------------------------------------
+# A group of same-sized targets
+
+
+def _score_group(gray: np.ndarray, hom: np.ndarray, targets: list[TargetDef], geo: _Geometry,
+                 reference: np.ndarray | None, ref_dpi: float | None) -> list[TargetScore]:
+    n = len(targets)
+    boxes = np.array([t.box_in for t in targets], np.float64)
+    origins = boxes[:, :2] - MARGIN_IN
+    sizes = np.repeat([[geo.shape[1] / CANON_PPI, geo.shape[0] / CANON_PPI]], n, axis=0)
+    win, jac = _windows(gray, hom, origins, sizes, geo.shape, CANON_PPI)
+    win = cv2.GaussianBlur(win.reshape(n * geo.shape[0], geo.shape[1]), (0, 0), BLUR_SIGMA_PX).reshape(win.shape)
+    paper = _paper(win)
+    dark = np.clip(1.0 - win / paper[:, None, None], 0.0, 1.0)
+    dx, dy = _best_shifts(dark, geo)
+    ch, cw = geo.crop
+    rows = (SEARCH_PX + dy)[:, None] + np.arange(ch)[None, :]
+    cols = (SEARCH_PX + dx)[:, None] + np.arange(cw)[None, :]
+    aligned = dark[np.arange(n)[:, None, None], rows[:, :, None], cols[:, None, :]]
+    gray_aligned = win[np.arange(n)[:, None, None], rows[:, :, None], cols[:, None, :]]
+    ink = np.clip(aligned - geo.blank[None], 0.0, 1.0)
+    flat = ink.reshape(n, -1)
+    inner = flat[:, geo.interior]
+    fill = inner.mean(axis=1)
+    k = int((1 - LEVEL_SHARE) * (inner.shape[1] - 1))
+    level = np.partition(inner, k, axis=1)[:, k]
+    cover = (inner >= DARK).mean(axis=1)
+    stroke = _span(ink, geo, len(geo.interior))
+    ring = _ring(flat, geo)
+    centers_px = _jacobians(hom, boxes[:, :2] + boxes[:, 2:] / 2)[0]
+    damage = np.maximum.reduce([_stain(gray_aligned, paper, centers_px, geo), _fold(aligned, geo),
+                                _tear(aligned.reshape(n, -1), geo)])
+    score = np.maximum.reduce([_knots(level, LEVEL_KNOTS), _knots(cover, COVER_KNOTS), _knots(stroke, SPAN_KNOTS)])
+    name_ring = _name_rings(gray, hom, targets)
+    shift_px = np.einsum("nij,nj->ni", jac, np.stack([dx, dy], 1) / CANON_PPI)
+    out = []
+    for i, t in enumerate(targets):
+        corners = _box_px(hom, t.box_in)
+        sx, sy = float(shift_px[i, 0]), float(shift_px[i, 1])
+        out.append(TargetScore(
+            contest=t.contest, option=t.option, score=float(score[i]), fill_score=float(fill[i]),
+            stroke_score=float(stroke[i]), ring_score=float(max(ring[i], name_ring[i])),
+            damage_score=float(damage[i]),
+            write_in_score=_write_in_score(gray, hom, t.write_in_area_in, reference, ref_dpi),
+            box_px=(corners[0] + sx, corners[1] + sy, corners[2], corners[3]), shift_px=(sx, sy),
+        ))
+    return out
+
+
+def _knots(values: np.ndarray, knots: tuple[tuple[float, float], ...]) -> np.ndarray:
+    xs, ys = zip(*knots)
+    return np.interp(values, xs, ys)
+
+
+def _span(ink: np.ndarray, geo: _Geometry, interior_px: int) -> np.ndarray:
+    """Extent of dark ink in the span zone across the oval: max of width and height shares."""
+    zone = (ink >= DARK) & geo.span_zone[None]
+    zone = zone[:, geo.span_rows, geo.span_cols]
+    count = zone.sum(axis=(1, 2))
+    spans = []
+    for axis, size in ((1, geo.axes_px[0]), (2, geo.axes_px[1])):
+        profile = zone.sum(axis=axis).astype(np.float32)  # (n, cols) when axis=1
+        cum = np.cumsum(profile, axis=1) / np.maximum(count, 1)[:, None]
+        lo = (cum < SPAN_TRIM).sum(axis=1)
+        hi = (cum < 1 - SPAN_TRIM).sum(axis=1)
+        spans.append((hi - lo + 1) / size)
+    span = np.maximum(spans[0], spans[1])
+    return np.where(count >= SPAN_MIN_SHARE * interior_px, np.clip(span, 0.0, 1.0), 0.0)
+
+
+def _ring(flat: np.ndarray, geo: _Geometry) -> np.ndarray:
+    hits = (flat >= RING_STROKE).astype(np.float32) @ geo.ring  # (n, sectors)
+    return (hits >= RING_NEED_PX).mean(axis=1)
+
+
+def _stain(gray_aligned: np.ndarray, paper: np.ndarray, centers_px: np.ndarray, geo: _Geometry) -> np.ndarray:
+    """Paper darkening around the oval relative to the page's paper plane (stains)."""
+    n = len(gray_aligned)
+    near = gray_aligned.reshape(n, -1)[:, geo.near]  # (n, sectors, k)
+    k = int(0.9 * (near.shape[2] - 1))
+    sector_paper = np.partition(near, k, axis=2)[:, :, k]  # ink ignored
+    page = _page_paper(paper, centers_px)
+    darkening = 1.0 - sector_paper / page[:, None]
+    return np.clip(darkening.max(axis=1) / STAIN_SCALE, 0.0, 1.0)
+
+
+def _page_paper(paper: np.ndarray, centers_px: np.ndarray) -> np.ndarray:
+    """The clean paper level at each window: a plane in image x (robust; stains are darker)."""
+    n = len(paper)
+    if n < 4:
+        return np.full(n, float(paper.max()))
+    a = np.stack([np.ones(n), centers_px[:, 0], centers_px[:, 1]], 1)
+    keep = np.ones(n, bool)
+    fit = np.full(n, float(np.median(paper)))
+    for _ in range(4):
+        if keep.sum() < 4:
+            break
+        coef, *_ = np.linalg.lstsq(a[keep], paper[keep], rcond=None)
+        fit = a @ coef
+        new = paper >= fit * (1 - PAGE_FIT_TOL)
+        if (new == keep).all():
+            break
+        keep = new
+    return np.maximum(fit, paper)
+
+
+def _fold(dark: np.ndarray, geo: _Geometry) -> np.ndarray:
+    """A light straight line through both strips beside the oval, at the oval's height.
+
+    The strips' columns are sheared by each candidate slope so a line becomes one row; a row
+    whose median darkness (over the columns of both strips, so the line must cross both) is
+    light enough to be a crease, not pen, is a fold.
+    """
+    rows, cols, shear = geo.fold_rows, geo.fold_cols, geo.fold_shear
+    d = dark[:, :, cols]  # (n, crop rows, strip cols)
+    d = np.maximum(d, np.maximum(np.roll(d, 1, axis=1), np.roll(d, -1, axis=1)))  # 1 px of slack
+    best = np.zeros(len(dark))
+    colix = np.arange(len(cols))[None, :]
+    for offsets in shear:  # (strip cols,) row offset of each column for one slope
+        sheared = d[:, rows[:, None] + offsets[None, :], colix]  # (n, rows, cols)
+        med = np.median(sheared, axis=2)
+        med = np.where(med <= FOLD_MAX_DARKNESS, med, 0.0)
+        best = np.maximum(best, med.max(axis=1) - np.median(med, axis=1))
+    return np.clip(best / FOLD_SCALE, 0.0, 1.0)
+
+
+def _tear(flat: np.ndarray, geo: _Geometry) -> np.ndarray:
+    """Share of the printed outline that is missing (no paper: a tear), worst sector."""
+    prof = (flat @ geo.outline).reshape(len(flat), OUTLINE_SECTORS, geo.outline_bins)  # darkness, not ink
+    return np.clip(1.0 - prof.max(axis=2).min(axis=1) / 0.3, 0.0, 1.0)
 
 
 def _box_px(hom: np.ndarray, box: Box) -> tuple[float, float, float, float]:
@@ -283,149 +417,31 @@ def _box_px(hom: np.ndarray, box: Box) -> tuple[float, float, float, float]:
 
 
 # --------------------------------------------------------------------------------------
-# Features
+# Names and write-ins
 
 
-@dataclass(frozen=True, slots=True)
-class _Interior:
-    fill: float  # mean ink
-    cover: float  # share of dark ink
-    inked_level: float  # median ink where there is some, when most of the interior has some
-    reach: float  # how far strokes reach across the interior, rows and columns
-    corners: int  # outer diagonal sectors (of 4) holding ink: an X reaches all four
-
-
-def _interior_features(ink: np.ndarray, masks: _Masks) -> _Interior:
-    values = ink[masks.interior]
-    inked = values[values >= 0.05]
-    level = float(np.median(inked)) if inked.size >= INKED_SHARE * values.size else 0.0
-    level = level if level <= PENCIL_MAX else 0.0  # dark ink is judged by its coverage
-    strokes = (ink >= STROKE) & masks.interior
-    col_reach = float(strokes[:, masks.interior_cols].any(axis=0).mean())
-    row_reach = float(strokes[masks.interior_rows, :].any(axis=1).mean())
-    corner_hits = np.bincount(masks.corner[strokes & (masks.corner >= 0)], minlength=4)
-    return _Interior(float(values.mean()), float((values >= DARK).mean()), level,
-                     float(np.sqrt(col_reach * row_reach)), int((corner_hits >= CORNER_PX).sum()))
-
-
-def _stroke_score(inner: _Interior, exits: int) -> float:
-    """Stroke reach, counted in full only for strokes shaped like a check (leaving the oval)
-    or an X (reaching all four diagonal corners); a single short bar counts half."""
-    return inner.reach if exits >= 1 or inner.corners == 4 else 0.5 * inner.reach
-
-
-def _combine(inner: _Interior, exits: int) -> float:
-    """One mark score in [0, 1]: the strongest kind of evidence for a vote (dark coverage,
-    mean ink, a light but even pencil level, or a check/X shaped stroke)."""
-    stroke = float(np.clip((_stroke_score(inner, exits) - STROKE_FROM) / STROKE_SPAN, 0.0, 1.0)) * STROKE_WEIGHT
-    return float(np.clip(max(inner.fill, inner.cover, inner.inked_level, stroke), 0.0, 1.0))
-
-
-def _sectors_hit(ink: np.ndarray, masks: _Masks) -> int:
-    """How many annulus sectors (around the oval, 0.03-0.12 in out) hold a stroke."""
-    hits = masks.sector[(ink >= STROKE) & masks.annulus]
-    counts = np.bincount(hits, minlength=RING_SECTORS)
-    need = 0.3 * (OUTLINE_IN * 2) * 0.06 * CANON_PPI**2  # a short stroke piece
-    return int((counts >= need).sum())
-
-
-def _side_window(gray: np.ndarray, hom: np.ndarray, box_in: Box, reference: np.ndarray | None,
-                 ref_dpi: float | None, ppi: float) -> np.ndarray:
-    """Ink darkness of a box (inches) at ``ppi``, the reference's print subtracted."""
-    x, y, w, h = box_in
-    size = (int(round(w * ppi)), int(round(h * ppi)))
-    affine = _local_affine(hom, (x, y), (x + w / 2, y + h / 2), ppi)
-    dark = _darkness(_warp(gray, affine, size), sigma=0.8)
-    if reference is not None and ref_dpi is not None:
-        scale = ref_dpi / ppi
-        ref = _warp(reference, np.array([[scale, 0.0, x * ref_dpi], [0.0, scale, y * ref_dpi]]), size)
-        dark = np.clip(dark - cv2.dilate(_darkness(ref, sigma=0.8), np.ones((3, 3), np.uint8)), 0.0, 1.0)
-    return dark
-
-
-def _name_ring_score(gray: np.ndarray, hom: np.ndarray, box_in: Box, reference: np.ndarray | None,
-                     ref_dpi: float | None) -> float:
-    """Ink both above and below the printed name right of the oval (a circled name).
-
-    The name is printed within the oval's height, starting about 0.13 in right of it; a loop
-    around it crosses the bands just above and just below that line of text.
-    """
-    x, y, w, h = box_in
-    region = (x + w + NAME_GAP_IN, y - NAME_BAND_IN, NAME_LENGTH_IN, h + 2 * NAME_BAND_IN)
-    dark = _side_window(gray, hom, region, reference, ref_dpi, SIDE_PPI)
-    band = int(round((NAME_BAND_IN - 0.015) * SIDE_PPI))
-    above = (dark[:band] >= STROKE).any(axis=0)
-    below = (dark[-band:] >= STROKE).any(axis=0)
-    return float(min(above.mean(), below.mean()))
-
-
-def _damage_score(dark: np.ndarray, aligned: np.ndarray, masks: _Masks) -> float:
-    """Uneven paper across the window (a stain's edge) or a straight line across the oval."""
-    blocks = _block_paper(dark)
-    stain = float(np.clip((blocks.max() - blocks.min()) / STAIN_SPAN, 0.0, 1.0))
-    return max(stain, _line_across(aligned, masks))
-
-
-def _block_paper(dark: np.ndarray, n: int = 4) -> np.ndarray:
-    """Paper darkness (a low percentile of darkness: ink ignored) in an n x n grid of blocks."""
-    h, w = dark.shape
-    blocks = dark[: h - h % n, : w - w % n].reshape(n, h // n, n, w // n).transpose(0, 2, 1, 3)
-    flat = blocks.reshape(n * n, -1)
-    k = int(0.2 * (flat.shape[1] - 1))
-    return np.partition(flat, k, axis=1)[:, k]
-
-
-def _border_hits(dark: np.ndarray, level: float) -> list[tuple[float, float]]:
-    """Centres (x, y) of dark runs along the crop's border (where long lines enter/leave)."""
-    h, w = dark.shape
-    d = 3
-    top, bottom = dark[:d].max(axis=0), dark[-d:].max(axis=0)
-    left, right = dark[:, :d].max(axis=1), dark[:, -d:].max(axis=1)
-    ring = np.concatenate([top, right, bottom[::-1], left[::-1]]) >= level
-    xs = np.concatenate([np.arange(w), np.full(h, w - 1), np.arange(w)[::-1], np.zeros(h)])
-    ys = np.concatenate([np.zeros(w), np.arange(h), np.full(w, h - 1), np.arange(h)[::-1]])
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], ring.astype(np.int8), [0]])))
-    hits = []
-    for start, stop in zip(edges[::2], edges[1::2]):
-        if stop - start <= MAX_LINE_WIDTH_PX:
-            mid = (start + stop - 1) // 2
-            hits.append((float(xs[mid]), float(ys[mid])))
-    return hits[:MAX_BORDER_HITS]
-
-
-def _line_across(aligned: np.ndarray, masks: _Masks) -> float:
-    """How completely a straight dark line runs across the whole crop over the oval.
-
-    Candidate lines join two dark runs on the crop's border; a candidate counts when it passes
-    over the oval (grown by 0.02 in) and its score is the share of its length that is dark.
-    A stray line that passes beside the oval never counts.
-    """
-    hits = _border_hits(aligned, LINE_LEVEL)
-    cx, cy, ax, ay = masks.ellipse_px
-    grow = 0.02 * CANON_PPI
-    best = 0.0
-    for i, (x1, y1) in enumerate(hits):
-        for x2, y2 in hits[i + 1:]:
-            length = float(np.hypot(x2 - x1, y2 - y1))
-            if length < 0.6 * min(aligned.shape) or not _crosses_ellipse(
-                    (x1, y1), (x2, y2), (cx, cy), (ax + grow, ay + grow)):
-                continue
-            n = int(length)
-            xs = np.linspace(x1, x2, n).round().astype(int)
-            ys = np.linspace(y1, y2, n).round().astype(int)
-            near = cv2.dilate(aligned, np.ones((3, 3), np.uint8))[ys, xs]
-            best = max(best, float((near >= LINE_LEVEL * 0.8).mean()))
-    return best
-
-
-def _crosses_ellipse(p1: tuple[float, float], p2: tuple[float, float], center: tuple[float, float],
-                     axes: tuple[float, float]) -> bool:
-    """Does the segment p1-p2 meet the ellipse (centre, half axes)?"""
-    a = np.array([(p1[0] - center[0]) / axes[0], (p1[1] - center[1]) / axes[1]])
-    b = np.array([(p2[0] - center[0]) / axes[0], (p2[1] - center[1]) / axes[1]])
-    d = b - a
-    t = float(np.clip(-(a @ d) / max(float(d @ d), 1e-9), 0.0, 1.0))
-    return float(np.linalg.norm(a + t * d)) <= 1.0
+def _name_rings(gray: np.ndarray, hom: np.ndarray, targets: list[TargetDef]) -> np.ndarray:
+    """Ink both above and below the option's printed name (a loop around the name)."""
+    n = len(targets)
+    out = np.zeros(n)
+    idx = [i for i, t in enumerate(targets) if t.write_in_area_in is None]
+    if not idx:
+        return out
+    boxes = np.array([targets[i].box_in for i in idx], np.float64)
+    top = NAME_ABOVE_IN[0]
+    height = boxes[0, 3] + NAME_BELOW_IN[1] - top
+    origins = np.stack([boxes[:, 0] + boxes[:, 2] + NAME_X_IN[0], boxes[:, 1] + top], 1)
+    shape = (int(round(height * SIDE_PPI)), int(round((NAME_X_IN[1] - NAME_X_IN[0]) * SIDE_PPI)))
+    sizes = np.repeat([[shape[1] / SIDE_PPI, shape[0] / SIDE_PPI]], len(idx), axis=0)
+    win, _ = _windows(gray, hom, origins, sizes, shape, SIDE_PPI)
+    paper = _paper(win)
+    dark = 1.0 - win / paper[:, None, None]
+    a1 = int(round((NAME_ABOVE_IN[1] - top) * SIDE_PPI))
+    b0 = int(round((boxes[0, 3] + NAME_BELOW_IN[0] - top) * SIDE_PPI))
+    above = (dark[:, :a1] >= RING_STROKE).any(axis=1).mean(axis=1)
+    below = (dark[:, b0:] >= RING_STROKE).any(axis=1).mean(axis=1)
+    out[idx] = np.minimum(above, below)
+    return out
 
 
 def _write_in_score(gray: np.ndarray, hom: np.ndarray, area: Box | None, reference: np.ndarray | None,
@@ -433,8 +449,20 @@ def _write_in_score(gray: np.ndarray, hom: np.ndarray, area: Box | None, referen
     """Fraction of the write-in area's columns crossed by ink (ruled rows left out)."""
     if area is None:
         return 0.0
-    dark = _side_window(gray, hom, area, reference, ref_dpi, SIDE_PPI)
-    ruled = (dark >= STROKE).mean(axis=1) > 0.6  # a printed underline crossing the area
+    x, y, w, h = area
+    shape = (int(round(h * SIDE_PPI)), int(round(w * SIDE_PPI)))
+    win, _ = _windows(gray, hom, np.array([[x, y]]), np.array([[w, h]]), shape, SIDE_PPI)
+    win = cv2.GaussianBlur(win[0], (0, 0), 0.8)
+    dark = np.clip(1.0 - win / _paper(win[None])[0], 0.0, 1.0)
+    if reference is not None and ref_dpi is not None:
+        scale = ref_dpi / SIDE_PPI
+        ref = cv2.warpAffine(reference, np.array([[scale, 0.0, x * ref_dpi], [0.0, scale, y * ref_dpi]]),
+                             (shape[1], shape[0]), flags=cv2.INTER_AREA | cv2.WARP_INVERSE_MAP,
+                             borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
+        ref = cv2.GaussianBlur(ref, (0, 0), 0.8)
+        ref_dark = np.clip(1.0 - ref / _paper(ref[None])[0], 0.0, 1.0)
+        dark = np.clip(dark - cv2.dilate(ref_dark, np.ones((3, 3), np.uint8)), 0.0, 1.0)
+    ruled = (dark >= 0.3).mean(axis=1) > 0.6  # a printed underline crossing the area
     ruled = np.convolve(ruled.astype(float), np.ones(3), mode="same") > 0
     inked = dark[~ruled] >= WRITE_IN_INK
     return float(inked.any(axis=0).mean()) if inked.size else 0.0

@@ -317,9 +317,10 @@ def register_by_reference(
     if isinstance(matched, RegistrationFailure):
         return matched
     small_h, inliers, residual = matched
-    inches_to_ref_small = np.diag([reference_dpi / ref_factor, reference_dpi / ref_factor, 1.0])
-    small_to_card = np.diag([card_factor, card_factor, 1.0])
-    matrix = small_to_card @ small_h @ inches_to_ref_small
+    matrix = _pixel_centres(card_factor) @ small_h @ np.linalg.inv(_pixel_centres(ref_factor)) @ np.diag([reference_dpi, reference_dpi, 1.0])
+    refined = refine_by_patches(gray, matrix, reference, reference_dpi)
+    if refined is not None:
+        matrix, residual, inliers = refined[0], refined[1] / card_factor, refined[2]
     turned = _turns_page(matrix, page)
     if turned:
         matrix = _rotation_180(gray.shape) @ matrix
@@ -334,6 +335,90 @@ def register_by_reference(
         anchors_found=inliers,
         residual_px=residual * card_factor,
     )
+
+
+def _pixel_centres(factor: float) -> np.ndarray:
+    """Reduced-image pixels -> full-image pixels (pixel centres: ``x = (u + 0.5) f - 0.5``)."""
+    return np.array([[factor, 0.0, 0.5 * factor - 0.5], [0.0, factor, 0.5 * factor - 0.5], [0.0, 0.0, 1.0]])
+
+
+PATCH_CELL_IN = 1.0  # one refinement patch per square inch of the reference, where it has print
+PATCH_IN = 0.3
+PATCH_SEARCH_PX = 6  # reference pixels either way
+PATCH_MIN_SCORE = 0.6
+
+
+def refine_by_patches(
+    gray: np.ndarray, matrix: np.ndarray, reference: np.ndarray, reference_dpi: float
+) -> tuple[np.ndarray, float, int] | None:
+    """Local refinement of a coarse inches -> card homography against the reference scan.
+
+    The card is warped into the reference's frame with ``matrix``; in each ~1-inch cell the
+    most textured ``PATCH_IN`` square of the reference is located in the warped card by
+    normalised correlation within +-``PATCH_SEARCH_PX`` (sub-pixel peak); the shifted points
+    are mapped back to the card and the homography is refit (RANSAC, then least squares on
+    the inliers). Returns ``(matrix, rms residual in card pixels, inliers)`` or None when
+    too few patches agree.
+    """
+    to_ref = np.diag([reference_dpi, reference_dpi, 1.0]) @ np.linalg.inv(matrix)
+    height, width = reference.shape
+    warped = cv2.warpPerspective(gray, to_ref, (width, height), flags=cv2.INTER_LINEAR, borderValue=255)
+    ref_pts, card_pts = [], []
+    for x, y in _textured_points(reference, reference_dpi):
+        shift = _patch_shift(reference, warped, x, y, int(PATCH_IN * reference_dpi) // 2)
+        if shift is not None:
+            ref_pts.append((x, y))
+            card_pts.append((x + shift[0], y + shift[1]))
+    if len(ref_pts) < 8:
+        return None
+    src = np.float64(ref_pts) / reference_dpi
+    dst = cv2.perspectiveTransform(np.float64(card_pts).reshape(-1, 1, 2), np.linalg.inv(to_ref)).reshape(-1, 2)
+    scale = float(np.sqrt(abs(np.linalg.det(matrix[:2, :2]))))
+    fitted, mask = cv2.findHomography(src, dst, cv2.RANSAC, 0.01 * scale)
+    if fitted is None or int(mask.sum()) < 8:
+        return None
+    keep = mask.ravel().astype(bool)
+    fitted, _ = cv2.findHomography(src[keep], dst[keep], 0)
+    projected = cv2.perspectiveTransform(src[keep].reshape(-1, 1, 2), fitted).reshape(-1, 2)
+    residual = float(np.sqrt(np.mean(np.sum((projected - dst[keep]) ** 2, axis=1))))
+    return fitted / fitted[2, 2], residual, int(keep.sum())
+
+
+def _textured_points(reference: np.ndarray, dpi: float) -> list[tuple[int, int]]:
+    """Per ~1-inch cell, the centre of the reference's most textured patch (if any)."""
+    half = int(PATCH_IN * dpi) // 2
+    energy = cv2.boxFilter(cv2.absdiff(cv2.dilate(reference, np.ones((3, 3), np.uint8)), reference), cv2.CV_32F, (2 * half, 2 * half))
+    cell = int(PATCH_CELL_IN * dpi)
+    margin = half + PATCH_SEARCH_PX + 1
+    points = []
+    for y0 in range(margin, reference.shape[0] - margin, cell):
+        for x0 in range(margin, reference.shape[1] - margin, cell):
+            block = energy[y0 : min(y0 + cell, reference.shape[0] - margin), x0 : min(x0 + cell, reference.shape[1] - margin)]
+            if block.size == 0:
+                continue
+            r, c = np.unravel_index(int(np.argmax(block)), block.shape)
+            if block[r, c] >= 12.0:
+                points.append((x0 + int(c), y0 + int(r)))
+    return points
+
+
+def _patch_shift(reference: np.ndarray, warped: np.ndarray, x: int, y: int, half: int) -> tuple[float, float] | None:
+    """Sub-pixel offset of the reference patch at ``(x, y)`` within the warped card."""
+    template = reference[y - half : y + half, x - half : x + half]
+    s = PATCH_SEARCH_PX
+    area = warped[y - half - s : y + half + s, x - half - s : x + half + s]
+    if area.shape[0] < template.shape[0] + 2 * s or area.shape[1] < template.shape[1] + 2 * s:
+        return None
+    result = cv2.matchTemplate(area, template, cv2.TM_CCOEFF_NORMED)
+    _, peak, _, (px, py) = cv2.minMaxLoc(result)
+    if peak < PATCH_MIN_SCORE or not (0 < px < result.shape[1] - 1 and 0 < py < result.shape[0] - 1):
+        return None
+    return px - s + _parabola(result[py, px - 1 : px + 2]), py - s + _parabola(result[py - 1 : py + 2, px])
+
+
+def _parabola(values: np.ndarray) -> float:
+    denominator = values[0] - 2.0 * values[1] + values[2]
+    return 0.0 if denominator >= 0 else float(0.5 * (values[0] - values[2]) / denominator)
 
 
 def _reduced(gray: np.ndarray, dpi: float) -> tuple[np.ndarray, float]:

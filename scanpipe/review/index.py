@@ -185,6 +185,16 @@ def page_of_items(store: Store, filters: Filters, *, page: int = 1, size: int = 
     return [_item(r) for r in rows], int(total)
 
 
+def next_item(store: Store, after: str) -> ReviewItem | None:
+    """The next item (by id, wrapping round) still waiting for an auditor."""
+    t = review_item_table
+    q = select(t).where(t.c.state.in_(("open", "awaiting")), t.c.item != after)
+    with store._read() as conn:
+        row = conn.execute(q.where(t.c.item > after).order_by(t.c.item).limit(1)).mappings().first()
+        row = row or conn.execute(q.order_by(t.c.item).limit(1)).mappings().first()
+    return _item(row) if row is not None else None
+
+
 def rows_of(store: Store, item: str) -> list[ReviewItem]:
     t = review_item_table
     with store._read() as conn:

@@ -1,0 +1,161 @@
+"""Decisions from the review app, through the same library code as ``scanpipe adjudicate``.
+
+An auditor's call goes to :func:`scanpipe.workflow.record_decision` (a card) or
+:func:`scanpipe.reconcile.service.adjudicate_pair` (a serial), which apply the two-people
+rule; the review index is then refreshed for that item. The app only checks first that the
+contest is one the queue lists for the item, so a forged form cannot decide anything else.
+
+A board decision settles an escalated contest: the members present vote on one reading;
+with a majority for it, the escalated decisions are superseded and the reading is recorded
+through the same library call with the members who voted for it as joint auditors (two or
+more attesting jointly make it final), and each member's vote is kept (``board_vote``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from scanpipe.audit import append_event
+from scanpipe.errors import DecisionError
+from scanpipe.review.index import refresh_item, rows_of
+from scanpipe.store.models import decision_table, utcnow
+from scanpipe.store.models_review import board_vote_table
+from scanpipe.store.repository import Store
+from scanpipe.types import CardKind, Election
+from scanpipe.workflow import DecisionOutcome, identify, record_decision
+
+BOARD_VOTES = ("for", "against", "abstain")
+
+
+def rule_set_of(election: Election) -> tuple[tuple[str, str], ...]:
+    """The voter-intent rules an auditor cites in this election's jurisdiction."""
+    from scanpipe.rules import rule_set
+
+    return rule_set(election.jurisdiction).intent_rules
+
+
+def listed_contests(store: Store, item: str, *, states: Sequence[str]) -> set[str]:
+    return {c for r in rows_of(store, item) if r.state in states for c in r.contests}
+
+
+def decide(store: Store, election: Election, *, kind: str, item: str, contest: str, votes: Sequence[str], auditor: str,
+           rule: str | None, note: str | None) -> DecisionOutcome:
+    """One auditor's reading of one contest of a queued card or serial."""
+    if contest not in listed_contests(store, item, states=("open", "awaiting")):
+        raise DecisionError(f"{kind} {item}: contest '{contest}' is not awaiting an auditor's decision")
+    if kind == "pair":
+        from scanpipe.reconcile.service import adjudicate_pair
+
+        outcome = adjudicate_pair(store, item, contest=contest, votes=votes, auditors=[auditor], rule=rule, note=note)
+    else:
+        outcome = record_decision(store, election, item=item, item_kind="card", contest=contest, votes=votes,
+                                  auditors=[auditor], rule=rule, note=note)
+    refresh_item(store, election, item, kind)
+    return outcome
+
+
+def identify_card(store: Store, election: Election, card_id: str, *, style: str | None, precinct: str | None,
+                  kind: CardKind | None, actor: str) -> None:
+    """A person states a card's style, precinct and kind; the card is read again."""
+    if not any(r.kind == "card" for r in rows_of(store, card_id)):
+        raise DecisionError(f"card {card_id} is not in the queue")
+    identify(store, card_id, style=style, page=None, precinct=precinct, kind=kind, serial=None, actor=actor)
+    refresh_item(store, election, card_id, "card")
+
+
+@dataclass(frozen=True, slots=True)
+class Escalation:
+    """The escalated decisions of one contest of one item: each auditor's reading."""
+
+    item: str
+    kind: str
+    contest: str
+    decision_ids: tuple[int, ...]
+    readings: tuple[tuple[str, tuple[str, ...]], ...]  # (auditor(s), votes)
+
+    @property
+    def latest(self) -> int:
+        return max(self.decision_ids)
+
+
+def escalations(store: Store, item: str) -> list[Escalation]:
+    t = decision_table
+    with store._read() as conn:
+        rows = conn.execute(select(t).where(t.c.item == item, t.c.state == "escalated").order_by(t.c.id)).mappings().all()
+    by_contest: dict[str, list[Mapping[str, object]]] = {}
+    for r in rows:
+        by_contest.setdefault(str(r["contest"]), []).append(r)
+    return [Escalation(item, str(rs[0]["item_kind"]), c, tuple(int(r["id"]) for r in rs),  # type: ignore[call-overload]
+                       tuple((", ".join(r["auditors"]), tuple(r["votes"])) for r in rs))  # type: ignore[call-overload]
+            for c, rs in sorted(by_contest.items())]
+
+
+def board_decide(store: Store, election: Election, *, item: str, contest: str, decision_id: int, votes: Sequence[str],
+                 members: Mapping[str, str], board_members: Sequence[str], rule: str | None, note: str | None,
+                 actor: str) -> DecisionOutcome:
+    """The board settles an escalated contest; ``members`` maps each member present to
+    ``for`` / ``against`` / ``abstain`` (the reading in ``votes``)."""
+    esc = next((e for e in escalations(store, item) if e.contest == contest), None)
+    if esc is None:
+        raise DecisionError(f"{item}: contest '{contest}' has no escalated decision for the board")
+    if decision_id != esc.latest:
+        raise DecisionError(f"decision {decision_id} is not the open escalation of {item} contest '{contest}' (it is {esc.latest}); reload the board page")
+    outsiders = sorted(set(members) - set(board_members))
+    if outsiders:
+        raise DecisionError(f"not board members: {', '.join(outsiders)}")
+    bad = sorted(m for m, v in members.items() if v not in BOARD_VOTES)
+    if bad or len(members) < 2:
+        raise DecisionError("a board decision needs at least two members present, each voting for, against or abstain")
+    ayes = sorted(m for m, v in members.items() if v == "for")
+    if len(ayes) * 2 <= len(members):
+        raise DecisionError(f"the reading has {len(ayes)} of {len(members)} votes: a majority of the members present must vote for it")
+    _check_reading(election, contest, votes, rule)
+    tally = ", ".join(f"{m}: {members[m]}" for m in sorted(members))
+    full_note = f"board decision ({tally})" + (f"; {note}" if note else "")
+    with store.transaction() as tx:
+        for did in esc.decision_ids:
+            tx.set_decision_state(did, "superseded")
+    try:
+        outcome = _record(store, election, esc, votes=votes, auditors=ayes, rule=rule, note=full_note)
+    except DecisionError:
+        _restore(store, esc)
+        raise
+    with store._write() as conn:
+        conn.execute(board_vote_table.insert(), [{"decision_id": outcome.decision_id, "member": m, "vote": v} for m, v in members.items()])
+        append_event(conn, "board_decision", {"item": item, "contest": contest, "votes": list(votes), "members": dict(members),
+                                             "decision": outcome.decision_id, "replaces": list(esc.decision_ids)}, actor, utcnow())
+    refresh_item(store, election, item, esc.kind)
+    return outcome
+
+
+def _check_reading(election: Election, contest: str, votes: Sequence[str], rule: str | None) -> None:
+    from scanpipe.rules import rule_set
+
+    valid = {o.id for o in election.contest(contest).options}
+    if set(votes) - valid:
+        raise DecisionError(f"not options of contest '{contest}': {', '.join(sorted(set(votes) - valid))}")
+    rules = {code for code, _ in rule_set(election.jurisdiction).intent_rules}
+    if rule is not None and rule not in rules:
+        raise DecisionError(f"rule {rule!r} is not a voter-intent rule of this jurisdiction")
+
+
+def _record(store: Store, election: Election, esc: Escalation, *, votes: Sequence[str], auditors: Sequence[str],
+            rule: str | None, note: str) -> DecisionOutcome:
+    if esc.kind == "pair":
+        from scanpipe.reconcile.service import adjudicate_pair
+
+        return adjudicate_pair(store, esc.item, contest=esc.contest, votes=votes, auditors=auditors, rule=rule, note=note)
+    return record_decision(store, election, item=esc.item, item_kind="card", contest=esc.contest, votes=votes,
+                           auditors=auditors, rule=rule, note=note)
+
+
+def _restore(store: Store, esc: Escalation) -> None:
+    """Put the escalation back when the board's reading could not be recorded."""
+    t = decision_table
+    with store.transaction() as tx:
+        last = tx.conn.execute(select(t).where(t.c.id == esc.latest)).mappings().one()
+        tx.add_decision(esc.item, esc.kind, esc.contest, last["votes"], last["auditors"], state="escalated",
+                        rule=last["rule"], note="escalation restored: the board's reading could not be recorded", supersedes=esc.latest)

@@ -1,0 +1,105 @@
+"""Tallies (observers), accounts, the audit log and the index refresh (administrators)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from flask import Flask, Response, g, redirect, render_template, request, url_for
+from sqlalchemy import func, select
+
+from scanpipe.audit import append_event, verify_chain
+from scanpipe.review import accounts, index
+from scanpipe.review.app import refuse, store
+from scanpipe.review.security import ADMIN, BOARD, OBSERVER, allow
+from scanpipe.store.models import batch_table, card_table, decision_table, event_table, pair_table, utcnow
+from scanpipe.store.models_review import ROLES
+from scanpipe.tally import TallyRow, tally_csv
+
+_TALLY_LOCK = threading.Lock()
+_TALLY_CACHE: dict[str, tuple[tuple[Any, ...], list[TallyRow]]] = {}
+
+
+def _data_version() -> tuple[Any, ...]:
+    """Changes whenever what counts may have changed: cards, readings, decisions, pairs, voids."""
+    with store()._read() as conn:
+        cards = conn.execute(select(func.count(), func.max(card_table.c.interpreted_at)).select_from(card_table)).one()
+        decisions = conn.execute(select(func.count(), func.max(decision_table.c.id)).select_from(decision_table)).one()
+        pairs = conn.execute(select(func.max(pair_table.c.updated_at))).scalar()
+        voids = conn.execute(select(func.count()).select_from(batch_table).where(batch_table.c.voided_at.is_not(None))).scalar()
+    return (store().url, tuple(cards), tuple(decisions), pairs, voids)
+
+
+def tally_rows() -> list[TallyRow]:
+    """The library's tally, computed again only when the data changed."""
+    from scanpipe.workflow import tally
+
+    version = _data_version()
+    with _TALLY_LOCK:
+        cached = _TALLY_CACHE.get(store().url)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        rows = tally(store())
+        _TALLY_CACHE[store().url] = (version, rows)
+        return rows
+
+
+@allow(OBSERVER, BOARD, ADMIN)
+def tally_page() -> Any:
+    return render_template("tally.html", rows=tally_rows(), progress=index.progress(store()))
+
+
+@allow(OBSERVER, BOARD, ADMIN)
+def tally_export() -> Any:
+    rows = tally_rows()
+    with store()._write() as conn:
+        append_event(conn, "export", {"what": "tally.csv", "rows": len(rows)}, g.session.user.username, utcnow())
+    response = Response(tally_csv(rows), mimetype="text/csv")
+    response.headers["Content-Disposition"] = "attachment; filename=tally.csv"
+    return response
+
+
+@allow(ADMIN)
+def users() -> Any:
+    return render_template("users.html", users=accounts.list_users(store()), roles=ROLES)
+
+
+@allow(ADMIN)
+def user_add() -> Any:
+    form = request.form
+    accounts.add_user(store(), form.get("username", "").strip(), form.get("role", ""), form.get("password", ""), actor=g.session.user.username)
+    return redirect(url_for("users"))
+
+
+@allow(ADMIN)
+def user_disable(username: str) -> Any:
+    if username == g.session.user.username:
+        return refuse(400, "You cannot disable your own account here; use `scanpipe user disable`.")
+    accounts.disable_user(store(), username, actor=g.session.user.username)
+    return redirect(url_for("users"))
+
+
+@allow(ADMIN)
+def audit() -> Any:
+    with store()._read() as conn:
+        report = verify_chain(conn)
+        recent = conn.execute(select(event_table).order_by(event_table.c.id.desc()).limit(200)).mappings().all()
+    return render_template("audit.html", report=report, events=recent)
+
+
+@allow(ADMIN)
+def refresh() -> Any:
+    n = index.refresh_all(store())
+    with store()._write() as conn:
+        append_event(conn, "review_index_refreshed", {"items": n}, g.session.user.username, utcnow())
+    return redirect(url_for("queue"))
+
+
+def register(app: Flask) -> None:
+    app.add_url_rule("/tally", "tally", tally_page)
+    app.add_url_rule("/tally.csv", "tally_export", tally_export)
+    app.add_url_rule("/users", "users", users)
+    app.add_url_rule("/users/add", "user_add", user_add, methods=["POST"])
+    app.add_url_rule("/users/<username>/disable", "user_disable", user_disable, methods=["POST"])
+    app.add_url_rule("/audit", "audit", audit)
+    app.add_url_rule("/admin/refresh", "refresh", refresh, methods=["POST"])

@@ -1,0 +1,70 @@
+"""Log in, log out, and the two static assets (the only routes open without a session)."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, Response, g, redirect, render_template, request, url_for
+
+from scanpipe.review import accounts
+from scanpipe.review.app import LOGIN_COOKIE, SESSION_COOKIE, config, refuse, store
+from scanpipe.review.security import ALL_ROLES, allow
+
+ASSETS = {"review.js": "text/javascript", "review.css": "text/css"}  # names only: no path from the client
+_HERE = Path(__file__).parent / "assets"
+
+
+def login_form() -> Any:
+    token = request.cookies.get(LOGIN_COOKIE) or secrets.token_hex(32)
+    response = Response(render_template("login.html", login_csrf=token, next=_safe_next(request.args.get("next"))))
+    response.set_cookie(LOGIN_COOKIE, token, httponly=True, samesite="Strict", secure=config().secure_cookies, path="/login")
+    return response
+
+
+def login() -> Any:
+    username, password = request.form.get("username", ""), request.form.get("password", "")
+    try:
+        opened = accounts.login(store(), username, password, request.remote_addr or "?", idle=config().idle, absolute=config().absolute)
+    except accounts.Throttled as e:
+        return refuse(429, str(e))
+    if opened is None:
+        token = request.cookies.get(LOGIN_COOKIE, "")
+        return render_template("login.html", login_csrf=token, next=_safe_next(request.form.get("next")),
+                               error="Wrong user name or password, or the account is disabled."), 401
+    token, session = opened
+    response = redirect(_safe_next(request.form.get("next")) or url_for("dashboard"))
+    response.set_cookie(SESSION_COOKIE, token, httponly=True, samesite="Strict", secure=config().secure_cookies,
+                        max_age=int(config().absolute.total_seconds()))
+    return response
+
+
+@allow(*ALL_ROLES)
+def logout() -> Any:
+    accounts.logout(store(), g.session)
+    response = redirect(url_for("login_form"))
+    response.delete_cookie(SESSION_COOKIE)
+    return response
+
+
+def asset(name: str) -> Any:
+    if name not in ASSETS:
+        return refuse(404, "No such asset.")
+    response = Response((_HERE / name).read_bytes(), mimetype=ASSETS[name])
+    response.headers["Cache-Control"] = "public, max-age=3600"
+    return response
+
+
+def _safe_next(target: str | None) -> str | None:
+    """Only a local path (no scheme, no host, no backslash) is followed after login."""
+    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target and "\n" not in target:
+        return target
+    return None
+
+
+def register(app: Flask) -> None:
+    app.add_url_rule("/login", "login_form", login_form, methods=["GET"])
+    app.add_url_rule("/login", "login", login, methods=["POST"])
+    app.add_url_rule("/logout", "logout", logout, methods=["POST"])
+    app.add_url_rule("/assets/<name>", "asset", asset, methods=["GET"])

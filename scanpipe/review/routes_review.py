@@ -1,0 +1,157 @@
+"""The auditors' and the board's pages: progress, queue, card, pair, image, board."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask, Response, g, redirect, render_template, request, url_for
+
+from scanpipe.errors import DecisionError
+from scanpipe.review import decide, index, views
+from scanpipe.review.accounts import usernames_with_role
+from scanpipe.review.app import election, refuse, store
+from scanpipe.review.images import ImageMissing, card_image
+from scanpipe.review.security import ADMIN, ALL_ROLES, AUDITOR, BOARD, allow, consume_form_token, issue_form_token
+from scanpipe.types import CardKind
+
+
+def _blind() -> bool:
+    return request.cookies.get("sp_blind") == "1"
+
+
+@allow(*ALL_ROLES)
+def dashboard() -> Any:
+    return render_template("dashboard.html", progress=index.progress(store()))
+
+
+@allow(AUDITOR, ADMIN)
+def queue() -> Any:
+    choices = index.filter_choices(store())
+    f = index.Filters(*(request.args.get(k) or None for k in ("precinct", "batch", "reason", "state")))
+    page = request.args.get("page", "1")
+    page_no = int(page) if page.isdigit() and 0 < int(page) < 100_000 else 1
+    items, total = index.page_of_items(store(), f, page=page_no)
+    pages = max(1, -(-total // index.PAGE_SIZE))
+    return render_template("queue.html", items=items, total=total, page=page_no, pages=pages, filters=f, choices=choices,
+                           progress=index.progress(store()), args={k: v for k, v in request.args.items() if k != "page"})
+
+
+def _page(kind: str, item: str) -> Any:
+    me = g.session.user.username
+    build = views.pair_page if kind == "pair" else views.card_page
+    try:
+        page = build(store(), election(), item, blind=_blind(), me=me)
+    except DecisionError as e:
+        return refuse(404, str(e))
+    tokens = {c.id: issue_form_token(g.session.csrf, f"{kind}|{item}|{c.id}") for c in page.contests}
+    identity = issue_form_token(g.session.csrf, f"identify|{item}")
+    styles = [s.id for s in election().ballot_styles]
+    precincts = [p.id for p in election().precincts]
+    return render_template("item.html", page=page, tokens=tokens, identity_token=identity, blind=_blind(),
+                           styles=styles, precincts=precincts, kinds=[k.value for k in CardKind if k.value != "unknown"],
+                           next_item=index.next_item(store(), item), election=election())
+
+
+@allow(AUDITOR, BOARD, ADMIN)
+def card(card_id: str) -> Any:
+    return _page("card", card_id)
+
+
+@allow(AUDITOR, BOARD, ADMIN)
+def pair(serial: str) -> Any:
+    return _page("pair", serial)
+
+
+def _decide(kind: str, item: str) -> Any:
+    form = request.form
+    contest = form.get("contest", "")
+    refused = consume_form_token(store(), g.session.csrf, form.get("form_token"), f"{kind}|{item}|{contest}", g.session.user.id)
+    if refused is not None:
+        return refuse(409, refused)
+    votes = form.getlist("votes")
+    if not votes and form.get("novote") != "1":
+        return refuse(400, "No option was chosen: tick 'no vote in this contest' to record that the voter made no choice.")
+    rule = form.get("rule") or None
+    note = (form.get("note") or "").strip()[:2000] or None
+    outcome = decide.decide(store(), election(), kind=kind, item=item, contest=contest, votes=votes,
+                            auditor=g.session.user.username, rule=rule, note=note)
+    return render_template("decided.html", outcome=outcome, kind=kind, item=item, contest=contest,
+                           next_item=index.next_item(store(), item), again=url_for(kind, **{"card_id" if kind == "card" else "serial": item}))
+
+
+@allow(AUDITOR)
+def card_decide(card_id: str) -> Any:
+    return _decide("card", card_id)
+
+
+@allow(AUDITOR)
+def pair_decide(serial: str) -> Any:
+    return _decide("pair", serial)
+
+
+@allow(AUDITOR)
+def card_identify(card_id: str) -> Any:
+    form = request.form
+    refused = consume_form_token(store(), g.session.csrf, form.get("form_token"), f"identify|{card_id}", g.session.user.id)
+    if refused is not None:
+        return refuse(409, refused)
+    kind = form.get("kind") or None
+    if kind is not None and kind not in {k.value for k in CardKind}:
+        return refuse(400, f"kind {kind!r} is not a card kind")
+    decide.identify_card(store(), election(), card_id, style=form.get("style") or None, precinct=form.get("precinct") or None,
+                         kind=CardKind(kind) if kind else None, actor=g.session.user.username)
+    return redirect(url_for("card", card_id=card_id))
+
+
+@allow(AUDITOR, BOARD, ADMIN)
+def image(card_id: str) -> Any:
+    try:
+        img = card_image(store(), card_id)
+    except ImageMissing as e:
+        return refuse(404, str(e))
+    response = Response(img.data, mimetype=img.mimetype)
+    response.headers["Cache-Control"] = "private, max-age=600"
+    return response
+
+
+@allow(BOARD, ADMIN)
+def board() -> Any:
+    items, _ = index.page_of_items(store(), index.Filters(state="escalated"), size=200)
+    cases = [(i, e) for i in items for e in decide.escalations(store(), i.item) if e.contest in i.contests]
+    tokens = {(i.item, e.contest): issue_form_token(g.session.csrf, f"board|{i.item}|{e.contest}") for i, e in cases}
+    return render_template("board.html", cases=cases, tokens=tokens, members=usernames_with_role(store(), BOARD), election=election(),
+                           rules=decide.rule_set_of(election()))
+
+
+@allow(BOARD)
+def board_decide() -> Any:
+    form = request.form
+    item, contest = form.get("item", ""), form.get("contest", "")
+    refused = consume_form_token(store(), g.session.csrf, form.get("form_token"), f"board|{item}|{contest}", g.session.user.id)
+    if refused is not None:
+        return refuse(409, refused)
+    decision = form.get("decision", "")
+    if not decision.isdigit():
+        return refuse(400, "the form names no escalated decision")
+    members = {m[len("member_"):]: v for m, v in form.items() if m.startswith("member_") and v in decide.BOARD_VOTES}
+    votes = form.getlist("votes")
+    if not votes and form.get("novote") != "1":
+        return refuse(400, "No option was chosen: tick 'no vote in this contest' to record that the voter made no choice.")
+    outcome = decide.board_decide(store(), election(), item=item, contest=contest, decision_id=int(decision), votes=votes,
+                                  members=members, board_members=usernames_with_role(store(), BOARD), rule=form.get("rule") or None,
+                                  note=(form.get("note") or "").strip()[:2000] or None, actor=g.session.user.username)
+    return render_template("decided.html", outcome=outcome, kind="board", item=item, contest=contest, next_item=None,
+                           again=url_for("board"))
+
+
+def register(app: Flask) -> None:
+    app.add_url_rule("/", "dashboard", dashboard)
+    app.add_url_rule("/queue", "queue", queue)
+    app.add_url_rule("/card/<card_id>", "card", card)
+    app.add_url_rule("/card/<card_id>/decide", "card_decide", card_decide, methods=["POST"])
+    app.add_url_rule("/card/<card_id>/identify", "card_identify", card_identify, methods=["POST"])
+    app.add_url_rule("/pair/<serial>", "pair", pair)
+    app.add_url_rule("/pair/<serial>/decide", "pair_decide", pair_decide, methods=["POST"])
+    app.add_url_rule("/image/<card_id>", "image", image)
+    app.add_url_rule("/board", "board", board)
+    app.add_url_rule("/board/decide", "board_decide", board_decide, methods=["POST"])

@@ -1,0 +1,120 @@
+"""Builders shared by the review tests (no tests here): a small store with queued cards and
+accounts, a logged-in test client, and the app served on a free port."""
+
+from __future__ import annotations
+
+import re
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import cv2
+import numpy as np
+from flask import Flask
+from flask.testing import FlaskClient
+
+from scanpipe.review import create_app
+from scanpipe.review.accounts import add_user
+from scanpipe.review.index import refresh_all
+from scanpipe.store.repository import Store
+from scanpipe.types import Election, MarkStatus
+from scanpipe.workflow import init_election
+from tests.helpers import read_card, unreadable_card
+
+ELECTION = Path(__file__).parent.parent / "fixtures" / "ballot_images" / "election" / "election.json"
+PASSWORDS = {"alice": "alice-password", "bob": "bob-password", "carol": "carol-password", "dave": "dave-password",
+             "erin": "erin-password", "olga": "olga-password", "root": "root-password"}
+ROLES = {"alice": "auditor", "bob": "auditor", "carol": "board", "dave": "board", "erin": "board", "olga": "observer", "root": "admin"}
+MARGINAL = "a" * 64  # gov: gov-a unclear
+MARGINAL_2 = "b" * 64  # gov: gov-b unclear
+CLEAN = "c" * 64  # gov-b read as a vote
+UNREADABLE = "d" * 64
+
+
+@dataclass
+class ReviewWorld:
+    store: Store
+    election: Election
+    app: Flask
+    folder: Path
+
+
+def _png(path: Path) -> Path:
+    image = np.full((220, 170), 255, np.uint8)
+    cv2.rectangle(image, (20, 40), (40, 52), 0, 2)
+    cv2.imwrite(str(path), image)
+    return path
+
+
+def build_world(tmp_path: Path) -> ReviewWorld:
+    """A migrated SQLite store with the fixture election, four cards, accounts; index built."""
+    store = Store.open(f"sqlite:///{tmp_path / 'review.db'}")
+    store.migrate()
+    election, _ = init_election(store, ELECTION)
+    image = _png(tmp_path / "card.png")
+    cards = [read_card(MARGINAL, election, "S1", "P01", {"gov": {"gov-a": MarkStatus.UNKNOWN}}),
+             read_card(MARGINAL_2, election, "S1", "P01", {"gov": {"gov-b": MarkStatus.UNKNOWN}}),
+             read_card(CLEAN, election, "S1", "P01", {"gov": {"gov-b": MarkStatus.YES}}),
+             unreadable_card(UNREADABLE)]
+    store.save_cards([replace(c, source=replace(c.source, path=str(image))) for c in cards])
+    for name, role in ROLES.items():
+        add_user(store, name, role, PASSWORDS[name], actor="test")
+    refresh_all(store)
+    return ReviewWorld(store, election, create_app(store), tmp_path)
+
+
+def csrf_of(html: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert found is not None, "no CSRF field on the page"
+    return found.group(1)
+
+
+def form_token_of(html: str, contest: str | None = None) -> str:
+    """The one-time token of the decision form for ``contest`` (the first form when None)."""
+    start = html.index(f'data-contest="{contest}"') if contest else 0
+    found = re.search(r'name="form_token" value="([^"]+)"', html[start:])
+    assert found is not None
+    return found.group(1)
+
+
+def login(app: Flask, user: str) -> FlaskClient:
+    client = app.test_client()
+    page = client.get("/login")
+    r = client.post("/login", data={"csrf": csrf_of(page.text), "username": user, "password": PASSWORDS[user]})
+    assert r.status_code == 302, r.text
+    return client
+
+
+def decide(client: FlaskClient, card_id: str, contest: str, votes: list[str], rule: str = "md-fill") -> tuple[int, str]:
+    page = client.get(f"/card/{card_id}")
+    assert page.status_code == 200, page.text
+    data = {"csrf": csrf_of(page.text), "form_token": form_token_of(page.text, contest), "contest": contest,
+            "votes": votes, "rule": rule}
+    if not votes:
+        data["novote"] = "1"
+    r = client.post(f"/card/{card_id}/decide", data=data)
+    return r.status_code, r.text
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def serving(app: Flask) -> Iterator[str]:
+    """The app on 127.0.0.1 on a free port in a thread; yields its base URL."""
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", free_port(), app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(5)
