@@ -258,17 +258,30 @@ def _find_style(gray: np.ndarray, codes: PageCodes, context: InterpretContext, h
     return _match_by_reference(gray, context, only_style=None)
 
 
+def _has_our_fiducials(gray: np.ndarray, election: Election) -> bool:
+    """Whether the card carries the corner fiducials of one of the election's layouts."""
+    from scanpipe.imaging.registration import register_by_fiducials
+
+    pages = [p for s in election.ballot_styles for p in s.layout.pages if p.fiducials_in]
+    return bool(pages) and not isinstance(register_by_fiducials(gray, pages[0]), RegistrationFailure)
+
+
 def _match_by_reference(gray: np.ndarray, context: InterpretContext, *, only_style: str | None) -> tuple[str, int, str, tuple[Reason, ...]] | UnreadableCard:
     candidates = []
+    ours = _has_our_fiducials(gray, context.election)
     for style in context.election.ballot_styles:
         if only_style is not None and style.id != only_style:
             continue
         for page in style.layout.pages:
+            if ours and not page.fiducials_in:
+                continue  # a card with our fiducials is not another vendor's card
             ref = context.reference_for(style.id, page.page)
             if ref is not None and page.reference_dpi is not None:
                 candidates.append((style.id, page.page, ref, page.reference_dpi, page.distinguish_in))
     if not candidates:
-        what = f"style '{only_style}' has several pages and no reference scans to tell them" if only_style else "no card code was found and no layout has a reference scan to match"
+        what = (f"style '{only_style}' has several pages and no reference scans to tell them" if only_style
+                else "no card code was found (the card has our fiducials, so its code is missing or unreadable); state its style with identify"
+                if ours else "no card code was found and no layout has a reference scan to match")
         return UnreadableCard(Reason.UNKNOWN_STYLE, what)
     ranked = match_references(gray, candidates)
     if not ranked or ranked[0][2] < REFERENCE_MIN_SCORE:

@@ -72,13 +72,29 @@ def decode_codes(
     return tuple(_shifted(code, x0, y0) for code in found)
 
 
-def find_codes_fast(gray: np.ndarray) -> tuple[DecodedCode, ...]:
-    """All QR and Code 128 symbols on a full card, cheaply (see the module docstring)."""
-    qr = _fast_qr(gray)
-    bars = _zxing_both_axes(gray, frozenset({CodeSymbology.CODE128}))
-    if not bars:
-        bars = _retry_label_regions(gray, exclude=qr)
-    return _unique(qr + bars)
+def find_codes_fast(gray: np.ndarray, *, card_code: DecodedCode | None = None, dpi: float | None = None) -> tuple[DecodedCode, ...]:
+    """All QR and Code 128 symbols on a full card, cheaply (see the module docstring).
+
+    ``card_code``: the card code already found by :func:`find_card_code`; the full-page QR
+    search is then skipped.
+    """
+    qr = (card_code,) if card_code is not None else _fast_qr(gray)
+    return _unique(qr + find_labels(gray, dpi=dpi))
+
+
+_last_scan: list[tuple[np.ndarray, list[tuple[int, int, int, int, float]]]] = []
+
+
+def find_labels(gray: np.ndarray, *, dpi: float | None = None) -> tuple[DecodedCode, ...]:
+    """Code 128 symbols anywhere on the card at any angle: the barcode prefilter's regions,
+    each turned upright and decoded at full resolution. The regions are remembered for the
+    same image so a following :func:`looks_like_barcode` costs nothing."""
+    regions = barcode_regions(gray, dpi=dpi)
+    _last_scan[:] = [(gray, regions)]
+    found: list[DecodedCode] = []
+    for x, y, w, h, angle in regions:
+        found.extend(_decode_turned(gray, (x, y, w, h), angle))
+    return _unique(found)
 
 
 def _fast_qr(gray: np.ndarray) -> tuple[DecodedCode, ...]:
@@ -228,6 +244,8 @@ def looks_like_barcode(
 
     ``dpi`` defaults to the full image's width read as a letter page (8.5 in).
     """
+    if region is None and dpi is None and _last_scan and _last_scan[0][0] is gray:
+        return bool(_last_scan[0][1])  # just scanned by find_labels
     x0, y0, crop = _crop(gray, region)
     return bool(barcode_regions(crop, dpi=dpi or gray.shape[1] / _LETTER_WIDTH_IN))
 
@@ -243,15 +261,19 @@ def barcode_regions(gray: np.ndarray, *, dpi: float | None = None) -> list[tuple
     factor = 1
     while dpi / (factor * 2) >= _WORK_DPI_MIN:
         factor *= 2
-    small = gray
-    for _ in range(factor.bit_length() - 1):  # exact halvings take OpenCV's fast path
-        small = cv2.resize(small, (small.shape[1] // 2, small.shape[0] // 2), interpolation=cv2.INTER_AREA)
+    # nearest sampling (0.2 ms a page, vs ~3 ms for averaging): bars stay sharp, parallel
+    # lines; the alternation test then reads the candidates at full resolution
+    small = gray if factor == 1 else cv2.resize(gray, (gray.shape[1] // factor, gray.shape[0] // factor), interpolation=cv2.INTER_NEAREST)
     scale = gray.shape[1] / small.shape[1]
     dpi_work = dpi / scale
     mask, angle_bin = _coherent_bars(small, dpi_work)
     scale, dpi_work = scale * 2, dpi_work / 2  # the tensors are reduced once more
     regions: list[tuple[int, int, int, int, float]] = []
+    per_bin = np.bincount(angle_bin[mask > 0], minlength=_ANGLE_BINS)
+    min_pixels = _MIN_LENGTH_IN * _MIN_HEIGHT_IN * dpi_work**2 * 0.5
     for k in range(_ANGLE_BINS // 2):
+        if per_bin[[(2 * k - 1) % _ANGLE_BINS, 2 * k, 2 * k + 1]].sum() < min_pixels:
+            continue  # too few coherent pixels in this direction for any label
         # split the mask by bar direction so a label does not merge with text lines or rules;
         # coarse bin k spans fine bins 2k-1..2k+1 (45 degrees), so coarse bins overlap
         lut = np.zeros(256, np.uint8)
@@ -334,11 +356,22 @@ def _is_barcode_patch(
     along, across = _extent_along(pts, theta_deg)
     if along < _MIN_LENGTH_IN * dpi or across < _MIN_HEIGHT_IN * dpi:
         return False
-    upright = _turned_upright(gray, region, theta_deg, pad=0)
-    mid = upright.shape[0] // 2
-    quarter = max(1, int(across / 4))
-    rates = [_transitions_per_inch(upright[r], along, dpi) for r in (mid - quarter, mid, mid + quarter)]
+    centre = pts.mean(axis=0) + (region[0] + factor / 2.0, region[1] + factor / 2.0)
+    quarter = max(1.0, across / 4.0)
+    rates = [_transitions_per_inch(_sample_line(gray, centre, theta_deg, offset, along), along, dpi) for offset in (-quarter, 0.0, quarter)]
     return sum(rate >= _MIN_TRANSITIONS_PER_IN for rate in rates) >= 2
+
+
+def _sample_line(gray: np.ndarray, centre: np.ndarray, theta_deg: float, offset: float, length: float) -> np.ndarray:
+    """Gray values (bilinear, one per pixel) on a line across the bars through the patch:
+    direction ``theta`` (the gradient), shifted ``offset`` pixels sideways."""
+    t = np.radians(theta_deg)
+    u, v = np.array([np.cos(t), np.sin(t)]), np.array([-np.sin(t), np.cos(t)])
+    steps = np.arange(-length / 2.0, length / 2.0, 1.0)
+    xy = centre + offset * v + steps[:, None] * u
+    map_x, map_y = xy[:, 0].astype(np.float32)[None, :], xy[:, 1].astype(np.float32)[None, :]
+    line = cv2.remap(gray, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=255)
+    return line[0]
 
 
 def _turned_upright(gray: np.ndarray, region: tuple[int, int, int, int], angle_deg: float, pad: int) -> np.ndarray:

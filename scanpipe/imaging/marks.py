@@ -93,9 +93,9 @@ class _Geometry:
     match: tuple[int, int, int, int]  # match region (r0, r1, c0, c1) in crop coordinates
     interior: np.ndarray  # flat indices (crop) of the interior
     span_zone: np.ndarray  # bool crop mask: interior plus a band outside the outline
-    ring: np.ndarray  # (P, RING_SECTORS) float membership of the crop's annulus sectors
+    ring: tuple[np.ndarray, np.ndarray]  # annulus pixels (flat, sorted by sector), sector starts
     near: np.ndarray  # (NEAR_SECTORS, k) flat crop indices, equal counts
-    outline: np.ndarray  # (P, OUTLINE_SECTORS * bins) normalised membership
+    outline: tuple[np.ndarray, np.ndarray, np.ndarray]  # pixels by (sector, bin), group starts, counts
     outline_bins: int
     fold_rows: np.ndarray  # crop rows where a fold is looked for
     fold_cols: np.ndarray  # crop columns of the strips left and right of the oval
@@ -176,9 +176,7 @@ def _geometry(w_in: float, h_in: float) -> _Geometry:
     angle = np.arctan2(ey, ex)
     annulus = (dist_out >= RING_IN[0]) & (dist_out <= RING_IN[1])
     sector = ((angle + np.pi) / (2 * np.pi) * RING_SECTORS).astype(int) % RING_SECTORS
-    ring = np.zeros((crop[0] * crop[1], RING_SECTORS), np.float32)
-    flat = np.flatnonzero(annulus)
-    ring[flat, sector.ravel()[flat]] = 1.0
+    ring = _groups(np.where(annulus, sector, -1).ravel(), RING_SECTORS)[:2]
     near_zone = (dist_out >= NEAR_IN[0]) & (dist_out <= NEAR_IN[1])
     near_sector = ((angle + np.pi) / (2 * np.pi) * NEAR_SECTORS).astype(int) % NEAR_SECTORS
     lists = [np.flatnonzero(near_zone.ravel() & (near_sector.ravel() == k)) for k in range(NEAR_SECTORS)]
@@ -192,10 +190,7 @@ def _geometry(w_in: float, h_in: float) -> _Geometry:
     rbin = np.floor((radial_px + band) / (2 * band) * bins).astype(int)
     osector = ((angle + np.pi) / (2 * np.pi) * OUTLINE_SECTORS).astype(int) % OUTLINE_SECTORS
     inband = (rbin >= 0) & (rbin < bins)
-    outline = np.zeros((crop[0] * crop[1], OUTLINE_SECTORS * bins), np.float32)
-    fi = np.flatnonzero(inband)
-    outline[fi, (osector.ravel()[fi] * bins + rbin.ravel()[fi])] = 1.0
-    outline /= np.maximum(outline.sum(axis=0, keepdims=True), 1.0)
+    outline = _groups(np.where(inband, osector * bins + rbin, -1).ravel(), OUTLINE_SECTORS * bins)
     blank = cv2.dilate(_render_outline(crop, center, half, BLANK_SIGMA_PX), np.ones((3, 3), np.uint8))
     pad = _px(0.02)
     r0, r1 = max(0, off - pad - SEARCH_PX), min(crop[0], off + _px(h_in) + pad + SEARCH_PX)
@@ -211,11 +206,21 @@ def _geometry(w_in: float, h_in: float) -> _Geometry:
     fold_shear = tuple(np.round(s * (fold_cols - center[0])).astype(int) for s in FOLD_SLOPES)
     zone_cols = np.flatnonzero(span_zone.any(axis=0))
     zone_rows = np.flatnonzero(span_zone.any(axis=1))
-    for a in (blank, template, interior, span_zone, ring, near, outline):
+    for a in (blank, template, interior, span_zone, near, *ring, *outline):
         a.setflags(write=False)
     return _Geometry(shape, crop, blank, template, (r0, r1, c0, c1), np.flatnonzero(interior.ravel()), span_zone,
                      ring, near, outline, bins, fold_rows, fold_cols, fold_shear, (2 * half[0], 2 * half[1]),
                      slice(zone_cols[0], zone_cols[-1] + 1), slice(zone_rows[0], zone_rows[-1] + 1))
+
+
+def _groups(label: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pixels grouped by label 0..count-1 (-1 = none): sorted indices, group starts, sizes."""
+    idx = np.flatnonzero(label >= 0)
+    idx = idx[np.argsort(label[idx], kind="stable")]
+    sizes = np.bincount(label[idx], minlength=count)
+    assert (sizes > 0).all(), "an empty pixel group"
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    return idx, starts, sizes
 
 
 # --------------------------------------------------------------------------------------
@@ -346,7 +351,8 @@ def _span(ink: np.ndarray, geo: _Geometry, interior_px: int) -> np.ndarray:
 
 
 def _ring(flat: np.ndarray, geo: _Geometry) -> np.ndarray:
-    hits = (flat >= RING_STROKE).astype(np.float32) @ geo.ring  # (n, sectors)
+    idx, starts = geo.ring
+    hits = np.add.reduceat((flat[:, idx] >= RING_STROKE).astype(np.int32), starts, axis=1)  # (n, sectors)
     return (hits >= RING_NEED_PX).mean(axis=1)
 
 
@@ -403,7 +409,9 @@ def _fold(dark: np.ndarray, geo: _Geometry) -> np.ndarray:
 
 def _tear(flat: np.ndarray, geo: _Geometry) -> np.ndarray:
     """Share of the printed outline that is missing (no paper: a tear), worst sector."""
-    prof = (flat @ geo.outline).reshape(len(flat), OUTLINE_SECTORS, geo.outline_bins)  # darkness, not ink
+    idx, starts, sizes = geo.outline
+    prof = np.add.reduceat(flat[:, idx], starts, axis=1) / sizes  # mean darkness (not ink) per group
+    prof = prof.reshape(len(flat), OUTLINE_SECTORS, geo.outline_bins)
     return np.clip(1.0 - prof.max(axis=2).min(axis=1) / 0.3, 0.0, 1.0)
 
 

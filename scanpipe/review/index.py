@@ -72,7 +72,7 @@ def _decisions(conn: Connection, item: str | None = None) -> list[Decision]:
 
 def _batches(conn: Connection, items: Sequence[QueueItem]) -> dict[str, str]:
     """Item -> batch: a card's own; a serial's first duplicate (else original) card's."""
-    card_batch = dict(conn.execute(select(card_table.c.card_id, card_table.c.batch)).tuples().all())
+    card_batch = dict(conn.execute(select(card_table.c.card_id, card_table.c.batch)).all())
     out = {i.item: card_batch[i.item] for i in items if i.kind == "card" and i.item in card_batch}
     for r in conn.execute(select(pair_table.c.serial, pair_table.c.duplicates, pair_table.c.originals)):
         first = next((c for c in (*r.duplicates, *r.originals) if c in card_batch), None)
@@ -204,7 +204,7 @@ def rows_of(store: Store, item: str) -> list[ReviewItem]:
 def progress(store: Store) -> Progress:
     t = review_item_table
     with store._read() as conn:
-        units = dict(conn.execute(select(t.c.state, func.sum(t.c.units)).group_by(t.c.state)).tuples().all())
+        units = dict(conn.execute(select(t.c.state, func.sum(t.c.units)).group_by(t.c.state)).all())
         decided = conn.execute(select(func.count()).select_from(decision_table).where(decision_table.c.state == "final")).scalar_one()
     return Progress(int(decided), int(units.get("awaiting") or 0), int(units.get("escalated") or 0), int(units.get("open") or 0))
 
