@@ -1,12 +1,15 @@
 """Derive mark thresholds from a labelled sample, and write them with their provenance.
 
 The sample is (score, intent) pairs, typically every target of a generated test deck whose
-marks are known. ``marginal`` is put above the highest score of a ``no_vote`` target and
-``definite`` below the lowest score of a ``vote`` target, each ``margin`` of the gap inside
-it, so a clear mark never lands on the wrong side. When the two groups overlap there is no
-safe pair and the derivation refuses. The flag thresholds (ring, damage, write-in) are put
-just above what clear targets showed (so they do not send clear marks to a person) unless
-given; the report tells how many ambiguous targets fall between or are flagged.
+marks are known. First the flag thresholds (ring, damage, write-in) are put just above what
+clear targets showed (so they do not send clear marks to a person), unless given. Then the
+ambiguous targets no flag catches ("between" marks: erasures, small partial marks) set where
+the score is split: ``marginal`` halfway between the highest ``no_vote`` score and the lowest
+"between" score above it, ``definite`` halfway between the highest "between" score below the
+lowest ``vote`` score and that vote. Without "between" marks each sits ``margin`` of the
+vote/no-vote gap inside it. A clear mark never lands on the wrong side on the sample; when
+votes and no-votes overlap there is no safe pair and the derivation refuses. The report
+tells how many ambiguous targets end up unknown.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ from scanpipe.errors import ConfigError
 from scanpipe.types import MarkIntent, MarkStatus, TargetScore
 
 DEFAULT_MARGIN = 0.25
-FLAG_HEADROOM = 0.10  # flag thresholds sit this far above the highest clear value
-FLAG_FLOOR = {"ring": 0.5, "damage": 0.5, "write_in": 0.1}
+FLAG_HEADROOM = 0.10  # flag thresholds sit this far above the clear targets' values ...
+FLAG_CLEAR_SHARE = 0.001  # ... all but this share of them (at most 1 in 1000 clear targets flagged)
+FLAG_FLOOR = {"ring": 0.5, "damage": 0.3, "write_in": 0.1}
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +84,22 @@ def derive_thresholds(
         "write_in": write_in if write_in is not None
         else _flag_level([s.write_in_score for s, i in pairs if i is MarkIntent.NO_VOTE and s.write_in_score > 0], "write_in"),
     }
-    draft = Thresholds(marginal=round(lo + margin * gap, 4), definite=round(hi - margin * gap, 4), source=source, **flags)
+    between = [s.score for s, i in pairs if i is MarkIntent.AMBIGUOUS and lo < s.score < hi
+               and s.ring_score < flags["ring"] and s.damage_score < flags["damage"]]
+    marginal = (lo + min(between)) / 2 if between else lo + margin * gap
+    definite = (max(between) + hi) / 2 if between else hi - margin * gap
+    if not marginal < definite:
+        marginal, definite = lo + margin * gap, hi - margin * gap
+    draft = Thresholds(marginal=round(marginal, 4), definite=round(definite, 4), source=source, **flags)
     return Thresholds(draft.marginal, draft.definite, draft.ring, draft.damage, draft.write_in,
                       source=f"{source}: {calibration_report(pairs, draft).summary()}")
 
 
 def _flag_level(values: list[float], name: str) -> float:
-    top = max(values, default=0.0)
+    """:data:`FLAG_HEADROOM` above what all but :data:`FLAG_CLEAR_SHARE` of the clear targets
+    showed (a clear target beside unlabelled damage may show some; it goes to a person)."""
+    ordered = sorted(values)
+    top = ordered[min(len(ordered) - 1, int(len(ordered) * (1 - FLAG_CLEAR_SHARE)))] if ordered else 0.0
     return round(min(1.0, max(FLAG_FLOOR[name], top + FLAG_HEADROOM)), 4)
 
 

@@ -214,8 +214,11 @@ def reconcile_cmd(ctx: Ctx, render_dir: Path) -> None:
 @click.option("--auditor", "auditors", multiple=True, required=True, help="Repeat for two auditors attesting jointly.")
 @click.option("--rule", default=None, help="The voter-intent rule the decision rests on.")
 @click.option("--note", default=None)
+@click.option("--render-dir", type=click.Path(path_type=Path), default=Path("new-duplicates"), show_default=True,
+              help="Where a new duplicate's printable card goes (for a serial).")
 @pass_ctx
-def adjudicate(ctx: Ctx, item: str, contest: str, votes: str, auditors: tuple[str, ...], rule: str | None, note: str | None) -> None:
+def adjudicate(ctx: Ctx, item: str, contest: str, votes: str, auditors: tuple[str, ...], rule: str | None, note: str | None,
+               render_dir: Path) -> None:
     """Record a person's decision of voter intent for one contest of a card or a serial."""
     from scanpipe.reconcile.service import adjudicate_pair
     from scanpipe.workflow import adjudicate_card
@@ -224,7 +227,7 @@ def adjudicate(ctx: Ctx, item: str, contest: str, votes: str, auditors: tuple[st
     chosen = [v.strip() for v in votes.split(",") if v.strip()]
     if store.get_card(item) is None and store.find_card_by_path(item) is None and store.get_pair(item) is not None:
         outcome = adjudicate_pair(store, item, contest=contest, votes=chosen, auditors=list(auditors), rule=rule, note=note,
-                                  render_dir=Path("new-duplicates"))
+                                  render_dir=render_dir)
     else:
         outcome = adjudicate_card(store, item, contest=contest, votes=chosen, auditors=list(auditors), rule=rule, note=note)
     click.echo(f"decision {outcome.decision_id} on {item} / {contest}: {outcome.message}")

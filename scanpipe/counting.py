@@ -31,7 +31,7 @@ from scanpipe.types import (
 # Card-level reasons that keep a whole card out of the count until a person acts.
 BLOCKING_REASONS = frozenset({
     Reason.NO_PRECINCT, Reason.STYLE_CONFLICT, Reason.KIND_UNKNOWN, Reason.LABEL_UNREADABLE,
-    Reason.LABEL_CONFLICT, Reason.SUPERSEDED_LABEL, Reason.NO_SERIAL,
+    Reason.LABEL_CONFLICT, Reason.SUPERSEDED_LABEL, Reason.NO_SERIAL, Reason.TEXT_UNREAD, Reason.TEXT_CODE_DISAGREE,
 })
 
 

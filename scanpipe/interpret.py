@@ -59,6 +59,9 @@ from scanpipe.types import (
 # Reference matching: the best style must beat the runner-up by this much, else ambiguous.
 REFERENCE_MIN_SCORE = 0.35
 REFERENCE_MIN_LEAD = 0.05
+# A style hypothesis (an original read with its duplicate's style) is accepted only when
+# this share of the layout's printed targets is seen where the layout puts them.
+HYPOTHESIS_MIN_FIT = 0.9
 
 
 @dataclass(frozen=True)
@@ -207,7 +210,9 @@ def _kind_of(codes: PageCodes, hints: CardHints) -> tuple[CardKind, tuple[Reason
 def _interpret_content(gray: np.ndarray, page: DecodedPage, codes: PageCodes, context: InterpretContext, hints: CardHints) -> ReadCard | MachinePrintedCard | UnreadableCard:
     election = context.election
     if codes.machine_record is not None and codes.card_code is None:
-        return read_machine_record(codes.machine_record, context)
+        from scanpipe.imaging.printed import with_printed_check
+
+        return with_printed_check(gray, read_machine_record(codes.machine_record, context), election, dpi=page.dpi)
     if codes.card_code is not None and codes.card_code.election != election.id:
         return UnreadableCard(Reason.WRONG_ELECTION, f"the card code names election '{codes.card_code.election}', not '{election.id}'")
     found = _find_style(gray, codes, context, hints)
@@ -221,6 +226,13 @@ def _interpret_content(gray: np.ndarray, page: DecodedPage, codes: PageCodes, co
     if isinstance(registered, RegistrationFailure):
         return UnreadableCard(registered.reason, registered.detail)
     upright, registration = registered
+    if hints.style_is_hypothesis and style_source == "hint":
+        from scanpipe.imaging.registration import layout_fit_score
+
+        fit = layout_fit_score(upright, registration, layout_page)
+        if fit < HYPOTHESIS_MIN_FIT:
+            return UnreadableCard(Reason.UNKNOWN_STYLE, f"no readable card code, and the duplicate's style {style_id} does not fit this card ({fit:.0%} of its targets found)")
+        style_source = "duplicate_style"
     scores = score_targets(upright, registration, layout_page, reference=reference, reference_dpi=layout_page.reference_dpi)
     readings = tuple(classify_target(s, context.thresholds) for s in scores)
     contests = _contest_readings(election, layout_page, readings)

@@ -74,6 +74,7 @@ class Reason(StrEnum):
     UNKNOWN_PAGE = "unknown_page"  # the style is known but the page number is not in its layout
     LABEL_CONFLICT = "label_conflict"  # two different pairing labels on one card
     SUPERSEDED_LABEL = "superseded_label"  # a label whose serial was already superseded
+    TEXT_UNREAD = "text_unread"  # a machine-printed record's printed text could not be read (no OCR)
     NO_SERIAL = "no_serial"  # stated a duplicate or original (--kind) but carries no readable serial
 
 
@@ -279,6 +280,7 @@ class CardHints:
     precinct: str | None = None
     kind: CardKind | None = None
     serial: str | None = None
+    style_is_hypothesis: bool = False  # a guess to verify (an original read with its duplicate's style)
 
 
 @dataclass(frozen=True, slots=True)

@@ -141,3 +141,17 @@ def test_pairing_labels() -> None:
 )
 def test_pairing_label_rejects(text: str) -> None:
     assert parse_pairing_label(text) is None
+
+
+def test_find_card_code_reads_the_qr_in_its_layout_box_upright_and_turned() -> None:
+    from scanpipe.imaging.codes import find_card_code
+
+    dpi = 150
+    page = text_page(1275, 1650)
+    qr = symbol(CARD_TEXT, zxingcpp.BarcodeFormat.QRCode, 4)
+    page[120 : 120 + qr.shape[0], 1000 : 1000 + qr.shape[1]] = qr  # box at ~(6.67, 0.8) in
+    box = (1000 / dpi, 120 / dpi, qr.shape[1] / dpi, qr.shape[0] / dpi)
+    for image in (page, cv2.rotate(page, cv2.ROTATE_180)):
+        code = find_card_code(image, [box], (8.5, 11.0), dpi)
+        assert code is not None and code.text == CARD_TEXT
+    assert find_card_code(text_page(1275, 1650), [box], (8.5, 11.0), dpi) is None

@@ -49,7 +49,7 @@ def draw(img: np.ndarray, kind: str, cx: float, cy: float, dpi: float) -> None:
     elif kind == "circled_name":
         cv2.ellipse(img, p(0.55, 0.0), _axes(0.38, 0.13, dpi), 0, 0, 350, 30, px(0.015), aa, s)
     elif kind == "fold":
-        cv2.line(img, p(-1.0, -0.12), p(1.0, 0.1), 170, px(0.012), aa, s)
+        cv2.line(img, p(-1.0, -0.03), p(1.0, 0.04), 170, px(0.012), aa, s)
     elif kind == "write_in":
         xs = np.linspace(0.5, 1.8, 60)
         pts = [p(x, -0.02 + 0.05 * np.sin(9 * x)) for x in xs]

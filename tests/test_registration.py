@@ -203,3 +203,39 @@ def test_a_line_touching_a_fiducial_does_not_move_it() -> None:
     registration = register_by_fiducials(page, PAGE)
     assert isinstance(registration, Registration) and registration.anchors_found == 4
     assert np.abs(map_points(registration, TARGET_CENTRES) - TARGET_CENTRES * dpi).max() < 0.5
+
+
+# --------------------------------------------------------------------------------------
+# regressions from the "hardest" deck: one per cause
+
+
+def _bilevel(gray: np.ndarray) -> np.ndarray:
+    """A scanner's bilevel mode: error-diffusion dithering (a gray square becomes dotted)."""
+    from PIL import Image
+
+    return np.array(Image.fromarray(gray).convert("1").convert("L"))
+
+
+@pytest.mark.parametrize("dpi", [150, 300])
+def test_dithered_bilevel_fiducials_register(dpi: int) -> None:
+    page = draw_page(dpi)
+    page[page < 128] = 90  # a dark-gray square dithers into dots (the G4 cards' failure)
+    image, matrix = distort(page, 1.5, 1.0, 1.0, (5.0, -4.0))
+    registration = register_by_fiducials(_bilevel(image), PAGE, dpi_hint=dpi)
+    assert isinstance(registration, Registration) and registration.anchors_found == 4
+    error = np.abs(map_points(registration, TARGET_CENTRES) - true_points(matrix, dpi, TARGET_CENTRES))
+    assert error.max() < 1.5
+
+
+def test_a_torn_corner_and_a_stained_corner_still_register_with_three() -> None:
+    dpi = 150
+    image, matrix = distort(draw_page(dpi), 2.0, 1.0, 1.0, (3.0, 3.0))
+    image[:120, :120] = 255  # torn off: the top-left square is gone
+    stain = np.full(image.shape, 0, np.uint8)
+    cv2.circle(stain, (int(3.6 * dpi), int(4.6 * dpi)), 60, 50, -1)
+    stained = cv2.subtract(image, stain)  # a darker blob over the bottom-right square
+    registration = register_by_fiducials(stained, PAGE, dpi_hint=dpi)
+    assert isinstance(registration, Registration) and registration.anchors_found >= 3
+    error = np.abs(map_points(registration, TARGET_CENTRES) - true_points(matrix, dpi, TARGET_CENTRES))
+    assert error.max() < 1.5
+

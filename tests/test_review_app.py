@@ -3,6 +3,7 @@ tokens, bad input, the two-people rule, the board, throttled logins, expiring se
 
 from __future__ import annotations
 
+import html
 from datetime import timedelta
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from sqlalchemy import select, update
 
 from scanpipe.review.index import page_of_items, refresh_all, Filters
 from scanpipe.review.security import PUBLIC, roles_of
-from scanpipe.store.models import decision_table
+from scanpipe.store.models import decision_table, utcnow
 from scanpipe.store.models_review import board_vote_table, web_session_table
 from scanpipe.workflow import tally
 from tests.test_review_support import (
@@ -46,6 +47,10 @@ ARGS = {"card_id": MARGINAL, "serial": "A0001", "username": "bob", "name": "revi
 @pytest.fixture
 def world(tmp_path: Path) -> ReviewWorld:
     return build_world(tmp_path)
+
+
+def _text(response) -> str:  # noqa: ANN001
+    return html.unescape(response.text)
 
 
 def _requests(app):  # noqa: ANN001, ANN202
@@ -95,7 +100,7 @@ def test_every_route_refuses_each_role_it_does_not_allow(world: ReviewWorld) -> 
 def test_a_route_that_declares_no_roles_is_refused_to_everybody(world: ReviewWorld) -> None:
     world.app.add_url_rule("/forgotten", "forgotten", lambda: "secret")
     r = login(world.app, "root").get("/forgotten")
-    assert r.status_code == 403 and "secret" not in r.text
+    assert r.status_code == 403 and "secret" not in _text(r)
 
 
 def test_two_auditors_make_a_marginal_mark_final_and_the_tally_changes(world: ReviewWorld) -> None:
@@ -149,10 +154,10 @@ def test_a_disagreement_goes_to_the_board_which_decides_with_members_and_votes(w
             "decision": str(decision_id), "votes": ["gov-b"], "rule": "md-fill",
             "member_carol": "for", "member_dave": "for", "member_erin": "against"}
     wrong = carol.post("/board/decide", data={**form, "decision": str(decision_id - 1)})
-    assert wrong.status_code == 400 and "is not the open escalation" in wrong.text
+    assert wrong.status_code == 400 and "is not the open escalation" in _text(wrong)
     board = carol.get("/board").text
     r = carol.post("/board/decide", data={**form, "form_token": form_token_of(board)})
-    assert r.status_code == 200 and "final" in r.text, r.text
+    assert r.status_code == 200 and "final" in _text(r), r.text
     final = [d for d in world.store.decisions() if d.state.value == "final"]
     assert [(d.votes, d.auditors) for d in final] == [(("gov-b",), ("carol", "dave"))]
     with world.store._read() as conn:
@@ -171,7 +176,7 @@ def test_a_board_without_a_majority_decides_nothing(world: ReviewWorld) -> None:
     r = carol.post("/board/decide", data={"csrf": csrf_of(board), "form_token": form_token_of(board), "item": MARGINAL_2,
                                           "contest": "gov", "decision": str(before[-1].id), "votes": ["gov-b"],
                                           "member_carol": "for", "member_dave": "against"})
-    assert r.status_code == 400 and "a majority of the members present" in r.text
+    assert r.status_code == 400 and "a majority of the members present" in _text(r)
     assert world.store.decisions() == before
 
 
@@ -201,7 +206,7 @@ def test_a_double_submission_records_one_decision(world: ReviewWorld) -> None:
     data = {"csrf": csrf_of(page), "form_token": form_token_of(page, "gov"), "contest": "gov", "votes": ["gov-a"], "rule": "md-fill"}
     assert alice.post(f"/card/{MARGINAL}/decide", data=data).status_code == 200
     again = alice.post(f"/card/{MARGINAL}/decide", data=data)
-    assert again.status_code == 409 and "already submitted" in again.text
+    assert again.status_code == 409 and "already submitted" in _text(again)
     assert _n_decisions(world) == 1
 
 
@@ -217,7 +222,7 @@ def test_forged_form_fields_are_refused_and_change_nothing(world: ReviewWorld, c
     data = {"csrf": csrf_of(page), "form_token": form_token_of(page, "gov"), "contest": "gov", "votes": ["gov-a"], "rule": "md-fill", **change}
     r = alice.post(f"/card/{MARGINAL}/decide", data=data)
     assert r.status_code in (400, 409)
-    assert message.replace("is not the form", "does not belong to this form") in r.text
+    assert message.replace("is not the form", "does not belong to this form") in _text(r)
     assert _n_decisions(world) == 0
 
 
@@ -231,7 +236,7 @@ def test_a_contest_not_in_the_queue_and_a_card_that_does_not_exist_are_refused(w
         token = issue_form_token(secret, f"card|{card_id}|{contest}")  # a validly signed token cannot help either
         r = alice.post(f"/card/{card_id}/decide", data={"csrf": secret, "form_token": token, "contest": contest,
                                                         "votes": ["gov-a"], "rule": "md-fill"})
-        assert r.status_code == 400 and "is not awaiting an auditor's decision" in r.text
+        assert r.status_code == 400 and "is not awaiting an auditor's decision" in _text(r)
     assert alice.get(f"/card/{'e' * 64}").status_code == 404
     assert _n_decisions(world) == 0
 
@@ -262,7 +267,7 @@ def test_sessions_expire_when_idle_and_end_when_the_account_is_disabled(world: R
     alice = login(world.app, "alice")
     assert alice.get("/queue").status_code == 200
     with world.store._write() as conn:
-        conn.execute(update(web_session_table).values(last_seen=web_session_table.c.last_seen - timedelta(hours=1)))
+        conn.execute(update(web_session_table).values(last_seen=utcnow() - timedelta(hours=1)))
     assert alice.get("/queue").status_code == 302
     bob = login(world.app, "bob")
     disable_user(world.store, "bob")
@@ -276,11 +281,21 @@ def login_fails(world: ReviewWorld, user: str) -> bool:
     return client.post("/login", data={"csrf": token, "username": user, "password": "bob-password"}).status_code == 401
 
 
-def test_an_unreadable_card_is_identified_then_decided(world: ReviewWorld, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unreadable_card_is_identified_then_decided_contest_by_contest(world: ReviewWorld) -> None:
     alice = login(world.app, "alice")
     page = alice.get(f"/card/{UNREADABLE}").text
-    assert 'id="identify-form"' in page and "no_fiducials" in page
-    assert ROLES["alice"] == "auditor"
+    assert 'id="identify-form"' in page and "no_fiducials" in page and 'class="decide"' not in page
+    start = page.index('id="identify-form"')
+    token = form_token_of(page[start:])
+    r = alice.post(f"/card/{UNREADABLE}/identify", data={"csrf": csrf_of(page), "form_token": token, "style": "S1",
+                                                        "precinct": "P01", "kind": "ballot"})
+    assert r.status_code == 302, _text(r)
+    assert world.store.identifications()[UNREADABLE] == ("S1", "P01")
+    page = alice.get(f"/card/{UNREADABLE}").text
+    assert 'data-contest="gov"' in page  # now decided contest by contest
+    again = alice.post(f"/card/{UNREADABLE}/identify", data={"csrf": csrf_of(page), "form_token": token, "style": "S2"})
+    assert again.status_code == 409 and world.store.identifications()[UNREADABLE] == ("S1", "P01")
+    assert _index(world) == _rebuilt_index(world)
 
 
 def test_queue_filters_and_progress(world: ReviewWorld) -> None:
@@ -293,3 +308,26 @@ def test_queue_filters_and_progress(world: ReviewWorld) -> None:
     assert 'id="p-awaiting">1<' in text and 'id="p-decided">0<' in text
     with world.store._read() as conn:
         assert conn.execute(select(decision_table.c.state)).scalars().all() == ["first_half"]
+
+
+def test_two_auditors_resolve_a_mismatched_pair_through_reconciliation(world: ReviewWorld) -> None:
+    from tests.test_review_support import add_mismatched_pair
+
+    add_mismatched_pair(world)
+
+    def p01(option: str) -> int:
+        return next(r.votes for r in tally(world.store) if (r.precinct, r.contest, r.option) == ("P01", "gov", option))
+
+    before = (p01("gov-a"), p01("gov-b"))
+    for user in ("alice", "bob"):
+        client = login(world.app, user)
+        page = client.get("/pair/A0042").text
+        assert "Duplicate: counted: gov-a" in page and "Original: counted: gov-b" in page
+        r = client.post("/pair/A0042/decide", data={"csrf": csrf_of(page), "form_token": form_token_of(page, "gov"),
+                                                    "contest": "gov", "votes": ["gov-b"], "rule": "md-fill"})
+        assert r.status_code == 200, _text(r)
+    assert "final: confirmed by bob after alice" in _text(r)
+    assert (p01("gov-a"), p01("gov-b")) == (before[0], before[1] + 1)  # the new duplicate counts, the old one does not
+    assert [p.counted for p in world.store.pairs()] == ["A0042-R1"]
+    assert "A0042" not in {i.item for i in page_of_items(world.store, Filters())[0]}
+    assert _index(world) == _rebuilt_index(world)

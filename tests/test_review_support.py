@@ -3,8 +3,11 @@ accounts, a logged-in test client, and the app served on a free port."""
 
 from __future__ import annotations
 
+import hashlib
 import re
+import shutil
 import socket
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,14 +18,21 @@ import cv2
 import numpy as np
 from flask import Flask
 from flask.testing import FlaskClient
+from sqlalchemy import update
 
-from scanpipe.review import create_app
+from argon2 import PasswordHasher
+
+from scanpipe.review import accounts, create_app
 from scanpipe.review.accounts import add_user
 from scanpipe.review.index import refresh_all
+from scanpipe.store.models import card_table
 from scanpipe.store.repository import Store
 from scanpipe.types import Election, MarkStatus
 from scanpipe.workflow import init_election
 from tests.helpers import read_card, unreadable_card
+
+# argon2id at its production cost takes ~0.1 s a hash; the tests use a cheap one (same code path).
+accounts._HASHER = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
 
 ELECTION = Path(__file__).parent.parent / "fixtures" / "ballot_images" / "election" / "election.json"
 PASSWORDS = {"alice": "alice-password", "bob": "bob-password", "carol": "carol-password", "dave": "dave-password",
@@ -31,7 +41,16 @@ ROLES = {"alice": "auditor", "bob": "auditor", "carol": "board", "dave": "board"
 MARGINAL = "a" * 64  # gov: gov-a unclear
 MARGINAL_2 = "b" * 64  # gov: gov-b unclear
 CLEAN = "c" * 64  # gov-b read as a vote
-UNREADABLE = "d" * 64
+
+
+def _png_bytes() -> bytes:
+    image = np.full((220, 170), 255, np.uint8)
+    cv2.rectangle(image, (20, 40), (40, 52), 0, 2)
+    return bytes(cv2.imencode(".png", image)[1])
+
+
+PNG = _png_bytes()
+UNREADABLE = hashlib.sha256(PNG).hexdigest()  # a real card id: identify reads the file again
 
 
 @dataclass
@@ -43,14 +62,30 @@ class ReviewWorld:
 
 
 def _png(path: Path) -> Path:
-    image = np.full((220, 170), 255, np.uint8)
-    cv2.rectangle(image, (20, 40), (40, 52), 0, 2)
-    cv2.imwrite(str(path), image)
+    path.write_bytes(PNG)
     return path
 
 
+_TEMPLATE: dict[str, Path] = {}
+
+
 def build_world(tmp_path: Path) -> ReviewWorld:
-    """A migrated SQLite store with the fixture election, four cards, accounts; index built."""
+    """A migrated SQLite store with the fixture election, four cards, accounts; index built.
+    Built once per process (hashing seven passwords and loading the election take a while),
+    then copied for each test."""
+    if "db" not in _TEMPLATE:
+        folder = Path(tempfile.mkdtemp(prefix="scanpipe-review-"))
+        _build(folder)
+        _TEMPLATE["db"] = folder
+    shutil.copy(_TEMPLATE["db"] / "review.db", tmp_path / "review.db")
+    shutil.copy(_TEMPLATE["db"] / "card.png", tmp_path / "card.png")
+    store = Store.open(f"sqlite:///{tmp_path / 'review.db'}")
+    with store._write() as conn:  # the cards point at this test's copy of the image
+        conn.execute(update(card_table).values(path=str(tmp_path / "card.png")))
+    return ReviewWorld(store, store.current_election(), create_app(store), tmp_path)
+
+
+def _build(tmp_path: Path) -> None:
     store = Store.open(f"sqlite:///{tmp_path / 'review.db'}")
     store.migrate()
     election, _ = init_election(store, ELECTION)
@@ -63,7 +98,7 @@ def build_world(tmp_path: Path) -> ReviewWorld:
     for name, role in ROLES.items():
         add_user(store, name, role, PASSWORDS[name], actor="test")
     refresh_all(store)
-    return ReviewWorld(store, election, create_app(store), tmp_path)
+    store.close()
 
 
 def csrf_of(html: str) -> str:
@@ -108,8 +143,11 @@ def free_port() -> int:
 @contextmanager
 def serving(app: Flask) -> Iterator[str]:
     """The app on 127.0.0.1 on a free port in a thread; yields its base URL."""
+    import logging
+
     from werkzeug.serving import make_server
 
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request
     server = make_server("127.0.0.1", free_port(), app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -118,3 +156,17 @@ def serving(app: Flask) -> Iterator[str]:
     finally:
         server.shutdown()
         thread.join(5)
+
+
+def add_mismatched_pair(world: ReviewWorld, serial: str = "A0042") -> None:
+    """A duplicate reading gov-a and its original reading gov-b; reconciled, index rebuilt."""
+    from scanpipe.reconcile.service import reconcile
+    from scanpipe.types import CardKind, PairingLabel
+
+    def labelled(seed: str, kind: CardKind, option: str):  # noqa: ANN202
+        card = read_card(seed * 64, world.election, "S1", "P01", {"gov": {option: MarkStatus.YES}}, kind=kind)
+        return replace(card, label=PairingLabel(kind, serial, serial, None), source=replace(card.source, path=str(world.folder / "card.png")))
+
+    world.store.save_cards([labelled("1", CardKind.DUPLICATE, "gov-a"), labelled("2", CardKind.ORIGINAL, "gov-b")])
+    reconcile(world.store)
+    refresh_all(world.store)

@@ -58,11 +58,14 @@ RING_IN = (0.035, 0.12)
 RING_SECTORS = 16
 RING_STROKE = 0.3
 RING_NEED_PX = 3.0  # stroke pixels that make a sector crossed
-NEAR_IN = (0.016, 0.04)  # stain: paper ring around the oval (inside any circling loop)
-NEAR_SECTORS = 8
+NEAR_GROW_IN = 0.06  # stain: the box grown by this, in 4 quadrants, ...
+NEAR_CLEAR_IN = 0.015  # ... outside the oval by at least this, ...
+STROKE_MAX_IN = 0.05  # a brightness dilation this wide lifts pen strokes off the paper
+STAIN_SIGMA_PX = 2.0  # (after a blur that evens out dithering and noise)
+STAIN_PCT = 0.2  # a quadrant's paper level: this quantile of it, darkest first
 STRIP_IN = (0.04, 0.15)  # fold: strips this far left / right of the box
 STRIP_ROWS_IN = 0.03  # ... over the box's rows grown by this
-FOLD_SLOPES = np.linspace(-0.15, 0.15, 7)  # candidate fold slopes (rows per column): +-8.5 degrees
+FOLD_SLOPES = (-0.04, 0.0, 0.04)  # candidate fold slopes (rows per column): +-2.3 degrees, +-1 px slack
 FOLD_MAX_DARKNESS = 0.6  # a darker line is pen, not a crease
 OUTLINE_SECTORS = 12
 OUTLINE_BAND_IN = 0.018  # tear: outline darkness searched within this of its centre line
@@ -73,9 +76,13 @@ NAME_BELOW_IN = (0.025, 0.11)  # rows relative to the box bottom
 WRITE_IN_INK = 0.35
 # Score anchors from the catalogue: (feature value, mapped score) knots, monotone.
 LOW_ANCHOR, HIGH_ANCHOR = 0.25, 0.5
-LEVEL_KNOTS = ((0.0, 0.0), (0.085, LOW_ANCHOR), (0.31, HIGH_ANCHOR), (1.0, 1.0))  # trace .05 | erasure .12-.24 | pencil .40
-COVER_KNOTS = ((0.0, 0.0), (0.085, LOW_ANCHOR), (0.38, HIGH_ANCHOR), (1.0, 1.0))  # dot .06 | small .12-.30 | partial .45
-SPAN_KNOTS = ((0.0, 0.0), (0.4, 0.0), (0.625, HIGH_ANCHOR), (1.0, 1.0))  # small <= .55 | check, X >= .70
+# Knots sit in the gaps between measured ranges (after scanning, any format) of the kinds:
+# level: trace/dot <= 0.05 | erasure 0.09-0.22 | pencil >= 0.33;
+# cover: dot <= 0.10 | small partial 0.2-0.45 | full fill, pencil >= 0.5 (partial fill, check: span);
+# span: small partial <= 0.55 | check, X, partial fill >= 0.7.
+LEVEL_KNOTS = ((0.0, 0.0), (0.07, LOW_ANCHOR), (0.28, HIGH_ANCHOR), (1.0, 1.0))
+COVER_KNOTS = ((0.0, 0.0), (0.16, LOW_ANCHOR), (0.62, HIGH_ANCHOR), (1.0, 1.0))
+SPAN_KNOTS = ((0.0, 0.0), (0.4, 0.0), (0.62, HIGH_ANCHOR), (1.0, 1.0))
 # Damage sub-scores -> [0, 1]: a value of the scale is full damage.
 STAIN_SCALE = 0.12  # paper darkening vs the page
 FOLD_SCALE = 0.12  # line darkness in both strips
@@ -94,11 +101,12 @@ class _Geometry:
     interior: np.ndarray  # flat indices (crop) of the interior
     span_zone: np.ndarray  # bool crop mask: interior plus a band outside the outline
     ring: tuple[np.ndarray, np.ndarray]  # annulus pixels (flat, sorted by sector), sector starts
-    near: np.ndarray  # (NEAR_SECTORS, k) flat crop indices, equal counts
+    near: np.ndarray  # (4, k) flat crop indices of the grown box's quadrants
     outline: tuple[np.ndarray, np.ndarray, np.ndarray]  # pixels by (sector, bin), group starts, counts
     outline_bins: int
     fold_rows: np.ndarray  # crop rows where a fold is looked for
     fold_cols: np.ndarray  # crop columns of the strips left and right of the oval
+    fold_left: int  # how many of them are left of it
     fold_shear: tuple[np.ndarray, ...]  # per slope, the row offset of every strip column
     axes_px: tuple[float, float]  # oval width and height in canonical px
     span_cols: slice
@@ -177,11 +185,13 @@ def _geometry(w_in: float, h_in: float) -> _Geometry:
     annulus = (dist_out >= RING_IN[0]) & (dist_out <= RING_IN[1])
     sector = ((angle + np.pi) / (2 * np.pi) * RING_SECTORS).astype(int) % RING_SECTORS
     ring = _groups(np.where(annulus, sector, -1).ravel(), RING_SECTORS)[:2]
-    near_zone = (dist_out >= NEAR_IN[0]) & (dist_out <= NEAR_IN[1])
-    near_sector = ((angle + np.pi) / (2 * np.pi) * NEAR_SECTORS).astype(int) % NEAR_SECTORS
-    lists = [np.flatnonzero(near_zone.ravel() & (near_sector.ravel() == k)) for k in range(NEAR_SECTORS)]
+    g = _px(NEAR_GROW_IN)
+    grown = (cols >= off - g) & (cols < off + _px(w_in) + g) & (rows >= off - g) & (rows < off + _px(h_in) + g)
+    grown &= dist_out >= NEAR_CLEAR_IN  # paper only: not the oval, its outline or their blur
+    quadrant = (cols >= center[0]).astype(int) + 2 * (rows >= center[1]).astype(int)
+    lists = [np.flatnonzero(grown.ravel() & (quadrant.ravel() == k)) for k in range(4)]
     k_min = min(len(v) for v in lists)
-    near = np.stack([v[np.linspace(0, len(v) - 1, k_min).round().astype(int)] for v in lists])
+    near = np.stack([v[:k_min] for v in lists])
     # outline: distance (px) from the outline's centre line, measured along the normalised radius
     t = OUTLINE_IN * CANON_PPI
     radial_px = (rho - (1 - t / 2 / min(half))) * min(half)
@@ -199,8 +209,8 @@ def _geometry(w_in: float, h_in: float) -> _Geometry:
     template = full[r0 + SEARCH_PX:r1 + SEARCH_PX, c0 + SEARCH_PX:c1 + SEARCH_PX].copy()
     template -= template.mean()
     s0, s1 = _px(STRIP_IN[0]), _px(STRIP_IN[1])
-    fold_cols = np.concatenate([np.arange(max(0, off - s1), off - s0),
-                                np.arange(off + _px(w_in) + s0, min(crop[1], off + _px(w_in) + s1))])
+    left_cols = np.arange(max(0, off - s1), off - s0)
+    fold_cols = np.concatenate([left_cols, np.arange(off + _px(w_in) + s0, min(crop[1], off + _px(w_in) + s1))])
     reach = int(np.ceil(float(np.abs(FOLD_SLOPES).max()) * (fold_cols.max() - center[0]))) + 1
     fold_rows = np.arange(max(reach, off - _px(STRIP_ROWS_IN)), min(crop[0] - reach, off + _px(h_in) + _px(STRIP_ROWS_IN)))
     fold_shear = tuple(np.round(s * (fold_cols - center[0])).astype(int) for s in FOLD_SLOPES)
@@ -209,7 +219,7 @@ def _geometry(w_in: float, h_in: float) -> _Geometry:
     for a in (blank, template, interior, span_zone, near, *ring, *outline):
         a.setflags(write=False)
     return _Geometry(shape, crop, blank, template, (r0, r1, c0, c1), np.flatnonzero(interior.ravel()), span_zone,
-                     ring, near, outline, bins, fold_rows, fold_cols, fold_shear, (2 * half[0], 2 * half[1]),
+                     ring, near, outline, bins, fold_rows, fold_cols, len(left_cols), fold_shear, (2 * half[0], 2 * half[1]),
                      slice(zone_cols[0], zone_cols[-1] + 1), slice(zone_rows[0], zone_rows[-1] + 1))
 
 
@@ -244,20 +254,27 @@ def _windows(gray: np.ndarray, hom: np.ndarray, origins_in: np.ndarray, sizes_in
     """
     centers = origins_in + sizes_in / 2
     xy, jac = _jacobians(hom, centers)
-    v, u = np.mgrid[0:shape[0], 0:shape[1]].astype(np.float64)
-    du = (u.ravel() + 0.5) / ppi  # inches from the window origin
-    dv = (v.ravel() + 0.5) / ppi
-    rel = np.stack([du, dv])[None, :, :] + (origins_in - centers)[:, :, None]  # (n, 2, P)
-    img = xy[:, :, None] + jac @ rel - 0.5
+    grid = _grid(shape, ppi)  # (2, P) inches from the window origin
+    base = xy + np.einsum("nij,nj->ni", jac, origins_in - centers) - 0.5  # image px of the origin
+    img = base.astype(np.float32)[:, :, None] + jac.astype(np.float32) @ grid  # (n, 2, P)
     n = len(origins_in)
-    mx = img[:, 0, :].reshape(n * shape[0], shape[1]).astype(np.float32)
-    my = img[:, 1, :].reshape(n * shape[0], shape[1]).astype(np.float32)
+    mx = img[:, 0, :].reshape(n * shape[0], shape[1])
+    my = img[:, 1, :].reshape(n * shape[0], shape[1])
     win = cv2.remap(gray, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return win.reshape(n, shape[0], shape[1]).astype(np.float32), jac
 
 
+@lru_cache(maxsize=32)
+def _grid(shape: tuple[int, int], ppi: float) -> np.ndarray:
+    v, u = np.mgrid[0:shape[0], 0:shape[1]].astype(np.float32)
+    grid = np.stack([(u.ravel() + 0.5) / ppi, (v.ravel() + 0.5) / ppi])
+    grid.setflags(write=False)
+    return grid
+
+
 def _paper(stack: np.ndarray) -> np.ndarray:
-    flat = stack.reshape(len(stack), -1)
+    """Paper level of each window: the 90th percentile of a sparse sample of its pixels."""
+    flat = stack[:, ::2, ::3].reshape(len(stack), -1)
     k = int(PAPER_PCT / 100 * (flat.shape[1] - 1))
     return np.maximum(np.partition(flat, k, axis=1)[:, k], 1.0)
 
@@ -296,10 +313,9 @@ def _score_group(gray: np.ndarray, hom: np.ndarray, targets: list[TargetDef], ge
     dark = np.clip(1.0 - win / paper[:, None, None], 0.0, 1.0)
     dx, dy = _best_shifts(dark, geo)
     ch, cw = geo.crop
-    rows = (SEARCH_PX + dy)[:, None] + np.arange(ch)[None, :]
-    cols = (SEARCH_PX + dx)[:, None] + np.arange(cw)[None, :]
-    aligned = dark[np.arange(n)[:, None, None], rows[:, :, None], cols[:, None, :]]
-    gray_aligned = win[np.arange(n)[:, None, None], rows[:, :, None], cols[:, None, :]]
+    r0, c0 = SEARCH_PX + dy, SEARCH_PX + dx
+    aligned = np.stack([dark[k, r0[k]:r0[k] + ch, c0[k]:c0[k] + cw] for k in range(n)])
+    gray_aligned = np.stack([win[k, r0[k]:r0[k] + ch, c0[k]:c0[k] + cw] for k in range(n)])
     ink = np.clip(aligned - geo.blank[None], 0.0, 1.0)
     flat = ink.reshape(n, -1)
     inner = flat[:, geo.interior]
@@ -359,12 +375,15 @@ def _ring(flat: np.ndarray, geo: _Geometry) -> np.ndarray:
 def _stain(gray_aligned: np.ndarray, paper: np.ndarray, centers_px: np.ndarray, geo: _Geometry) -> np.ndarray:
     """Paper darkening around the oval relative to the page's paper plane (stains)."""
     n = len(gray_aligned)
-    near = gray_aligned.reshape(n, -1)[:, geo.near]  # (n, sectors, k)
-    k = int(0.9 * (near.shape[2] - 1))
-    sector_paper = np.partition(near, k, axis=2)[:, :, k]  # ink ignored
     page = _page_paper(paper, centers_px)
-    darkening = 1.0 - sector_paper / page[:, None]
-    return np.clip(darkening.max(axis=1) / STAIN_SCALE, 0.0, 1.0)
+    h, w = gray_aligned.shape[1:]
+    size = 2 * _px(STROKE_MAX_IN) + 1
+    smooth = cv2.GaussianBlur(gray_aligned.reshape(n * h, w), (0, 0), STAIN_SIGMA_PX)  # dither, JPEG noise
+    lifted = cv2.dilate(smooth, np.ones((size, size), np.uint8)).reshape(n, h * w)
+    rel = lifted[:, geo.near] / page[:, None, None]  # (n, 4, k): paper with pen strokes lifted away
+    k = int(STAIN_PCT * (rel.shape[2] - 1))
+    quadrant = np.partition(rel, k, axis=2)[:, :, k]
+    return np.clip((1.0 - quadrant).max(axis=1) / STAIN_SCALE, 0.0, 1.0)
 
 
 def _page_paper(paper: np.ndarray, centers_px: np.ndarray) -> np.ndarray:
@@ -399,9 +418,10 @@ def _fold(dark: np.ndarray, geo: _Geometry) -> np.ndarray:
     d = np.maximum(d, np.maximum(np.roll(d, 1, axis=1), np.roll(d, -1, axis=1)))  # 1 px of slack
     best = np.zeros(len(dark))
     colix = np.arange(len(cols))[None, :]
+    half = geo.fold_left
     for offsets in shear:  # (strip cols,) row offset of each column for one slope
         sheared = d[:, rows[:, None] + offsets[None, :], colix]  # (n, rows, cols)
-        med = np.median(sheared, axis=2)
+        med = np.minimum(np.median(sheared[:, :, :half], axis=2), np.median(sheared[:, :, half:], axis=2))
         med = np.where(med <= FOLD_MAX_DARKNESS, med, 0.0)
         best = np.maximum(best, med.max(axis=1) - np.median(med, axis=1))
     return np.clip(best / FOLD_SCALE, 0.0, 1.0)

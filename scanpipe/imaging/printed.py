@@ -201,6 +201,9 @@ def with_printed_check(gray: np.ndarray, result: MachinePrintedCard | Unreadable
     """
     if not isinstance(result, MachinePrintedCard):
         return result
-    text, disagree = check_printed_record(gray, result.record, election, dpi=dpi)
+    try:
+        text, disagree = check_printed_record(gray, result.record, election, dpi=dpi)
+    except ModuleNotFoundError:  # the OCR extra is not installed: a person compares text and code
+        return replace(result, reasons=tuple(dict.fromkeys(result.reasons + (Reason.TEXT_UNREAD,))))
     reasons = result.reasons + ((Reason.TEXT_CODE_DISAGREE,) if disagree else ())
     return replace(result, printed_text=text, reasons=tuple(dict.fromkeys(reasons)))

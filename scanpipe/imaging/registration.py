@@ -234,9 +234,10 @@ def _refine_centroid(gray: np.ndarray, cx: float, cy: float, side_px: float) -> 
         return None
     rows, cols = np.indices(patch.shape)
     left, top, width, height = (int(v) for v in stats[label, :4])
-    clipped = (left == 0 and x0 == 0) or (top == 0 and y0 == 0) or (
+    at_edge = (left == 0 and x0 == 0) or (top == 0 and y0 == 0) or (
         left + width >= patch.shape[1] and x0 + patch.shape[1] >= gray.shape[1]) or (
         top + height >= patch.shape[0] and y0 + patch.shape[0] >= gray.shape[0])
+    clipped = at_edge and min(width, height) < 0.92 * side_px
     return float((weights * cols).sum() / total + x0), float((weights * rows).sum() / total + y0), clipped
 
 

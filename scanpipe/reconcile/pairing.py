@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from scanpipe.types import CardKind, InterpretedCard, MachinePrintedCard, ReadCard, UnreadableCard
+from scanpipe.types import CardKind, InterpretedCard, MachinePrintedCard, ReadCard, Reason, UnreadableCard
 
 
 class PairStatus(StrEnum):
@@ -131,6 +131,12 @@ def _same_sheet(sheet: Sequence[InterpretedCard], group: Sequence[InterpretedCar
     return None not in pages and len(set(pages)) == len(pages) and None not in styles and len(styles) == 1
 
 
+def _other_election(card: InterpretedCard) -> bool:
+    """A card of another election is queued as such; it never joins (or breaks) a pair of this one."""
+    r = card.interpretation
+    return isinstance(r, UnreadableCard) and r.reason is Reason.WRONG_ELECTION
+
+
 def pair_cards(cards: Iterable[InterpretedCard], stated: dict[str, str] | None = None) -> list[Pairing]:
     """Group labelled cards by base serial. The result does not depend on input order."""
     dups: dict[str, list[InterpretedCard]] = defaultdict(list)
@@ -138,7 +144,7 @@ def pair_cards(cards: Iterable[InterpretedCard], stated: dict[str, str] | None =
     reprints: dict[str, list[InterpretedCard]] = defaultdict(list)
     for card in cards:
         found = serial_of(card, stated)
-        if found is None or card.kind not in (CardKind.DUPLICATE, CardKind.ORIGINAL):
+        if found is None or card.kind not in (CardKind.DUPLICATE, CardKind.ORIGINAL) or _other_election(card):
             continue
         base, revision = found
         if card.kind is CardKind.DUPLICATE and revision is not None:

@@ -59,7 +59,7 @@ def sheet_reading(sheet: Sheet, counts: Mapping[str, CardCount]) -> SheetReading
             problems.append(f"{card.source.card_id}: {', '.join(r.value for r in count.reasons) or 'not read'}")
         for reading in count.contests:
             contests.setdefault(reading.contest, reading)
-        if isinstance(card.interpretation, MachinePrintedCard) and Reason.TEXT_CODE_DISAGREE in card.interpretation.reasons:
+        if isinstance(card.interpretation, MachinePrintedCard) and {Reason.TEXT_CODE_DISAGREE, Reason.TEXT_UNREAD} & set(card.interpretation.reasons):
             disagree = True
     return SheetReading(contests, readable, disagree, "; ".join(problems) or None)
 

@@ -20,7 +20,7 @@ from scanpipe.errors import DecisionError, SourceError
 from scanpipe.reconcile.compare import counted_votes
 from scanpipe.reconcile.resolve import PairOutcome
 from scanpipe.store.repository import Store
-from scanpipe.types import ReadCard, Reason
+from scanpipe.types import CardHints, ReadCard, Reason, UnreadableCard
 from scanpipe.workflow import DecisionOutcome, Standing, record_decision, standing
 
 SERIAL_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
@@ -46,6 +46,8 @@ def reconcile(store: Store, *, render_dir: Path | None = None) -> ReconcileSumma
     """Pair, compare, make decided new duplicates, store the pairs. Idempotent."""
     summary = ReconcileSummary()
     s = standing(store)
+    if read_originals_with_duplicate_style(store, s):
+        s = standing(store)
     current = {nd.base_serial: nd for nd in store.new_duplicates()}
     made = False
     for outcome in s.pairs:
@@ -70,6 +72,41 @@ def reconcile(store: Store, *, render_dir: Path | None = None) -> ReconcileSumma
     summary.statuses.update(o.status.value for o in s.pairs)
     store.log_event("reconcile", {"statuses": dict(summary.statuses), "new_duplicates": summary.new_duplicates})
     return summary
+
+
+def read_originals_with_duplicate_style(store: Store, s: Standing) -> int:
+    """An original whose card code could not be read is read again with its duplicate's
+    style as the first hypothesis; the reading is kept only when that layout fits the card
+    (:data:`scanpipe.interpret.HYPOTHESIS_MIN_FIT`). Returns how many were read."""
+    from scanpipe.interpret import interpret_file
+    from scanpipe.workflow import interpret_context
+
+    todo = []
+    for pairing in s.pairings:
+        if len(pairing.duplicates) != 1 or len(pairing.originals) != 1 or pairing.duplicates[0].style is None:
+            continue
+        dup = pairing.duplicates[0]
+        pages = sorted({c.interpretation.page for c in dup.cards if isinstance(c.interpretation, ReadCard)})
+        for card in pairing.originals[0].cards:
+            r = card.interpretation
+            if isinstance(r, UnreadableCard) and r.reason in (Reason.UNKNOWN_STYLE, Reason.AMBIGUOUS_STYLE) and card.card_code is None:
+                todo.append((card, dup.style, pages))
+    if not todo:
+        return 0
+    context = interpret_context(store)
+    done = 0
+    for card, style, pages in todo:
+        if not Path(card.source.path).is_file():
+            continue
+        for page in pages or [None]:
+            hints = CardHints(style=style, page=page, kind=card.kind, serial=card.label.serial if card.label else None, style_is_hypothesis=True)
+            again = next((c for c in interpret_file(card.source.path, context, hints, card.source.batch) if c.source.card_id == card.source.card_id), None)
+            if again is not None and isinstance(again.interpretation, ReadCard):
+                store.replace_interpretation(again)
+                store.log_event("original_read_with_duplicate_style", {"card": card.source.card_id, "style": style, "page": again.interpretation.page})
+                done += 1
+                break
+    return done
 
 
 def pair_row(o: PairOutcome, s: Standing) -> dict[str, object]:

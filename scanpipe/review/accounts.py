@@ -130,21 +130,30 @@ def login(store: Store, username: str, password: str, remote: str, *, idle: time
         since = now - FAILURE_WINDOW
         by_name = conn.execute(select(func.count()).where(f.c.username == username, f.c.at > since)).scalar_one()
         by_addr = conn.execute(select(func.count()).where(f.c.remote == remote, f.c.at > since)).scalar_one()
-        if by_name >= MAX_FAILURES or by_addr >= MAX_FAILURES * 4:
+        throttled = by_name >= MAX_FAILURES or by_addr >= MAX_FAILURES * 4
+        if throttled:
             append_event(conn, "login_throttled", {"user": username, "remote": remote}, None, now)
-            raise Throttled(f"too many failed logins for {username!r} or from {remote}; wait {FAILURE_WINDOW.seconds // 60} minutes")
-        row = conn.execute(select(user_table).where(user_table.c.username == username)).first()
-        if not _password_ok(row.password_hash if row is not None else _DUMMY_HASH, password) or row is None or row.disabled_at is not None:
-            conn.execute(f.insert(), {"username": username, "remote": remote, "at": now})
-            append_event(conn, "login_failed", {"user": username, "remote": remote}, None, now)
-            return None
-        conn.execute(delete(f).where(f.c.username == username))
-        token, csrf = secrets.token_urlsafe(32), secrets.token_hex(32)
-        expires = now + absolute
-        conn.execute(web_session_table.insert(), {"token_sha256": _sha(token), "user_id": row.id, "csrf": csrf,
-                                                  "created_at": now, "expires_at": expires, "last_seen": now})
-        append_event(conn, "login", {"user": username, "remote": remote, "role": row.role}, username, now)
-    return token, Session(_user(row), csrf, _sha(token), expires)
+            row = None
+        else:
+            row = conn.execute(select(user_table).where(user_table.c.username == username)).first()
+            ok = _password_ok(row.password_hash if row is not None else _DUMMY_HASH, password)
+            if not ok or row is None or row.disabled_at is not None:
+                conn.execute(f.insert(), {"username": username, "remote": remote, "at": now})
+                append_event(conn, "login_failed", {"user": username, "remote": remote}, None, now)
+                row = None
+        if row is None:
+            token = ""
+        else:
+            conn.execute(delete(f).where(f.c.username == username))
+            token, csrf = secrets.token_urlsafe(32), secrets.token_hex(32)
+            conn.execute(web_session_table.insert(), {"token_sha256": _sha(token), "user_id": row.id, "csrf": csrf,
+                                                      "created_at": now, "expires_at": now + absolute, "last_seen": now})
+            append_event(conn, "login", {"user": username, "remote": remote, "role": row.role}, username, now)
+    if throttled:
+        raise Throttled(f"too many failed logins for {username!r} or from {remote}; wait {FAILURE_WINDOW.seconds // 60} minutes")
+    if row is None:
+        return None
+    return token, Session(_user(row), csrf, _sha(token), now + absolute)
 
 
 def _password_ok(digest: str, password: str) -> bool:

@@ -76,10 +76,12 @@ PEN_INKS = ("black", "blue", "red", "green")
 GRAPHITE_KINDS = frozenset({MarkKind.LIGHT_PENCIL, MarkKind.FAINT_TRACE, MarkKind.ERASURE})
 TARGET_W_IN = 0.22
 # Catalogue ranges (notes/marks.md): darkness as drawn; graphite grain only lightens.
-PENCIL_DARKNESS = (0.46, 0.62)
-PENCIL_GRAIN = 0.1  # measured pencil darkness >= 0.46 * 0.9 > 0.40
-ERASURE_DARKNESS = (0.14, 0.24)
-ERASURE_GRAIN = 0.12  # measured residual 0.12-0.24
+PENCIL_DARKNESS = (0.48, 0.68)
+PENCIL_GRAIN = 0.1
+PENCIL_MEASURED = (0.42, 0.62)  # mean darkness over the interior, as drawn
+ERASURE_DARKNESS = (0.14, 0.26)
+ERASURE_GRAIN = 0.12
+ERASURE_MEASURED = (0.12, 0.22)  # mean residual darkness over the interior, as drawn
 ERASURE_COVER = 0.75
 TRACE_DARKNESS = (0.02, 0.05)
 SMALL_COVER = (0.12, 0.30)
@@ -90,7 +92,8 @@ FOLD_SHADOW = (0.02, 0.05)  # its one-sided shadow: faint, not damage over a tar
 CREASE_VISIBLE = 0.05
 STAIN_BODY = (0.12, 0.25)  # before the brown tint (gray darkness x 0.85)
 STAIN_VISIBLE = 0.05  # a stain counts where it darkens the paper by at least this
-DAMAGE_REACH_IN = 0.03  # a crease or stain this close to a target's box lies over it
+DAMAGE_REACH_IN = 0.03  # a crease this close to a target's box lies over it
+STAIN_OVER = 0.10  # a stain lies over a target when it covers this share of its box
 OUTLINE_IN = 0.012
 SHIFT = 4
 _ONE = 1 << SHIFT
@@ -401,6 +404,22 @@ def _small(r: _Roi, rng: np.random.Generator) -> np.ndarray:
     return _sample(make, ok, lambda: _blob(r, rng, 0.45, 0, 0, wobble=0.0), tries=120)
 
 
+def _graphite(r: _Roi, rng: np.random.Generator, make: Callable[[], np.ndarray], drawn: tuple[float, float],
+              measured: tuple[float, float], tries: int = 60) -> tuple[np.ndarray, float]:
+    """A graphite shape and darkness whose mean darkness over the interior (inside the
+    outline, as drawn) lies within ``measured``: the catalogue defines pencil and erasure by it."""
+    interior = _inside_outline(r)
+    for _ in range(tries):
+        alpha, dark = make(), float(rng.uniform(*drawn))
+        mean = float(np.minimum(alpha, 1.0)[interior].mean()) * dark
+        if measured[0] <= mean <= measured[1]:
+            return alpha, dark
+    alpha = make()
+    mean_alpha = max(float(np.minimum(alpha, 1.0)[interior].mean()), 1e-3)
+    dark = float(np.clip(sum(measured) / 2 / mean_alpha, 0.0, 0.95))
+    return alpha, dark
+
+
 def draw_mark(rgb: np.ndarray, box_px: BoxPx, kind: MarkKind, rng: np.random.Generator, *,
               ink: str = "black", dpi: float | None = None) -> None:
     """Draw one mark of ``kind`` on the target whose printed box is ``box_px`` (in place).
@@ -424,7 +443,8 @@ def draw_mark(rgb: np.ndarray, box_px: BoxPx, kind: MarkKind, rng: np.random.Gen
     elif kind is MarkKind.X_MARK:
         alpha, dark = _x(r, rng), rng.uniform(0.7, 1.0)
     elif kind is MarkKind.LIGHT_PENCIL:
-        alpha, dark = _full(r, rng, 0.85, 1.0, 0.02) * _grain(r, rng, PENCIL_GRAIN), rng.uniform(*PENCIL_DARKNESS)
+        alpha, dark = _graphite(r, rng, lambda: _full(r, rng, 0.85, 1.0, 0.02) * _grain(r, rng, PENCIL_GRAIN),
+                                PENCIL_DARKNESS, PENCIL_MEASURED)
     elif kind is MarkKind.HESITATION_DOT:
         alpha, dark = _dot(r, rng), rng.uniform(0.7, 1.0)
     elif kind is MarkKind.FAINT_TRACE:
@@ -434,7 +454,7 @@ def draw_mark(rgb: np.ndarray, box_px: BoxPx, kind: MarkKind, rng: np.random.Gen
     elif kind is MarkKind.CIRCLED:
         alpha, dark = _circled(r, rng), rng.uniform(0.7, 1.0)
     elif kind is MarkKind.ERASURE:
-        alpha, dark = _erasure(r, rng), rng.uniform(*ERASURE_DARKNESS)
+        alpha, dark = _graphite(r, rng, lambda: _erasure(r, rng), ERASURE_DARKNESS, ERASURE_MEASURED)
     elif kind is MarkKind.SMALL_PARTIAL:
         alpha, dark = _small(r, rng), rng.uniform(0.7, 1.0)
     else:
@@ -569,9 +589,10 @@ def draw_bleed_through(rgb: np.ndarray, other_side: np.ndarray, rng: np.random.G
 def damaged_targets(damage: Damage, boxes: dict[int, BoxPx], *, dpi: float, grow_in: float | None = None) -> set[int]:
     """Indices of targets that ``damage`` lies over.
 
-    A fold's crease or a visible stain counts when it meets the target's box grown by
-    ``grow_in`` (default :data:`DAMAGE_REACH_IN`); a tear counts only when missing paper or
-    its edge meets the printed oval itself (a torn box corner beside the oval harms nothing).
+    A fold's crease counts when it meets the target's box grown by ``grow_in`` (default
+    :data:`DAMAGE_REACH_IN`); a stain when its visible part covers at least :data:`STAIN_OVER`
+    of the box; a tear only when missing paper or its edge meets the printed oval itself (a
+    torn box corner beside the oval harms nothing).
     """
     g = (DAMAGE_REACH_IN if grow_in is None else grow_in) * dpi
     hit = set()
@@ -582,6 +603,11 @@ def damaged_targets(damage: Damage, boxes: dict[int, BoxPx], *, dpi: float, grow
             rows, cols = np.mgrid[y0:y0 + patch.shape[0], x0:x0 + patch.shape[1]]
             inside = ((cols + 0.5 - x - w / 2) / (w / 2)) ** 2 + ((rows + 0.5 - y - h / 2) / (h / 2)) ** 2 <= 1.0
             if (patch & inside).any():
+                hit.add(i)
+            continue
+        if damage.kind == "stain":
+            patch = damage.mask[max(0, int(y)):int(np.ceil(y + h)), max(0, int(x)):int(np.ceil(x + w))]
+            if patch.size and float(patch.mean()) >= STAIN_OVER:
                 hit.add(i)
             continue
         y0, y1 = max(0, int(y - g)), int(np.ceil(y + h + g))

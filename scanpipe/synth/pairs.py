@@ -61,6 +61,7 @@ MIXES: dict[str, dict[str, float]] = {
     },
 }
 
+LABEL_CLEARANCE_IN = 0.25  # a sticker keeps this far from any print (targets, names, codes)
 EXTRA_STYLE = "S4"
 EXTRA_PRECINCT = ("P06", "Precinct 6 Westgate")
 EXTRA_DROPS = "q2"  # the contest S4 voters are not eligible for
@@ -123,26 +124,32 @@ def label_patch(text: str, dpi: float) -> np.ndarray:
     return patch
 
 
-def stick_label(rgb: np.ndarray, text: str, rng: np.random.Generator, dpi: float, *, tries: int = 400) -> tuple[float, float, float]:
-    """Stick a label where the card has no print, at a random angle; returns ``(x_in, y_in, angle)``."""
+def stick_label(rgb: np.ndarray, text: str, rng: np.random.Generator, dpi: float, *, tries: int = 300,
+                right_angles_only: bool = False) -> tuple[float, float, float]:
+    """Stick a label where the card has no print, at a random angle; returns ``(x_in, y_in, angle)``.
+
+    It keeps :data:`LABEL_CLEARANCE_IN` from any print, or less on a crowded (or creased) card.
+    """
     patch = label_patch(text, dpi)
-    occupied = cv2.dilate((cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY) < 200).astype(np.uint8),
-                          np.ones((int(0.12 * dpi) | 1,) * 2, np.uint8))
-    margin = int(0.2 * dpi)
-    occupied[:margin], occupied[-margin:], occupied[:, :margin], occupied[:, -margin:] = 1, 1, 1, 1
+    ink = (cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY) < 200).astype(np.uint8)
     h, w = rgb.shape[:2]
-    for k in range(tries):
-        angle = float(rng.uniform(0, 360)) if k < tries // 2 else float(rng.choice([0, 90, 180, 270]))
-        turned, mask = _turn_patch(patch, angle)
-        ph, pw = mask.shape
-        if ph >= h or pw >= w:
-            continue
-        y, x = int(rng.integers(0, h - ph)), int(rng.integers(0, w - pw))
-        if occupied[y:y + ph, x:x + pw][mask].any():
-            continue
-        region = rgb[y:y + ph, x:x + pw]
-        region[mask] = turned[mask]
-        return x / dpi, y / dpi, angle
+    margin = int(0.2 * dpi)
+    for clearance in (LABEL_CLEARANCE_IN, LABEL_CLEARANCE_IN / 2, 0.04):
+        occupied = cv2.dilate(ink, np.ones((int(clearance * 2 * dpi) | 1,) * 2, np.uint8))
+        occupied[:margin], occupied[-margin:], occupied[:, :margin], occupied[:, -margin:] = 1, 1, 1, 1
+        for k in range(tries):
+            any_angle = k < tries // 2 and not right_angles_only
+            angle = float(rng.uniform(0, 360)) if any_angle else float(rng.choice([0, 90, 180, 270]))
+            turned, mask = _turn_patch(patch, angle)
+            ph, pw = mask.shape
+            if ph >= h or pw >= w:
+                continue
+            y, x = int(rng.integers(0, h - ph)), int(rng.integers(0, w - pw))
+            if occupied[y:y + ph, x:x + pw][mask].any():
+                continue
+            region = rgb[y:y + ph, x:x + pw]
+            region[mask] = turned[mask]
+            return x / dpi, y / dpi, angle
     raise AssertionError(f"no free place for label {text} on the card")
 
 
@@ -250,6 +257,8 @@ class PairOptions:
     profile: str
     mix: tuple[tuple[str, float], ...]
     serial_prefix: str = "S"
+    vote_kinds: tuple[str, ...] = tuple(k.value for k in CLEAR_VOTE_KINDS)  # how voters mark originals
+    right_angles_only: bool = False  # labels at 0/90/180/270 degrees only
 
 
 _ELECTIONS: dict[str, Election] = {}
@@ -299,7 +308,7 @@ def write_card(opts: PairOptions, name: str, pages: Sequence[np.ndarray], label:
     out = []
     fmt = color = flip = None
     for k, rgb in enumerate(pages):
-        x, y, angle = stick_label(rgb, label, rng, dpi)
+        x, y, angle = stick_label(rgb, label, rng, dpi, right_angles_only=opts.right_angles_only)
         image, meta = simulate_scan(rgb, profile, rng, dpi=dpi, fmt=fmt, color=color, flip180=flip)
         fmt, color, flip = meta.format, meta.color, meta.rotated_180
         rel = f"cards/{name}" + (f"-p{k + 1}" if len(pages) > 1 else "") + EXT[meta.format]
@@ -339,7 +348,7 @@ def make_pair(opts: PairOptions, index: int, override: Mapping[str, Any] | None 
     writer = _Writer(opts, index, rng, dpi)
     if case == "orphan_original":
         return _orphan_original(opts, election, rng, writer, truth, dup_style, precinct, intent)
-    plan = _plan_original(election, rng, truth, case, dup_style, precinct, intent, dup_votes) if case not in (
+    plan = _plan_original(election, rng, truth, case, dup_style, precinct, intent, dup_votes, ov) if case not in (
         "orphan_duplicate", "conflict") else {}
     dup_files = writer.hand("", dup_style, precinct, dup_votes, f"DUP-{serial}", kinds=(MarkKind.FULL_FILL,))
     truth["duplicates"] = [dup_files]
@@ -372,6 +381,7 @@ class _Writer:
         self.opts, self.index, self.rng, self.dpi = opts, index, rng, dpi
         self.election = _election(opts.election_path)
         self.n = 0
+        self.vote_kinds = tuple(MarkKind(k) for k in opts.vote_kinds)
 
     def _name(self) -> str:
         self.n += 1
@@ -395,30 +405,33 @@ class _Writer:
 
 
 def _plan_original(election: Election, rng: np.random.Generator, truth: dict[str, Any], case: str, dup_style: str,
-                   precinct: str, intent: Votes, dup_votes: Votes) -> dict[str, Any]:
+                   precinct: str, intent: Votes, dup_votes: Votes, ov: Mapping[str, Any]) -> dict[str, Any]:
     """What the original shows (and any change of the copy it causes), before anything is drawn."""
     reading: dict[str, list[str] | None] = {c: list(v) for c, v in intent.items()}
     plan: dict[str, Any] = {"style": dup_style, "precinct": precinct, "reading": reading,
                             "intent": {c: list(v) for c, v in intent.items()}, "ambiguous": None, "text_code_disagree": False}
     if case == "machine":
         code, printed = {c: list(v) for c, v in intent.items()}, {c: list(v) for c, v in intent.items()}
-        if rng.random() < 0.4:  # the code says otherwise in one contest; the voter verified the text
+        disagree, copied_code = rng.random() < 0.4, rng.random() < 0.5
+        disagree = bool(ov.get("text_code_disagree", disagree))
+        copied_code = ov.get("staff_copied", "code" if copied_code else "text") == "code"
+        if disagree:  # the code says otherwise in one contest; the voter verified the text
             wrong, cid = apply_copy_error(election, intent, "wrong_option", rng)
             code[cid] = wrong[cid]
             truth["code_differs_in"] = cid
             plan["text_code_disagree"] = True
-            if rng.random() < 0.5:  # staff copied what the code says
+            if copied_code:  # staff copied what the code says
                 dup_votes.update({c: list(v) for c, v in code.items()})
         plan.update(code=code, printed=printed, reading={c: list(v) for c, v in code.items()}, intent=printed)
         return plan
     if case == "provisional":
-        style = _other_style(election, dup_style, rng)
+        style = ov.get("original_style") or _other_style(election, dup_style, rng)
         plan.update(style=style, precinct=election.style(style).precincts[0])
         for cid in election.style(style).contests:
             if cid not in intent:  # the voter marked a contest they were not eligible for
                 opts = [o.id for o in election.contest(cid).options if not o.write_in]
                 reading[cid] = [opts[int(rng.integers(len(opts)))]]
-        if rng.random() < 0.4:  # and staff made a copy error too
+        if ov.get("copy_error", rng.random() < 0.4):  # and staff made a copy error too
             copied, truth["error_contest"] = apply_copy_error(election, intent, "wrong_option", rng)
             dup_votes.update(copied)
     if case == "ambiguous":
@@ -440,7 +453,7 @@ def _draw_original(rng: np.random.Generator, writer: _Writer, plan: dict[str, An
     for cid, option in (plan["ambiguous"] or {}).items():
         marks[cid] = list(plan["intent"][cid])
     ink = str(rng.choice(["red", "green"])) if case == "wrong_ink" else "black"
-    files = writer.hand("", plan["style"], plan["precinct"], marks, label, kinds=CLEAR_VOTE_KINDS, ink=ink,
+    files = writer.hand("", plan["style"], plan["precinct"], marks, label, kinds=writer.vote_kinds, ink=ink,
                         card_code=case != "code_unreadable", damage=case, ambiguous=plan["ambiguous"])
     for cid in files["damaged_contests"]:
         reading[cid] = None
@@ -460,7 +473,7 @@ def _other_style(election: Election, style: str, rng: np.random.Generator) -> st
 
 def _orphan_original(opts: PairOptions, election: Election, rng: np.random.Generator, writer: _Writer, truth: dict[str, Any],
                      style: str, precinct: str, intent: Votes) -> dict[str, Any]:
-    files = writer.hand("", style, precinct, intent, f"ORG-{truth['serial']}", kinds=CLEAR_VOTE_KINDS)
+    files = writer.hand("", style, precinct, intent, f"ORG-{truth['serial']}", kinds=writer.vote_kinds)
     truth.update(status="orphan_original", contests=[], intent=intent, originals=[files], duplicates=[], counted_after="new")
     return truth
 
@@ -472,9 +485,9 @@ def _conflict(opts: PairOptions, election: Election, rng: np.random.Generator, w
     if rng.random() < 0.5:
         second = writer.hand("", style, precinct, other, f"DUP-{serial}", kinds=(MarkKind.FULL_FILL,))
         truth["duplicates"].append(second)
-        originals = [writer.hand("", style, precinct, intent, f"ORG-{serial}", kinds=CLEAR_VOTE_KINDS)]
+        originals = [writer.hand("", style, precinct, intent, f"ORG-{serial}", kinds=writer.vote_kinds)]
     else:
-        originals = [writer.hand("", style, precinct, v, f"ORG-{serial}", kinds=CLEAR_VOTE_KINDS) for v in (intent, other)]
+        originals = [writer.hand("", style, precinct, v, f"ORG-{serial}", kinds=writer.vote_kinds) for v in (intent, other)]
     truth.update(status="conflict", contests=list(election.style(style).contests), intent=intent, originals=originals,
                  counted_after="new")
     return truth
@@ -490,7 +503,8 @@ def _run(args: tuple[PairOptions, int, Mapping[str, Any] | None]) -> dict[str, A
 
 def generate_pair_deck(election_path: Path, out_dir: Path, *, pairs: int, seed: int, profile: str = "typical", jobs: int = 1,
                        mix: Mapping[str, float] | None = None, overrides: Mapping[int, Mapping[str, Any]] | None = None,
-                       serial_prefix: str = "S") -> Path:
+                       serial_prefix: str = "S", vote_kinds: Sequence[str] | None = None,
+                       right_angles_only: bool = False) -> Path:
     """Write ``pairs`` serials' cards under ``out_dir/cards`` and ``expected_pairs.json``; return its path.
 
     ``mix`` replaces :data:`MIXES` ``["typical"]`` (case -> weight); ``overrides`` maps a 0-based
@@ -501,7 +515,8 @@ def generate_pair_deck(election_path: Path, out_dir: Path, *, pairs: int, seed: 
     election_path, out_dir = Path(election_path).resolve(), Path(out_dir).resolve()
     (out_dir / "cards").mkdir(parents=True, exist_ok=True)
     chosen = dict(mix or MIXES["typical"])
-    opts = PairOptions(str(election_path), str(out_dir), seed, profile, tuple(sorted(chosen.items())), serial_prefix)
+    opts = PairOptions(str(election_path), str(out_dir), seed, profile, tuple(sorted(chosen.items())), serial_prefix,
+                       tuple(vote_kinds or (k.value for k in CLEAR_VOTE_KINDS)), right_angles_only)
     tasks = [(opts, i, (overrides or {}).get(i)) for i in range(pairs)]
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:

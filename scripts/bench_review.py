@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Benchmark of the review pages: with N cards and M queued items in the store, how long the
+queue, card and pair pages take, server time to the last byte (p50 / p95 / max).
+
+Synthetic rows go straight into the store (cards through ``Store.save_cards``, pairs and
+review index rows inserted directly), so the setup takes a minute or two, not hours.
+
+    /work/venv/bin/python scripts/bench_review.py [--cards 100000] [--items 10000] [--db URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import re
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from scanpipe.review import create_app  # noqa: E402
+from scanpipe.review.accounts import add_user  # noqa: E402
+from scanpipe.store.models import pair_table, utcnow  # noqa: E402
+from scanpipe.store.models_review import review_item_table  # noqa: E402
+from scanpipe.store.repository import Store  # noqa: E402
+from scanpipe.types import CardKind, MarkStatus, PairingLabel  # noqa: E402
+from scanpipe.workflow import init_election  # noqa: E402
+from tests.helpers import read_card  # noqa: E402
+from tests.test_review_support import ELECTION, serving  # noqa: E402
+
+PRECINCTS = ("P01", "P02")
+
+
+def populate(store: Store, n_cards: int, n_items: int, image: Path) -> tuple[list[str], list[str]]:
+    """Cards, pairs (one in five queued items) and the review index; returns queued ids."""
+    election, _ = init_election(store, ELECTION)
+    n_pairs = n_items // 5
+    card_items, serials = [], []
+    chunk = []
+    started = time.perf_counter()
+    for i in range(n_cards):
+        cid = f"{i:064x}"
+        marginal = i < n_items - n_pairs
+        marks = {"gov": {"gov-a": MarkStatus.UNKNOWN if marginal else MarkStatus.YES}}
+        kind = CardKind.BALLOT
+        pair_at = i - (n_items - n_pairs)
+        label = None
+        if 0 <= pair_at < 2 * n_pairs:
+            kind = CardKind.DUPLICATE if pair_at % 2 == 0 else CardKind.ORIGINAL
+            label = PairingLabel(kind, f"S{pair_at // 2:06d}", f"S{pair_at // 2:06d}", None)
+        card = read_card(cid, election, "S1", PRECINCTS[i % 2], marks, kind=kind)
+        chunk.append(replace(card, label=label, source=replace(card.source, path=str(image))))
+        if marginal:
+            card_items.append(cid)
+        if len(chunk) == 5000:
+            store.save_cards(chunk)
+            chunk = []
+            print(f"  {i + 1} cards ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+    store.save_cards(chunk)
+    now = utcnow()
+    base = n_items - n_pairs
+    pairs = [{"serial": f"S{k:06d}", "status": "mismatch", "precinct": PRECINCTS[k % 2], "duplicates": [f"{base + 2 * k:064x}"],
+              "originals": [f"{base + 2 * k + 1:064x}"], "contests": ["gov"], "counted": "none", "updated_at": now,
+              "detail": {"differences": [{"contest": "gov", "difference": "votes", "duplicate": None, "original": None}],
+                         "base_status": "mismatch", "waiting": ["gov"], "decided": {}, "auditors": [], "style": "S1"}}
+             for k in range(n_pairs)]
+    serials = [p["serial"] for p in pairs]
+    rows = [{"item": cid, "reason": "marginal_mark", "kind": "card", "precinct": PRECINCTS[int(cid, 16) % 2], "batch": "b1",
+             "contests": ["gov"], "units": 1, "state": "open", "first_auditors": [], "updated_at": now} for cid in card_items]
+    rows += [{"item": p["serial"], "reason": "pair_mismatch", "kind": "pair", "precinct": p["precinct"], "batch": "b1",
+              "contests": ["gov"], "units": 1, "state": "open", "first_auditors": [], "updated_at": now} for p in pairs]
+    with store._write() as conn:
+        conn.execute(pair_table.insert(), pairs)
+        conn.execute(review_item_table.insert(), rows)
+    return card_items, serials
+
+
+def measure(base: str, cookie: str, paths: list[str]) -> list[float]:
+    """Milliseconds from sending each request to reading its last byte."""
+    host, port = base.removeprefix("http://").split(":")
+    out = []
+    conn = http.client.HTTPConnection(host, int(port))
+    for path in paths:
+        t0 = time.perf_counter()
+        conn.request("GET", path, headers={"Cookie": cookie})
+        response = conn.getresponse()
+        body = response.read()
+        out.append((time.perf_counter() - t0) * 1000)
+        assert response.status == 200, (path, response.status, body[:300])
+    conn.close()
+    return out
+
+
+def login_cookie(base: str) -> str:
+    host, port = base.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port))
+    conn.request("GET", "/login")
+    r = conn.getresponse()
+    page = r.read().decode()
+    login_cookie_value = r.getheader("Set-Cookie", "").split(";")[0]
+    token = re.search(r'name="csrf" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+    body = f"csrf={token}&username=bench&password=bench-password"
+    conn.request("POST", "/login", body=body, headers={"Content-Type": "application/x-www-form-urlencoded", "Cookie": login_cookie_value})
+    r = conn.getresponse()
+    r.read()
+    assert r.status == 302, r.status
+    return r.getheader("Set-Cookie", "").split(";")[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cards", type=int, default=100_000)
+    parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--db", default=None, help="database URL (default: a new SQLite file in a temp folder)")
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="scanpipe-bench-review-"))
+    store = Store.open(args.db or f"sqlite:///{folder / 'bench.db'}")
+    store.migrate()
+    image = folder / "card.png"
+    image.write_bytes((ROOT / "fixtures/ballot_images/defaced/good.png").read_bytes())
+    t0 = time.perf_counter()
+    cards, serials = populate(store, args.cards, args.items, image)
+    add_user(store, "bench", "auditor", "bench-password")
+    print(f"setup: {store.count_cards()} cards, {len(cards) + len(serials)} queued items in {time.perf_counter() - t0:.0f} s")
+    app = create_app(store)
+    n = args.requests
+    with serving(app) as base:
+        cookie = login_cookie(base)
+        pages = {
+            "queue (page 1)": ["/queue"] * n,
+            "queue (filtered, deep page)": [f"/queue?precinct=P02&reason=marginal_mark&page={20 + i % 50}" for i in range(n)],
+            "card": [f"/card/{cards[(i * 37) % len(cards)]}" for i in range(n)],
+            "pair": [f"/pair/{serials[(i * 13) % len(serials)]}" for i in range(n)],
+        }
+        measure(base, cookie, ["/queue", f"/card/{cards[0]}", f"/pair/{serials[0]}"])  # warm up
+        print(f"{'page':30} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
+        for name, paths in pages.items():
+            ms = sorted(measure(base, cookie, paths))
+            p95 = ms[int(0.95 * (len(ms) - 1))]
+            print(f"{name:30} {statistics.median(ms):8.1f} {p95:8.1f} {ms[-1]:8.1f}")
+    store.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""Reading the printed selections of machine-printed records (OCR) and matching them to the code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from scanpipe.election import load_election
+from scanpipe.imaging.codes import parse_machine_record
+from scanpipe.imaging.printed import compare_with_code, match_printed_lines, read_printed_selections, with_printed_check
+from scanpipe.interpret import InterpretContext, read_machine_record
+from scanpipe.classify import load_thresholds
+from scanpipe.synth.bmd import record_payload, render_bmd_card
+from scanpipe.synth.scan import PROFILES, simulate_scan
+from scanpipe.types import Reason
+
+ELECTION = load_election(Path(__file__).resolve().parent.parent / "fixtures" / "ballot_images" / "pairs" / "election" / "election.json")
+SELECTED = {"gov": ["gov-b"], "council": ["council-a", "council-d"], "judge": [], "q1": ["q1-for"], "q2": ["q2-against"]}
+
+
+def test_ocr_lines_with_errors_match_titles_and_options_fuzzily() -> None:
+    lines = ["OFFICIAL BALLOT SUMMARY", "Governor", "Ben Br0oks", "County Counci1", "Dara Diaz", "Gus Grant",
+             "Retain Judge lvers?", "No selection", "Question 1", "For", "Question 2", "Against"]
+    reading = match_printed_lines(lines, ELECTION, "S1")
+    assert dict(reading.selections) == {"gov": ("gov-b",), "council": ("council-a", "council-d"), "judge": (),
+                                        "q1": ("q1-for",), "q2": ("q2-against",)}
+    assert reading.unmatched == ("OFFICIAL BALLOT SUMMARY",)
+
+
+def test_a_contest_whose_text_is_missing_or_differs_is_a_disagreement() -> None:
+    record = parse_machine_record(record_payload(ELECTION, "S1", "P01", SELECTED))
+    lines = ["Governor", "Ada Alvarez", "County Council", "Dara Diaz", "Gus Grant", "Question 1", "For", "Question 2", "Against"]
+    assert compare_with_code(match_printed_lines(lines, ELECTION, "S1"), record, ELECTION) == ("gov", "judge")
+
+
+@pytest.mark.parametrize("printed_gov, disagree", [(["gov-b"], False), (["gov-c"], True)])
+def test_a_scanned_record_upside_down_reads_and_flags_text_that_disagrees(printed_gov: list[str], disagree: bool) -> None:
+    rgb = render_bmd_card(ELECTION, "S1", "P01", SELECTED, 150, printed={**SELECTED, "gov": printed_gov})
+    image, _ = simulate_scan(rgb, PROFILES["typical"], np.random.default_rng(3), dpi=150, fmt="png", flip180=True, color=False)
+    reading = read_printed_selections(image, ELECTION, "S1", dpi=150)
+    assert reading.contest("gov") == tuple(printed_gov)
+    record = parse_machine_record(record_payload(ELECTION, "S1", "P01", SELECTED))
+    card = read_machine_record(record, InterpretContext(ELECTION, load_thresholds()))
+    checked = with_printed_check(image, card, ELECTION, dpi=150)
+    assert (Reason.TEXT_CODE_DISAGREE in checked.reasons) is disagree
+    assert "Governor" in checked.printed_text

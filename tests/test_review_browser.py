@@ -1,0 +1,122 @@
+"""The review app in a real browser (Playwright driving Debian's chromium), keyboard only.
+
+Skipped when chromium or playwright is missing, except under CI (env CI), where it fails.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from scanpipe.workflow import tally
+from tests.test_review_support import MARGINAL, MARGINAL_2, PASSWORDS, ReviewWorld, build_world, serving
+
+ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+
+
+def _missing(message: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"{message} (CI is set: the browser tests must run)")
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        _missing("Debian's chromium is not installed: apt-get install chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("playwright is not installed: pip install playwright")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[tuple[ReviewWorld, str]]:
+    w = build_world(tmp_path)
+    with serving(w.app) as base:
+        yield w, base
+
+
+def _login(browser, base: str, user: str):  # noqa: ANN001, ANN202
+    page = browser.new_context().new_page()
+    page.goto(f"{base}/login")
+    page.keyboard.type(user)  # the user name field has focus
+    page.keyboard.press("Tab")
+    page.keyboard.type(PASSWORDS[user])
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{base}/")
+    return page
+
+
+def _decide_by_keyboard(page, base: str, card_id: str, keys: list[str]) -> str:  # noqa: ANN001
+    page.goto(f"{base}/card/{card_id}")
+    page.wait_for_selector("form.decide.current")
+    for key in keys:
+        page.keyboard.press(key)
+    page.keyboard.press("r")
+    page.keyboard.press("1")  # the first voter-intent rule
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    return page.inner_text("#message")
+
+
+def _gov(world: ReviewWorld, option: str) -> int:
+    return next(r.votes for r in tally(world.store) if (r.precinct, r.contest, r.option) == ("P01", "gov", option))
+
+
+def test_two_auditors_resolve_a_marginal_mark_by_keyboard_and_the_tally_changes(browser, world) -> None:  # noqa: ANN001
+    w, base = world
+    before = _gov(w, "gov-a")
+    alice = _login(browser, base, "alice")
+    alice.goto(f"{base}/card/{MARGINAL}")
+    assert alice.locator(".stage rect.current").count() == 4  # the contest's targets outlined
+    assert "awaiting a second" in _decide_by_keyboard(alice, base, MARGINAL, ["1"])
+    assert _gov(w, "gov-a") == before
+    bob = _login(browser, base, "bob")
+    assert "final: confirmed by bob" in _decide_by_keyboard(bob, base, MARGINAL, ["1"])
+    assert _gov(w, "gov-a") == before + 1
+    bob.goto(f"{base}/queue")
+    assert MARGINAL[:16] not in bob.inner_text("#queue-table")
+
+
+def test_blind_mode_hides_the_machine_reading(browser, world) -> None:  # noqa: ANN001
+    w, base = world
+    alice = _login(browser, base, "alice")
+    alice.goto(f"{base}/card/{MARGINAL}")
+    assert alice.locator(".machine").count() == 1 and alice.locator(".score").count() > 0
+    alice.keyboard.press("b")
+    alice.wait_for_selector("#blind-on")
+    assert alice.locator(".machine").count() == 0 and alice.locator(".score").count() == 0
+    assert alice.locator(".stage rect title").count() == 0
+
+
+def test_a_disagreement_reaches_the_board_and_an_observer_cannot_decide(browser, world) -> None:  # noqa: ANN001
+    w, base = world
+    _decide_by_keyboard(_login(browser, base, "alice"), base, MARGINAL_2, ["2"])
+    text = _decide_by_keyboard(_login(browser, base, "bob"), base, MARGINAL_2, ["0"])
+    assert "escalated to the board" in text
+    carol = _login(browser, base, "carol")
+    carol.goto(f"{base}/board")
+    assert "alice read: gov-b" in carol.inner_text("main")
+    carol.check("form.board input[value='gov-b']")
+    carol.select_option("form.board select[name=rule]", index=1)
+    for member, vote in (("carol", "for"), ("dave", "for"), ("erin", "abstain")):
+        carol.select_option(f"form.board select[name=member_{member}]", vote)
+    with carol.expect_navigation():
+        carol.click("form.board button[type=submit]")
+    assert "final" in carol.inner_text("#message")
+    olga = _login(browser, base, "olga")
+    response = olga.goto(f"{base}/card/{MARGINAL}")
+    assert response is not None and response.status == 403
+    olga.goto(f"{base}/tally")
+    assert olga.locator("#tally tr").count() > 1
