@@ -113,7 +113,7 @@ def check_entries(rows: Iterable[Mapping[str, Any]]) -> ChainReport:
         rid = int(r["id"])
         where = "the first entry" if prev_id is None else f"entry {prev_id}"
         if r["hash"] is None:
-            breaks.append(Break(rid, "entry %d has no hash: it was written outside the audit chain or its hash was erased" % rid))
+            breaks.append(Break(rid, f"entry {rid} has no hash: it was written outside the audit chain or its hash was erased"))
             prev_id, prev_hash = rid, r["hash"] or prev_hash
             continue
         if r["prev_hash"] != prev_hash:
@@ -134,7 +134,7 @@ def verify_chain(conn: Connection, *, chunk: int = 5000) -> ChainReport:
         last = -1
         while True:
             batch = conn.execute(select(t).where(t.c.id > last).order_by(t.c.id).limit(chunk)).mappings().all()
-            yield from batch
+            yield from (dict(r) for r in batch)
             if len(batch) < chunk:
                 return
             last = batch[-1]["id"]

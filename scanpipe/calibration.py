@@ -25,9 +25,9 @@ from scanpipe.errors import ConfigError
 from scanpipe.types import MarkIntent, MarkStatus, TargetScore
 
 DEFAULT_MARGIN = 0.25
-FLAG_HEADROOM = 0.10  # flag thresholds sit this far above the clear targets' values ...
-FLAG_CLEAR_SHARE = 0.001  # ... all but this share of them (at most 1 in 1000 clear targets flagged)
-FLAG_FLOOR = {"ring": 0.5, "damage": 0.3, "write_in": 0.1}
+FLAG_HEADROOM = 0.05  # flag thresholds sit this far above the clear targets' values ...
+FLAG_CLEAR_SHARE = 0.002  # ... all but this share of them (at most 1 in 500 clear targets flagged)
+FLAG_FLOOR = {"ring": 0.7, "damage": 0.3, "write_in": 0.1}  # ring: a loop crosses all 16 sectors, an X at most 8
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from datetime import timedelta
 import click
 
 
-def _store(ctx: object):  # noqa: ANN202 - Store
+def _store(ctx: object):
     return ctx.store()  # type: ignore[attr-defined]
 
 
@@ -40,7 +40,7 @@ def review(ctx: object, host: str, port: int, idle_minutes: int, session_hours: 
                                          secure_cookies=secure_cookies))
     click.echo(f"scanpipe review on http://{host}:{port}/ (Ctrl-C stops)", err=True)
     try:
-        from waitress import serve
+        from waitress import serve  # type: ignore[import-untyped]
     except ImportError:
         from werkzeug.serving import run_simple
 

@@ -134,6 +134,17 @@ def share_sheet_identity(cards: list[InterpretedCard]) -> list[InterpretedCard]:
 # The page level
 
 
+_QR_BOXES: dict[int, list] = {}
+
+
+def _qr_boxes(election: Election) -> list:
+    """Every layout's card-code box (cached per election object)."""
+    key = id(election)
+    if key not in _QR_BOXES:
+        _QR_BOXES[key] = list(dict.fromkeys(p.qr_in for s in election.ballot_styles for p in s.layout.pages if p.qr_in))
+    return _QR_BOXES[key]
+
+
 @dataclass(frozen=True)
 class PageCodes:
     codes: tuple[DecodedCode, ...]
@@ -144,9 +155,15 @@ class PageCodes:
     label_problem: str | None  # why a label could not be used
 
 
-def read_page_codes(gray: np.ndarray) -> PageCodes:
-    """Find and parse every code on the page."""
-    codes = find_codes_fast(gray)
+def read_page_codes(gray: np.ndarray, election: Election, dpi: float | None = None) -> PageCodes:
+    """Find and parse every code on the page: the card code first where layouts put it."""
+    from scanpipe.imaging.codes import find_card_code
+
+    qr_boxes = _qr_boxes(election)
+    size_in = election.ballot_styles[0].layout.pages[0].size_in
+    dpi = dpi or gray.shape[1] / size_in[0]
+    card = find_card_code(gray, qr_boxes, size_in, dpi) if qr_boxes else None
+    codes = find_codes_fast(gray, card_code=card, dpi=dpi)
     card_code = card_symbol = None
     machine = None
     labels: list[PairingLabel] = []
@@ -179,7 +196,7 @@ def read_page_codes(gray: np.ndarray) -> PageCodes:
 def interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHints, source: CardSource) -> InterpretedCard:
     """Interpret one card (one page of a file)."""
     gray = page.image
-    codes = read_page_codes(gray)
+    codes = read_page_codes(gray, context.election, page.dpi)
     if codes.label is None and codes.label_problem is None and hints.serial and hints.kind in (CardKind.DUPLICATE, CardKind.ORIGINAL):
         stated = parse_pairing_label(f"{'DUP' if hints.kind is CardKind.DUPLICATE else 'ORG'}-{hints.serial}")
         codes = replace(codes, label=stated)

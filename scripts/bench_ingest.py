@@ -41,17 +41,26 @@ CARD_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff")
 # Shared with bench_scale.py and bench_memory.py (imported from this folder)
 
 
-def make_cards(root: Path, *, sheets: int, seed: int, profile: str = "typical", jobs: int | None = None) -> tuple[Path, Path]:
+LABEL_EVERY = 10
+
+
+def make_cards(root: Path, *, sheets: int, seed: int, profile: str = "typical", jobs: int | None = None,
+               vendor: bool = False) -> tuple[Path, Path]:
     """Generate the demo election and ``sheets`` sheets saved one page per file.
 
-    Returns ``(election.json, folder of card files)``. A two-page style gives two files.
+    Our styles only unless ``vendor`` (vendor cards are registered against reference scans,
+    a different, slower path). Returns ``(election.json, folder of card files)``. A two-page
+    style gives two files.
     """
     from scanpipe.synth.deck import generate_deck
     from scanpipe.synth.definition import write_demo_election
 
     election = write_demo_election(root / "def", seed=seed)
-    overrides = {i: {"container": "file"} for i in range(sheets)}
-    generate_deck(election, root / "deck", cards=sheets, seed=seed, profile=profile,
+    # one file per page; every LABEL_EVERY-th sheet carries a Code 128 pairing sticker
+    overrides: dict[int, dict[str, object]] = {i: {"container": "file"} for i in range(sheets)}
+    for i in range(0, sheets, LABEL_EVERY):
+        overrides[i].update(label=f"DUP-B{i:05d}", kind="duplicate")
+    generate_deck(election, root / "deck", cards=sheets, seed=seed, profile=profile, include_vendor_styles=vendor,
                   jobs=jobs or min(4, os.cpu_count() or 1), overrides=overrides)
     return election, root / "deck" / "cards"
 

@@ -23,15 +23,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scanpipe.review import create_app  # noqa: E402
-from scanpipe.review.accounts import add_user  # noqa: E402
-from scanpipe.store.models import pair_table, utcnow  # noqa: E402
-from scanpipe.store.models_review import review_item_table  # noqa: E402
-from scanpipe.store.repository import Store  # noqa: E402
-from scanpipe.types import CardKind, MarkStatus, PairingLabel  # noqa: E402
-from scanpipe.workflow import init_election  # noqa: E402
-from tests.helpers import read_card  # noqa: E402
-from tests.test_review_support import ELECTION, serving  # noqa: E402
+from scanpipe.review import create_app
+from scanpipe.review.accounts import add_user
+from scanpipe.store.models import pair_table, utcnow
+from scanpipe.store.models_review import review_item_table
+from scanpipe.store.repository import Store
+from scanpipe.types import CardKind, MarkStatus, PairingLabel
+from scanpipe.workflow import init_election
+from tests.helpers import read_card
+from tests.test_review_support import ELECTION, serving
 
 PRECINCTS = ("P01", "P02")
 

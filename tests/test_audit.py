@@ -21,7 +21,7 @@ def _store(db_url: str) -> Store:
     return store
 
 
-def _verify(store: Store):  # noqa: ANN202
+def _verify(store: Store):
     with store._read() as conn:
         return verify_chain(conn)
 
@@ -93,3 +93,23 @@ def test_audit_verify_exits_1_naming_the_entry(tmp_path: Path) -> None:
         conn.execute(delete(event_table).where(event_table.c.id == _ids(store)[-1]))
     cut = runner.invoke(cli, ["--db", url, "audit", "verify", "--head", head])
     assert cut.exit_code == 1 and "the log was cut" in cut.output
+
+
+def test_concurrent_appenders_keep_one_chain(db_url: str) -> None:
+    import threading
+
+    store = _store(db_url)
+
+    def append(who: str) -> None:
+        for i in range(25):
+            with store._write() as conn:
+                append_event(conn, "decision", {"i": i}, who, utcnow())
+
+    threads = [threading.Thread(target=append, args=(name,)) for name in ("alice", "bob", "carol")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    report = _verify(store)
+    assert report.ok, report.breaks
+    assert report.entries == len(_ids(store)) >= 75

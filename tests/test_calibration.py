@@ -26,16 +26,24 @@ def sample() -> list[tuple[TargetScore, MarkIntent]]:
 
 def test_thresholds_sit_inside_the_gap() -> None:
     t = derive_thresholds(sample(), margin=0.25)
-    assert (t.marginal, t.definite) == (0.2, 0.4)
-    assert t.ring == 0.5 and t.damage == 0.5  # floors: clear targets showed no ring or damage
+    # halfway between the highest no-vote (0.1) and the lowest unflagged ambiguous (0.2), and
+    # between the highest unflagged ambiguous (0.35) and the lowest vote (0.5)
+    assert (t.marginal, t.definite) == (0.15, 0.425)
+    assert t.ring == 0.7 and t.damage == 0.3  # floors: clear targets showed no ring or damage
     assert "separation 0.400" in t.source and "ambiguous unknown 100.00%" in t.source
+
+
+def test_without_between_marks_the_margin_splits_the_gap() -> None:
+    plain = [(s, i) for s, i in sample() if i is not A]
+    t = derive_thresholds(plain, margin=0.25)
+    assert (t.marginal, t.definite) == (0.2, 0.4)
     report = calibration_report(sample(), t)
     assert (report.max_no_vote, report.min_vote, report.clear_unknown) == (0.1, 0.5, 0.0)
 
 
 def test_flag_thresholds_clear_the_clear_targets() -> None:
-    t = derive_thresholds(sample() + [(ts(0.0, ring=0.55), N)])
-    assert t.ring == 0.65
+    t = derive_thresholds(sample() + [(ts(0.0, ring=0.8), N)])
+    assert t.ring == 0.85
 
 
 def test_refuses_overlap() -> None:

@@ -8,8 +8,12 @@ import cv2
 import numpy as np
 import pytest
 
+from scanpipe.classify import classify_target, load_thresholds
 from scanpipe.imaging.marks import score_targets
-from scanpipe.types import LayoutPage, Registration, TargetDef, TargetScore
+from scanpipe.synth.marks import INTENT, MarkKind, damaged_targets, draw_mark, draw_stain
+from scanpipe.synth.render import box_px, draw_target
+from scanpipe.synth.scan import to_bilevel
+from scanpipe.types import LayoutPage, MarkIntent, MarkStatus, Registration, TargetDef, TargetScore
 
 DPI = 200
 BOX_W, BOX_H = 0.22, 0.14
@@ -109,42 +113,44 @@ def test_one_score_per_target_in_order(plain: dict[str, TargetScore]) -> None:
 def test_votes_score_high_and_non_votes_low(plain: dict[str, TargetScore]) -> None:
     for kind in ("full_fill", "light_pencil", "check", "x_mark"):
         assert plain[kind].score >= 0.5, (kind, plain[kind])
-    for kind in ("none", "dot", "stray_line", "circled", "circled_name"):
-        assert plain[kind].score <= 0.08, (kind, plain[kind])
-    assert 0.08 < plain["erasure"].score < 0.3
+    for kind in ("none", "stray_line", "circled", "circled_name"):
+        assert plain[kind].score <= 0.05, (kind, plain[kind])
+    assert plain["dot"].score <= 0.2
+    assert 0.25 < plain["erasure"].score < 0.45
 
 
 def test_check_and_x_are_strokes_a_dot_is_not(plain: dict[str, TargetScore]) -> None:
-    assert plain["check"].stroke_score >= 0.7 and plain["x_mark"].stroke_score >= 0.7
-    assert plain["dot"].stroke_score <= 0.45
+    assert plain["check"].stroke_score >= 0.75 and plain["x_mark"].stroke_score >= 0.75
+    assert plain["dot"].stroke_score <= 0.35
     assert plain["full_fill"].fill_score >= 0.8 > plain["check"].fill_score
 
 
 def test_circles_raise_the_ring_flag_only(plain: dict[str, TargetScore]) -> None:
-    assert plain["circled"].ring_score >= 0.8
-    assert plain["circled_name"].ring_score >= 0.4
+    assert plain["circled"].ring_score >= 0.9
+    assert plain["circled_name"].ring_score >= 0.8
     for kind in ("none", "full_fill", "check", "x_mark", "dot", "stray_line", "erasure"):
-        assert plain[kind].ring_score <= 0.3, (kind, plain[kind])
+        assert plain[kind].ring_score <= 0.5, (kind, plain[kind])
 
 
 def test_fold_line_over_the_target_is_damage(plain: dict[str, TargetScore]) -> None:
     assert plain["fold"].damage_score >= 0.8
-    for kind in ("none", "full_fill", "check", "x_mark", "stray_line", "circled"):
-        assert plain[kind].damage_score <= 0.3, (kind, plain[kind])
+    for kind in ("none", "full_fill", "light_pencil", "check", "x_mark", "dot", "stray_line", "erasure"):
+        assert plain[kind].damage_score <= 0.2, (kind, plain[kind])
 
 
 def test_skew_stretch_and_misregistration_do_not_move_scores(plain: dict[str, TargetScore]) -> None:
     moved = scores(angle_deg=3.0, stretch=(1.02, 0.98), offset_px=(5.0, -4.0))
     for kind in (k for k in KINDS if k != "fold"):  # a fold is flagged by damage, whatever its score
-        assert abs(moved[kind].score - plain[kind].score) <= 0.06, (kind, moved[kind].score, plain[kind].score)
+        assert abs(moved[kind].score - plain[kind].score) <= 0.08, (kind, moved[kind].score, plain[kind].score)
     dx, dy = moved["none"].shift_px
-    assert abs(dx + 5.0) <= 1.5 and abs(dy - 4.0) <= 1.5  # the refinement undoes the offset
+    assert abs(dx + 5.0) <= 2.0 and abs(dy - 4.0) <= 2.0  # the refinement undoes the offset
 
 
 def test_bilevel_dithered_scan_keeps_the_reading() -> None:
     g4 = scores(bilevel=True, dpi=150)
     assert g4["light_pencil"].score >= 0.5 and g4["full_fill"].score >= 0.5
-    assert g4["none"].score <= 0.08 and g4["dot"].score <= 0.12
+    assert g4["none"].score <= 0.05 and g4["dot"].score <= 0.2
+    assert g4["fold"].damage_score >= 0.8
 
 
 def test_write_in_area_ink() -> None:
@@ -153,12 +159,73 @@ def test_write_in_area_ink() -> None:
     img2, reg2, page2 = card(["none", "none"], write_in_row=0)
     empty = score_targets(img2, reg2, page2)[0]
     assert named.write_in_score >= 0.4 and empty.write_in_score <= 0.02
-    assert named.score <= 0.08 and named.ring_score <= 0.3  # the name does not read as a mark or circle
+    assert named.score <= 0.05 and named.ring_score <= 0.5  # the name does not read as a mark or circle
 
 
 def test_speed_per_card() -> None:
     img, reg, page = card(KINDS * 4, dpi=300)
     score_targets(img, reg, page)
-    t0 = time.perf_counter()
-    score_targets(img, reg, page)
-    assert (time.perf_counter() - t0) < 0.2  # 44 targets; typically ~15 ms
+    t0 = time.process_time()
+    for _ in range(5):
+        score_targets(img, reg, page)
+    assert (time.process_time() - t0) / 5 < 0.03  # 44 targets; typically ~5 ms of CPU
+
+
+# --------------------------------------------------------------------------------------
+# The generator's catalogue on a tiny page: every kind gets exactly its expected status
+
+
+CATALOGUE_STATUS = {MarkIntent.VOTE: MarkStatus.YES, MarkIntent.NO_VOTE: MarkStatus.NO,
+                    MarkIntent.AMBIGUOUS: MarkStatus.UNKNOWN}
+DRAWN = [k for k in MarkKind if k not in (MarkKind.NONE, MarkKind.DAMAGED)] + [MarkKind.NONE]
+
+
+def tiny_page(kinds: list[MarkKind], seed: int, dpi: int, ink: str, *, bilevel: bool = False,
+              damage: str | None = None) -> tuple[np.ndarray, Registration, LayoutPage, set[int]]:
+    """Ovals in a column on a small printed page, each marked by the generator; returns the
+    gray scan, its registration, the layout and the indices the damage lies over."""
+    w_in, h_in = 2.4, 0.6 + 0.5 * len(kinds)
+    rgb = np.full((int(h_in * dpi), int(w_in * dpi), 3), 255, np.uint8)
+    rng = np.random.default_rng(seed)
+    targets, boxes = [], {}
+    for i, kind in enumerate(kinds):
+        box_in = (0.5, 0.4 + 0.5 * i, BOX_W, BOX_H)
+        targets.append(TargetDef("c", f"o{i}", box_in, None))
+        boxes[i] = box_px(box_in, dpi)
+        draw_target(rgb, boxes[i], dpi)
+        draw_mark(rgb, boxes[i], kind, rng, ink=ink, dpi=dpi)
+    hit: set[int] = set()
+    if damage == "stain":
+        i = int(rng.integers(len(kinds)))
+        hit = damaged_targets(draw_stain(rgb, rng, dpi=dpi, near_px=boxes[i][:2]), boxes, dpi=dpi)
+    gray = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
+    if bilevel:
+        gray = np.asarray(to_bilevel(gray).convert("L"))
+    reg = Registration(tuple(np.diag([dpi, dpi, 1.0]).ravel()), "fiducials", False, dpi, 4, 0.0)
+    return gray, reg, LayoutPage(1, (w_in, h_in), tuple(targets)), hit
+
+
+@pytest.mark.parametrize(("seed", "dpi", "ink", "bilevel"), [
+    (1, 200, "black", False), (2, 150, "blue", False), (3, 300, "red", False), (4, 200, "green", True),
+    (5, 150, "black", True),
+])
+def test_generator_catalogue_reads_exactly(seed: int, dpi: int, ink: str, bilevel: bool) -> None:
+    thresholds = load_thresholds()
+    gray, reg, page, _ = tiny_page(DRAWN, seed, dpi, ink, bilevel=bilevel)
+    for kind, s in zip(DRAWN, score_targets(gray, reg, page)):
+        got = classify_target(s, thresholds)
+        assert got.status is CATALOGUE_STATUS[INTENT[kind]], (kind, got.why, s)
+
+
+@pytest.mark.parametrize("seed", [11, 12, 13])
+def test_generator_stains_over_targets_go_to_a_person(seed: int) -> None:
+    thresholds = load_thresholds()
+    kinds = [MarkKind.NONE, MarkKind.FULL_FILL, MarkKind.CHECK, MarkKind.NONE, MarkKind.LIGHT_PENCIL]
+    gray, reg, page, hit = tiny_page(kinds, seed, 200, "black", damage="stain")
+    assert hit, "the stain was drawn over a target"
+    for i, (kind, s) in enumerate(zip(kinds, score_targets(gray, reg, page))):
+        got = classify_target(s, thresholds).status
+        if i in hit:
+            assert got is MarkStatus.UNKNOWN, (i, kind, s)
+        elif s.damage_score < thresholds.damage:  # beside the stain, not over it: read as drawn
+            assert got is CATALOGUE_STATUS[INTENT[kind]], (i, kind, s)

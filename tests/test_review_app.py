@@ -10,13 +10,22 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select, update
 
-from scanpipe.review.index import page_of_items, refresh_all, Filters
+from scanpipe.review.index import Filters, page_of_items, refresh_all
 from scanpipe.review.security import PUBLIC, roles_of
 from scanpipe.store.models import decision_table, utcnow
 from scanpipe.store.models_review import board_vote_table, web_session_table
 from scanpipe.workflow import tally
 from tests.test_review_support import (
-    CLEAN, MARGINAL, MARGINAL_2, ROLES, UNREADABLE, ReviewWorld, build_world, csrf_of, decide, form_token_of, login,
+    CLEAN,
+    MARGINAL,
+    MARGINAL_2,
+    UNREADABLE,
+    ReviewWorld,
+    build_world,
+    csrf_of,
+    decide,
+    form_token_of,
+    login,
 )
 
 # The roles matrix, pinned: changing who may use a route must change this test too.
@@ -49,11 +58,11 @@ def world(tmp_path: Path) -> ReviewWorld:
     return build_world(tmp_path)
 
 
-def _text(response) -> str:  # noqa: ANN001
+def _text(response) -> str:
     return html.unescape(response.text)
 
 
-def _requests(app):  # noqa: ANN001, ANN202
+def _requests(app):
     """Every (endpoint, method, url) the app serves, from its url_map."""
     out = []
     for rule in app.url_map.iter_rules():

@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 
 from scanpipe.workflow import tally
-from tests.test_review_support import MARGINAL, MARGINAL_2, PASSWORDS, ReviewWorld, build_world, serving
+from tests.test_review_support import (
+    MARGINAL,
+    MARGINAL_2,
+    PASSWORDS,
+    ReviewWorld,
+    build_world,
+    serving,
+)
 
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]
@@ -47,7 +54,7 @@ def world(tmp_path: Path) -> Iterator[tuple[ReviewWorld, str]]:
         yield w, base
 
 
-def _login(browser, base: str, user: str):  # noqa: ANN001, ANN202
+def _login(browser, base: str, user: str):
     page = browser.new_context().new_page()
     page.goto(f"{base}/login")
     page.keyboard.type(user)  # the user name field has focus
@@ -58,7 +65,7 @@ def _login(browser, base: str, user: str):  # noqa: ANN001, ANN202
     return page
 
 
-def _decide_by_keyboard(page, base: str, card_id: str, keys: list[str]) -> str:  # noqa: ANN001
+def _decide_by_keyboard(page, base: str, card_id: str, keys: list[str]) -> str:
     page.goto(f"{base}/card/{card_id}")
     page.wait_for_selector("form.decide.current")
     for key in keys:
@@ -74,7 +81,7 @@ def _gov(world: ReviewWorld, option: str) -> int:
     return next(r.votes for r in tally(world.store) if (r.precinct, r.contest, r.option) == ("P01", "gov", option))
 
 
-def test_two_auditors_resolve_a_marginal_mark_by_keyboard_and_the_tally_changes(browser, world) -> None:  # noqa: ANN001
+def test_two_auditors_resolve_a_marginal_mark_by_keyboard_and_the_tally_changes(browser, world) -> None:
     w, base = world
     before = _gov(w, "gov-a")
     alice = _login(browser, base, "alice")
@@ -89,8 +96,8 @@ def test_two_auditors_resolve_a_marginal_mark_by_keyboard_and_the_tally_changes(
     assert MARGINAL[:16] not in bob.inner_text("#queue-table")
 
 
-def test_blind_mode_hides_the_machine_reading(browser, world) -> None:  # noqa: ANN001
-    w, base = world
+def test_blind_mode_hides_the_machine_reading(browser, world) -> None:
+    _, base = world
     alice = _login(browser, base, "alice")
     alice.goto(f"{base}/card/{MARGINAL}")
     assert alice.locator(".machine").count() == 1 and alice.locator(".score").count() > 0
@@ -100,8 +107,8 @@ def test_blind_mode_hides_the_machine_reading(browser, world) -> None:  # noqa: 
     assert alice.locator(".stage rect title").count() == 0
 
 
-def test_a_disagreement_reaches_the_board_and_an_observer_cannot_decide(browser, world) -> None:  # noqa: ANN001
-    w, base = world
+def test_a_disagreement_reaches_the_board_and_an_observer_cannot_decide(browser, world) -> None:
+    _, base = world
     _decide_by_keyboard(_login(browser, base, "alice"), base, MARGINAL_2, ["2"])
     text = _decide_by_keyboard(_login(browser, base, "bob"), base, MARGINAL_2, ["0"])
     assert "escalated to the board" in text
@@ -120,3 +127,25 @@ def test_a_disagreement_reaches_the_board_and_an_observer_cannot_decide(browser,
     assert response is not None and response.status == 403
     olga.goto(f"{base}/tally")
     assert olga.locator("#tally tr").count() > 1
+
+
+def test_two_auditors_resolve_a_mismatched_pair_side_by_side(browser, world) -> None:
+    from tests.test_review_support import add_mismatched_pair
+
+    w, base = world
+    add_mismatched_pair(w)
+    before = _gov(w, "gov-b")
+    for user, expected in (("alice", "awaiting a second"), ("bob", "final: confirmed by bob")):
+        page = _login(browser, base, user)
+        page.goto(f"{base}/pair/A0042")
+        assert page.locator("figure.viewer").count() == 2  # duplicate and original side by side
+        assert "Duplicate: counted: gov-a" in page.inner_text("form.decide")
+        page.keyboard.press("+")  # zoom in: the image grows inside its frame
+        assert page.eval_on_selector(".stage", "s => s.style.width") == "125%"
+        page.keyboard.press("2")
+        page.keyboard.press("r")
+        page.keyboard.press("1")
+        with page.expect_navigation():
+            page.keyboard.press("Enter")
+        assert expected in page.inner_text("#message")
+    assert _gov(w, "gov-b") == before + 1

@@ -16,11 +16,10 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+from argon2 import PasswordHasher
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import update
-
-from argon2 import PasswordHasher
 
 from scanpipe.review import accounts, create_app
 from scanpipe.review.accounts import add_user
@@ -163,7 +162,7 @@ def add_mismatched_pair(world: ReviewWorld, serial: str = "A0042") -> None:
     from scanpipe.reconcile.service import reconcile
     from scanpipe.types import CardKind, PairingLabel
 
-    def labelled(seed: str, kind: CardKind, option: str):  # noqa: ANN202
+    def labelled(seed: str, kind: CardKind, option: str):
         card = read_card(seed * 64, world.election, "S1", "P01", {"gov": {option: MarkStatus.YES}}, kind=kind)
         return replace(card, label=PairingLabel(kind, serial, serial, None), source=replace(card.source, path=str(world.folder / "card.png")))
 

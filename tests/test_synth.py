@@ -143,11 +143,20 @@ def test_damage_relabels_overlapped_targets(election: Election) -> None:
     assert damaged == {targets[i].option for i in damaged_targets(fold, boxes, dpi=dpi)}
     for t in targets:
         assert (t.intent is MarkIntent.AMBIGUOUS) == (t.damage is not None) or INTENT[t.mark] is MarkIntent.AMBIGUOUS
-    # a synthetic damage region over exactly one target
-    mask = np.zeros(rgb.shape[:2], bool)
+    # synthetic damage near exactly one target: a crease pixel within 0.03 in of the box counts,
+    # a stain only when it covers >= 10% of the box, a tear only when it reaches the oval itself
     x, y, w, h = (int(v) for v in boxes[5])
-    mask[y + 2, x + 2] = True
+    mask = np.zeros(rgb.shape[:2], bool)
+    mask[y - 2, x + 2] = True
+    assert damaged_targets(Damage("fold", mask), boxes, dpi=dpi) == {5}
+    assert damaged_targets(Damage("stain", mask), boxes, dpi=dpi) == set()
+    mask[y:y + h, x:x + w // 3] = True
     assert damaged_targets(Damage("stain", mask), boxes, dpi=dpi) == {5}
+    corner = np.zeros(rgb.shape[:2], bool)
+    corner[y, x] = True  # the box's corner, outside the oval
+    assert damaged_targets(Damage("tear", corner), boxes, dpi=dpi) == set()
+    corner[y + h // 2, x + 1] = True  # the oval's left end
+    assert damaged_targets(Damage("tear", corner), boxes, dpi=dpi) == {5}
 
 
 def test_bleed_through_is_faint(election: Election) -> None:
@@ -227,3 +236,17 @@ def test_profiles_exist() -> None:
     assert set(PROFILES) == {"clean", "typical", "hardest"}
     assert hard.max_rotation_deg == 3.0 and hard.max_aniso == 0.02 and 150 in hard.dpis and 300 in hard.dpis
     assert hard.jpeg_quality[0] == 50 and any(f == "tif_g4" for f, _ in hard.formats)
+
+
+def test_bilevel_scan_flattens_the_middle_of_a_large_stain() -> None:
+    from scanpipe.synth.marks import draw_stain
+
+    rgb = np.full((1200, 1000, 3), 255, np.uint8)
+    stain = draw_stain(rgb, np.random.default_rng(2), dpi=300, near_px=(500.0, 600.0))
+    assert stain.bilevel_mask is not None and stain.mask.sum() > 0
+    assert not (stain.bilevel_mask & ~stain.mask).any()  # flattening never adds damage
+    assert stain.bilevel_mask.sum() < stain.mask.sum()  # ... and removes the broad middle
+    ys, xs = np.nonzero(stain.mask)
+    box = {0: (float(xs.mean()) - 30, float(ys.mean()) - 20, 66.0, 42.0)}  # a target in the middle
+    assert damaged_targets(stain, box, dpi=300) == {0}
+    assert damaged_targets(stain, box, dpi=300, bilevel=True) == set()

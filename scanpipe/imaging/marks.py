@@ -60,8 +60,8 @@ RING_STROKE = 0.3
 RING_NEED_PX = 3.0  # stroke pixels that make a sector crossed
 NEAR_GROW_IN = 0.06  # stain: the box grown by this, in 4 quadrants, ...
 NEAR_CLEAR_IN = 0.015  # ... outside the oval by at least this, ...
-STROKE_MAX_IN = 0.05  # a brightness dilation this wide lifts pen strokes off the paper
-STAIN_SIGMA_PX = 2.0  # (after a blur that evens out dithering and noise)
+STROKE_MAX_IN = 0.06  # a brightness dilation this wide lifts pen strokes off the paper
+STAIN_SIGMA_PX = 1.5  # (after a blur that evens out dithering and noise)
 STAIN_PCT = 0.2  # a quadrant's paper level: this quantile of it, darkest first
 STRIP_IN = (0.04, 0.15)  # fold: strips this far left / right of the box
 STRIP_ROWS_IN = 0.03  # ... over the box's rows grown by this
@@ -256,10 +256,11 @@ def _windows(gray: np.ndarray, hom: np.ndarray, origins_in: np.ndarray, sizes_in
     xy, jac = _jacobians(hom, centers)
     grid = _grid(shape, ppi)  # (2, P) inches from the window origin
     base = xy + np.einsum("nij,nj->ni", jac, origins_in - centers) - 0.5  # image px of the origin
-    img = base.astype(np.float32)[:, :, None] + jac.astype(np.float32) @ grid  # (n, 2, P)
+    b, j = base.astype(np.float32), jac.astype(np.float32)
+    gx, gy = grid[0][None, :], grid[1][None, :]
     n = len(origins_in)
-    mx = img[:, 0, :].reshape(n * shape[0], shape[1])
-    my = img[:, 1, :].reshape(n * shape[0], shape[1])
+    mx = (b[:, 0:1] + j[:, 0, 0:1] * gx + j[:, 0, 1:2] * gy).reshape(n * shape[0], shape[1])
+    my = (b[:, 1:2] + j[:, 1, 0:1] * gx + j[:, 1, 1:2] * gy).reshape(n * shape[0], shape[1])
     win = cv2.remap(gray, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return win.reshape(n, shape[0], shape[1]).astype(np.float32), jac
 
@@ -331,9 +332,10 @@ def _score_group(gray: np.ndarray, hom: np.ndarray, targets: list[TargetDef], ge
     score = np.maximum.reduce([_knots(level, LEVEL_KNOTS), _knots(cover, COVER_KNOTS), _knots(stroke, SPAN_KNOTS)])
     name_ring = _name_rings(gray, hom, targets)
     shift_px = np.einsum("nij,nj->ni", jac, np.stack([dx, dy], 1) / CANON_PPI)
+    corners_all = _boxes_px(hom, boxes)
     out = []
     for i, t in enumerate(targets):
-        corners = _box_px(hom, t.box_in)
+        corners = corners_all[i]
         sx, sy = float(shift_px[i, 0]), float(shift_px[i, 1])
         out.append(TargetScore(
             contest=t.contest, option=t.option, score=float(score[i]), fill_score=float(fill[i]),
@@ -435,13 +437,16 @@ def _tear(flat: np.ndarray, geo: _Geometry) -> np.ndarray:
     return np.clip(1.0 - prof.max(axis=2).min(axis=1) / 0.3, 0.0, 1.0)
 
 
-def _box_px(hom: np.ndarray, box: Box) -> tuple[float, float, float, float]:
-    x, y, w, h = box
-    pts = np.array([[x, y, 1], [x + w, y, 1], [x, y + h, 1], [x + w, y + h, 1]], dtype=np.float64)
-    mapped = (hom @ pts.T).T
-    xy = mapped[:, :2] / mapped[:, 2:3]
-    lo, hi = xy.min(axis=0), xy.max(axis=0)
-    return float(lo[0]), float(lo[1]), float(hi[0] - lo[0]), float(hi[1] - lo[1])
+def _boxes_px(hom: np.ndarray, boxes: np.ndarray) -> list[tuple[float, float, float, float]]:
+    """Pixel bounding boxes (x, y, w, h) of layout boxes (n, 4) inches."""
+    x, y, w, h = boxes.T
+    xs = np.stack([x, x + w, x, x + w], 1)
+    ys = np.stack([y, y, y + h, y + h], 1)
+    mapped = hom[:, 0, None, None] * xs + hom[:, 1, None, None] * ys + hom[:, 2, None, None]  # (3, n, 4)
+    px, py = mapped[0] / mapped[2], mapped[1] / mapped[2]
+    lo_x, lo_y = px.min(axis=1), py.min(axis=1)
+    return [(float(a), float(b), float(c - a), float(d - b))
+            for a, b, c, d in zip(lo_x, lo_y, px.max(axis=1), py.max(axis=1))]
 
 
 # --------------------------------------------------------------------------------------

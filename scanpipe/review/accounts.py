@@ -23,7 +23,12 @@ from sqlalchemy import delete, func, select, update
 from scanpipe.audit import append_event
 from scanpipe.errors import ConfigError
 from scanpipe.store.models import utcnow
-from scanpipe.store.models_review import ROLES, login_failure_table, user_table, web_session_table
+from scanpipe.store.models_review import (
+    ROLES,
+    login_failure_table,
+    user_table,
+    web_session_table,
+)
 from scanpipe.store.repository import Store
 
 MAX_FAILURES = 5

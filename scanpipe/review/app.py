@@ -103,7 +103,7 @@ def _guard() -> Any:
         if request.method == "GET":
             return redirect(url_for("login_form", next=request.full_path if request.query_string else request.path))
         return refuse(401, "Log in first.")
-    allowed = roles_of(request.url_rule and _view(endpoint))
+    allowed = roles_of(_view(endpoint))
     if g.session.user.role not in allowed:
         return refuse(403, f"A {g.session.user.role} may not use this page.")
     if request.method not in SAFE_METHODS:

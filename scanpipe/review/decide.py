@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import select
 
@@ -85,11 +86,11 @@ def escalations(store: Store, item: str) -> list[Escalation]:
     t = decision_table
     with store._read() as conn:
         rows = conn.execute(select(t).where(t.c.item == item, t.c.state == "escalated").order_by(t.c.id)).mappings().all()
-    by_contest: dict[str, list[Mapping[str, object]]] = {}
+    by_contest: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
-        by_contest.setdefault(str(r["contest"]), []).append(r)
-    return [Escalation(item, str(rs[0]["item_kind"]), c, tuple(int(r["id"]) for r in rs),  # type: ignore[call-overload]
-                       tuple((", ".join(r["auditors"]), tuple(r["votes"])) for r in rs))  # type: ignore[call-overload]
+        by_contest.setdefault(str(r["contest"]), []).append(dict(r))
+    return [Escalation(item, str(rs[0]["item_kind"]), c, tuple(int(r["id"]) for r in rs),
+                       tuple((", ".join(r["auditors"]), tuple(r["votes"])) for r in rs))
             for c, rs in sorted(by_contest.items())]
 
 

@@ -12,7 +12,14 @@ from scanpipe.audit import append_event, verify_chain
 from scanpipe.review import accounts, index
 from scanpipe.review.app import refuse, store
 from scanpipe.review.security import ADMIN, BOARD, OBSERVER, allow
-from scanpipe.store.models import batch_table, card_table, decision_table, event_table, pair_table, utcnow
+from scanpipe.store.models import (
+    batch_table,
+    card_table,
+    decision_table,
+    event_table,
+    pair_table,
+    utcnow,
+)
 from scanpipe.store.models_review import ROLES
 from scanpipe.tally import TallyRow, tally_csv
 

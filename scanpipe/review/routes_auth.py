@@ -33,7 +33,7 @@ def login() -> Any:
         token = request.cookies.get(LOGIN_COOKIE, "")
         return render_template("login.html", login_csrf=token, next=_safe_next(request.form.get("next")),
                                error="Wrong user name or password, or the account is disabled."), 401
-    token, session = opened
+    token, _session = opened
     response = redirect(_safe_next(request.form.get("next")) or url_for("dashboard"))
     response.set_cookie(SESSION_COOKIE, token, httponly=True, samesite="Strict", secure=config().secure_cookies,
                         max_age=int(config().absolute.total_seconds()))

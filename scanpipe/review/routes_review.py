@@ -11,7 +11,15 @@ from scanpipe.review import decide, index, views
 from scanpipe.review.accounts import usernames_with_role
 from scanpipe.review.app import election, refuse, store
 from scanpipe.review.images import ImageMissing, card_image
-from scanpipe.review.security import ADMIN, ALL_ROLES, AUDITOR, BOARD, allow, consume_form_token, issue_form_token
+from scanpipe.review.security import (
+    ADMIN,
+    ALL_ROLES,
+    AUDITOR,
+    BOARD,
+    allow,
+    consume_form_token,
+    issue_form_token,
+)
 from scanpipe.types import CardKind
 
 
@@ -76,7 +84,7 @@ def _decide(kind: str, item: str) -> Any:
     outcome = decide.decide(store(), election(), kind=kind, item=item, contest=contest, votes=votes,
                             auditor=g.session.user.username, rule=rule, note=note)
     return render_template("decided.html", outcome=outcome, kind=kind, item=item, contest=contest,
-                           next_item=index.next_item(store(), item), again=url_for(kind, **{"card_id" if kind == "card" else "serial": item}))
+                           next_item=index.next_item(store(), item), again=url_for(kind, card_id=item) if kind == "card" else url_for(kind, serial=item))
 
 
 @allow(AUDITOR)

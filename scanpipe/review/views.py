@@ -15,7 +15,13 @@ from scanpipe.errors import DecisionError
 from scanpipe.review.index import ReviewItem, rows_of
 from scanpipe.rules import rule_set
 from scanpipe.store.repository import Store
-from scanpipe.types import Election, InterpretedCard, MachinePrintedCard, ReadCard, UnreadableCard
+from scanpipe.types import (
+    Election,
+    InterpretedCard,
+    MachinePrintedCard,
+    ReadCard,
+    UnreadableCard,
+)
 
 
 @dataclass(frozen=True, slots=True)

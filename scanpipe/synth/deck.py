@@ -9,8 +9,10 @@ does not depend on which process made it or on the other sheets):
    the weighted vote kinds; other targets sometimes get a distractor (no-vote or ambiguous)
    kind; write-in names are written in the write-in area (name without a filled oval ->
    ambiguous); ``blank_fraction`` of the sheets stay unmarked;
-3. paper damage with the profile's probabilities (fold, stain, tear) relabels every target it
-   touches ``damaged`` (ambiguous); bleed-through of the other side is faint and relabels nothing;
+3. paper damage with the profile's probabilities (fold, stain, tear) relabels the targets it
+   lies over ``damaged`` (ambiguous; :func:`scanpipe.synth.marks.damaged_targets`); on a
+   bilevel scan only damage still visible after the scanner flattens the paper counts (the
+   middle of a large stain disappears); bleed-through is faint and relabels nothing;
 4. scan (``scan.simulate_scan``) and write each side as its own file, or, sometimes, the
    sheet as one multi-page TIFF or PDF.
 
@@ -101,6 +103,7 @@ class _Target:
     write_in: bool = False
     circled_name: bool = False
     damage: str | None = None
+    damage_bilevel: str | None = None  # the damage still visible when the scan is bilevel
 
     @property
     def intent(self) -> MarkIntent:
@@ -188,6 +191,8 @@ def apply_damage(rgb: np.ndarray, targets: list[_Target], profile: ScanProfile, 
             damage = draw_tear(rgb, rng, dpi=dpi)
         for i in damaged_targets(damage, boxes, dpi=dpi):
             targets[i].damage = targets[i].damage or kind
+        for i in damaged_targets(damage, boxes, dpi=dpi, bilevel=True):
+            targets[i].damage_bilevel = targets[i].damage_bilevel or kind
         done.append(kind)
     return done
 
@@ -276,6 +281,9 @@ def _scan_and_write(opts: DeckOptions, index: int, ov: dict[str, Any], rng: np.r
                  for k in range(len(scans))]
     entries = []
     for (lp, _, targets, damage), (_, meta), (name, page_of_file, fmt_name, quality, is_color) in zip(pages, scans, files):
+        if fmt_name == "tif_g4":  # a bilevel scanner flattens the paper: only damage still visible counts
+            for t in targets:
+                t.damage = t.damage_bilevel
         entry: dict[str, Any] = {
             "file": name, "page_of_file": page_of_file, "style": style_id, "page": lp.page, "precinct": precinct,
             "kind": ov.get("kind", "ballot"), "rotated_180": meta.rotated_180, "dpi": dpi, "format": fmt_name,

@@ -8,14 +8,19 @@ with OpenCV's luma weights, so a colour ink's darkness is exact in grayscale too
 Model of ink on paper: a mark is an alpha mask ``a`` in [0, 1] and a colour ``c``; the paper
 becomes ``p * (1 - a * (1 - c/255))`` (subtractive, so ink over print stays dark). Coverage
 ranges are enforced by rejection sampling of the shape (measured as the share of interior
-pixels with ``a > 0.5`` for the lower bound and ``a > 0.2`` for the upper, interior pixels under the printed ~0.012 in outline excluded, since
-no mark can show there); distance rules (stray lines, loops) are checked with a distance
-transform. Everything is drawn in a small region of interest around the target at the render
-dpi, so marking a card costs well under a millisecond per target.
+pixels with ``a > 0.5`` for the lower bound and ``a > 0.2`` for the upper, interior pixels
+under the printed ~0.012 in outline excluded, since no mark can show there); graphite kinds
+(light pencil, erasure) are defined by their *measured* mean darkness over that interior
+(:data:`PENCIL_MEASURED`, :data:`ERASURE_MEASURED`), grain included; a small partial mark
+must stay within :data:`SMALL_MAX_SPAN` of the oval's width and height; distance rules
+(stray lines, loops) are checked with a distance transform. Everything is drawn in a small
+region of interest around the target at the render dpi.
 
-Damage (fold, stain, tear) returns the pixel region it touched; the deck relabels every
-target whose box (grown by 0.03 in) meets that region as ``damaged`` (ambiguous). Bleed-through
-is faint mirrored content of the other side (darkness <= 0.08) and relabels nothing.
+Damage (fold, stain, tear) returns the region where it is plainly visible; the deck relabels
+a target ``damaged`` (ambiguous) only when that damage lies over it (:func:`damaged_targets`:
+a crease within 0.03 in of the box, a stain covering >= 10% of the box, missing paper reaching
+the oval). Fold shadows (darkness <= 0.05) and bleed-through (mirrored other side, <= 0.05)
+are faint and relabel nothing.
 """
 
 from __future__ import annotations
@@ -496,6 +501,7 @@ class Damage:
 
     kind: str  # "fold" | "stain" | "tear"
     mask: np.ndarray  # bool, H x W of the card
+    bilevel_mask: np.ndarray | None = None  # where still visible in a bilevel scan (None: as mask)
 
 
 def _darken(rgb: np.ndarray, darkness: np.ndarray, tint: tuple[float, float, float] = (1.0, 1.0, 1.0)) -> None:
@@ -548,8 +554,24 @@ def draw_stain(rgb: np.ndarray, rng: np.random.Generator, *, dpi: float, near_px
     darkness = cv2.GaussianBlur(body * rng.uniform(*STAIN_BODY) + rim * rng.uniform(0.1, 0.2), (0, 0), 0.01 * dpi)
     tint = (0.55, 0.9, 1.35)  # brownish: blue absorbed most
     _darken(rgb[y0:y1, x0:x1], darkness, tint=tint)
-    mask[y0:y1, x0:x1] = darkness * gray_of(tint) >= STAIN_VISIBLE  # gray darkness of the stain
-    return Damage("stain", mask)
+    gray_dark = darkness * gray_of(tint)
+    mask[y0:y1, x0:x1] = gray_dark >= STAIN_VISIBLE  # gray darkness of the stain
+    return Damage("stain", mask, _bilevel_visible(gray_dark, (y0, x0), (h, w)))
+
+
+def _bilevel_visible(darkness: np.ndarray, origin: tuple[int, int], shape: tuple[int, int]) -> np.ndarray:
+    """Where a broad darkening stays visible (>= :data:`STAIN_VISIBLE`) after a bilevel scanner
+    flattens the paper white (the same estimate as :func:`scanpipe.synth.scan.to_bilevel`:
+    1/16 scale, 5x5 dilation, blur): the middle of a large stain is flattened away."""
+    h, w = shape
+    gray = np.full((h, w), 255.0, np.float32)
+    y0, x0 = origin
+    gray[y0:y0 + darkness.shape[0], x0:x0 + darkness.shape[1]] = 255.0 * (1.0 - darkness)
+    small = cv2.resize(gray, (max(1, w // 16), max(1, h // 16)), interpolation=cv2.INTER_AREA)
+    white = cv2.GaussianBlur(cv2.dilate(small, np.ones((5, 5), np.uint8)), (0, 0), 2.0)
+    white = cv2.resize(white, (w, h), interpolation=cv2.INTER_LINEAR)
+    flat = gray * (255.0 / np.maximum(white, 64.0))
+    return 1.0 - np.minimum(flat, 255.0) / 255.0 >= STAIN_VISIBLE
 
 
 def draw_tear(rgb: np.ndarray, rng: np.random.Generator, *, dpi: float) -> Damage:
@@ -586,14 +608,16 @@ def draw_bleed_through(rgb: np.ndarray, other_side: np.ndarray, rng: np.random.G
     return strength
 
 
-def damaged_targets(damage: Damage, boxes: dict[int, BoxPx], *, dpi: float, grow_in: float | None = None) -> set[int]:
+def damaged_targets(damage: Damage, boxes: dict[int, BoxPx], *, dpi: float, grow_in: float | None = None,
+                    bilevel: bool = False) -> set[int]:
     """Indices of targets that ``damage`` lies over.
 
     A fold's crease counts when it meets the target's box grown by ``grow_in`` (default
     :data:`DAMAGE_REACH_IN`); a stain when its visible part covers at least :data:`STAIN_OVER`
     of the box; a tear only when missing paper or its edge meets the printed oval itself (a
-    torn box corner beside the oval harms nothing).
+    torn box corner beside the oval harms nothing). ``bilevel``: as seen in a bilevel scan.
     """
+    mask = damage.bilevel_mask if bilevel and damage.bilevel_mask is not None else damage.mask
     g = (DAMAGE_REACH_IN if grow_in is None else grow_in) * dpi
     hit = set()
     for i, (x, y, w, h) in boxes.items():
@@ -606,12 +630,12 @@ def damaged_targets(damage: Damage, boxes: dict[int, BoxPx], *, dpi: float, grow
                 hit.add(i)
             continue
         if damage.kind == "stain":
-            patch = damage.mask[max(0, int(y)):int(np.ceil(y + h)), max(0, int(x)):int(np.ceil(x + w))]
+            patch = mask[max(0, int(y)):int(np.ceil(y + h)), max(0, int(x)):int(np.ceil(x + w))]
             if patch.size and float(patch.mean()) >= STAIN_OVER:
                 hit.add(i)
             continue
         y0, y1 = max(0, int(y - g)), int(np.ceil(y + h + g))
         x0, x1 = max(0, int(x - g)), int(np.ceil(x + w + g))
-        if damage.mask[y0:y1, x0:x1].any():
+        if mask[y0:y1, x0:x1].any():
             hit.add(i)
     return hit
