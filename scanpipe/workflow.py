@@ -25,7 +25,7 @@ from scanpipe.reconcile.resolve import NewDuplicate, PairOutcome, apply_pairs, r
 from scanpipe.rules import rule_set
 from scanpipe.store.repository import Store
 from scanpipe.tally import TallyRow, tally_precincts
-from scanpipe.types import CardHints, CardKind, Election, InterpretedCard
+from scanpipe.types import CardHints, CardKind, Election, InterpretedCard, Reason
 
 
 def init_election(store: Store, election_path: Path) -> tuple[Election, bool]:
@@ -133,14 +133,28 @@ def standing(store: Store) -> Standing:
         per_card[stored.card_id] = count_card(election, stored.card, finals, voided=stored.batch_voided,
                                               identified=identified.get(stored.card_id, (None, None)))
     voided = {cid for cid, c in per_card.items() if c.voided}
-    pairings = tuple(pair_cards((c for c in cards if c.source.card_id not in voided), store.stated_serials()))
+    current = store.new_duplicates()
+    late = late_cards(cards, current)  # labelled with a serial people already resolved
+    pairings = tuple(pair_cards((c for c in cards if c.source.card_id not in voided | late), store.stated_serials()))
     outcomes = tuple(resolve_pair(election, p, per_card, finals) for p in pairings)
     new_dups = {nd.base_serial: NewDuplicate(nd.serial, nd.base_serial, nd.style, nd.precinct, nd.contests, nd.auditors)
-                for nd in store.new_duplicates()}
-    reprint_ids = {c.source.card_id for p in pairings for c in p.reprints}
+                for nd in current}
+    live = {nd.serial for nd in current}
     counts = apply_pairs(per_card, outcomes, new_dups, election)
-    counts = [replace(c, counts=False) if c.card_id in reprint_ids else c for c in counts]
+    reprints = {c.source.card_id: c for p in pairings for c in p.reprints}
+    superseded = {cid for cid, c in reprints.items() if c.label is not None and c.label.serial not in live} | late
+    counts = [replace(c, counts=False, card_pending=True, reasons=tuple(dict.fromkeys(c.reasons + (Reason.SUPERSEDED_LABEL,))))
+              if c.card_id in superseded else replace(c, counts=False) if c.card_id in reprints else c for c in counts]
     return Standing(election, tuple(counts), decisions, outcomes, pairings, tuple(cards))
+
+
+def late_cards(cards: Sequence[InterpretedCard], current: Sequence[object]) -> set[str]:
+    """Cards labelled with a base serial whose pair people already resolved with a new
+    duplicate, but which were not part of that decision: they must not reopen it."""
+    decided = {nd.base_serial: set(nd.superseded_cards) | set(nd.original_cards) for nd in current}  # type: ignore[attr-defined]
+    return {c.source.card_id for c in cards
+            if c.label is not None and c.label.revision is None and c.label.base_serial in decided
+            and c.source.card_id not in decided[c.label.base_serial]}
 
 
 def tally(store: Store) -> list[TallyRow]:

@@ -114,7 +114,7 @@ def formats(files: Sequence[Path]) -> str:
     return ", ".join(f"{n} {ext}" for ext, n in sorted(counts.items()))
 
 
-def median_of(runs: int, fn, *args) -> tuple[float, list[float]]:  # noqa: ANN001
+def median_of(runs: int, fn, *args) -> tuple[float, list[float]]:
     times = [fn(*args) for _ in range(runs)]
     return statistics.median(times), times
 

@@ -33,7 +33,14 @@ from pathlib import Path
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ingest import card_files, environment, formats, make_cards, run_checked, scanpipe_cmd  # noqa: E402
+from bench_ingest import (
+    card_files,
+    environment,
+    formats,
+    make_cards,
+    run_checked,
+    scanpipe_cmd,
+)
 
 LIMIT_MB = 500.0
 
@@ -121,18 +128,18 @@ def tree_memory(proc: psutil.Process) -> tuple[int, int, int]:
 
 def run_sampled(cmd: Sequence[str], interval: float) -> tuple[int, float, list[tuple[float, int, int, int]], str, str]:
     """(exit status, wall s, samples (t, tree RSS, own RSS, tree PSS), stdout, stderr) of ``cmd``."""
-    out_f, err_f = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
-    started = time.perf_counter()
-    popen = subprocess.Popen(list(cmd), stdout=out_f, stderr=err_f, text=True)
-    proc = psutil.Process(popen.pid)
-    samples = []
-    while popen.poll() is None:
-        samples.append((time.perf_counter() - started, *tree_memory(proc)))
-        time.sleep(interval)
-    wall = time.perf_counter() - started
-    out_f.seek(0)
-    err_f.seek(0)
-    return popen.returncode, wall, samples, out_f.read(), err_f.read()
+    with tempfile.TemporaryFile("w+") as out_f, tempfile.TemporaryFile("w+") as err_f:
+        started = time.perf_counter()
+        popen = subprocess.Popen(list(cmd), stdout=out_f, stderr=err_f, text=True)
+        proc = psutil.Process(popen.pid)
+        samples = []
+        while popen.poll() is None:
+            samples.append((time.perf_counter() - started, *tree_memory(proc)))
+            time.sleep(interval)
+        wall = time.perf_counter() - started
+        out_f.seek(0)
+        err_f.seek(0)
+        return popen.returncode, wall, samples, out_f.read(), err_f.read()
 
 
 def growth(samples: Sequence[tuple[float, int, int, int]]) -> str:

@@ -28,7 +28,15 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ingest import card_files, environment, fmt_times, formats, make_cards, run_checked, scanpipe_cmd  # noqa: E402
+from bench_ingest import (
+    card_files,
+    environment,
+    fmt_times,
+    formats,
+    make_cards,
+    run_checked,
+    scanpipe_cmd,
+)
 
 
 def ingest_and_export(election: Path, folder: Path, work: Path, tag: str, *extra: str) -> tuple[float, dict[str, Any]]:

@@ -20,9 +20,9 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from scanpipe.errors import SourceError  # noqa: E402
-from scanpipe.pipeline import FileResult  # noqa: E402
-from scanpipe.scale import collect, connect, dask_client, run_dask  # noqa: E402
+from scanpipe.errors import SourceError
+from scanpipe.pipeline import FileResult
+from scanpipe.scale import collect, connect, dask_client, run_dask
 
 SHEETS = 12
 
@@ -115,7 +115,7 @@ def test_killed_worker_loses_nothing_and_counts_nothing_twice(deck: tuple[Path, 
             return
         busy = {addr: keys for addr, keys in watcher.processing().items() if keys}
         assert busy, "no task was running when the first result arrived"
-        addr, keys = sorted(busy.items())[0]
+        addr, keys = min(busy.items())
         os.kill(pids[addr], signal.SIGKILL)
         killed.append((addr, tuple(map(str, keys))))
 
