@@ -117,7 +117,7 @@ class Standing:
     decisions: tuple[Decision, ...]
     pairs: tuple[PairOutcome, ...] = ()
     pairings: tuple[Pairing, ...] = ()
-    cards: tuple[InterpretedCard, ...] = ()
+    cards: tuple[InterpretedCard, ...] = ()  # the cards that carry a serial (labelled or stated)
 
 
 def standing(store: Store) -> Standing:
@@ -126,16 +126,18 @@ def standing(store: Store) -> Standing:
     decisions = tuple(to_decision(d) for d in store.decisions())
     finals = final_decisions(decisions)
     identified = store.identifications()
-    cards: list[InterpretedCard] = []
+    stated = store.stated_serials()
+    cards: list[InterpretedCard] = []  # only cards that may pair: the rest is not kept in memory
     per_card: dict[str, CardCount] = {}
     for stored in store.iter_cards():
-        cards.append(stored.card)
+        if stored.card.label is not None or stored.card_id in stated:
+            cards.append(stored.card)
         per_card[stored.card_id] = count_card(election, stored.card, finals, voided=stored.batch_voided,
                                               identified=identified.get(stored.card_id, (None, None)))
     voided = {cid for cid, c in per_card.items() if c.voided}
     current = store.new_duplicates()
     late = late_cards(cards, current)  # labelled with a serial people already resolved
-    pairings = tuple(pair_cards((c for c in cards if c.source.card_id not in voided | late), store.stated_serials()))
+    pairings = tuple(pair_cards((c for c in cards if c.source.card_id not in voided | late), stated))
     outcomes = tuple(resolve_pair(election, p, per_card, finals) for p in pairings)
     new_dups = {nd.base_serial: NewDuplicate(nd.serial, nd.base_serial, nd.style, nd.precinct, nd.contests, nd.auditors)
                 for nd in current}

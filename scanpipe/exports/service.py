@@ -33,7 +33,8 @@ def cvr_entries(store: Store, s: Standing | None = None) -> Iterator[CvrEntry]:
     finals = final_decisions(s.decisions)
     superseded = {cid for p in s.pairs if p.counted == "new" for cid in p.duplicates}
     reprints = {c.source.card_id: c for pairing in s.pairings for c in pairing.reprints}
-    for card in s.cards:
+    for stored in store.iter_cards():
+        card = stored.card
         cid = card.source.card_id
         if cid in reprints:
             continue
@@ -72,7 +73,7 @@ def export_cvr_file(store: Store, out: Path, *, validate: bool = True) -> int:
     s = standing(store)
     now = datetime.now(UTC)
     try:
-        if validate and len(s.cards) <= VALIDATE_UP_TO:
+        if validate and len(s.counts) <= VALIDATE_UP_TO:
             entries = list(cvr_entries(store, s))
             report = build_cvr_report(election, entries, generated_at=now)
             errors = validate_cvr_report(report)
