@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 
 from scanpipe.types import (
     CardKind,
+    DecisionState,
     ContestOutcome,
     ContestReading,
     Election,
@@ -33,13 +33,6 @@ BLOCKING_REASONS = frozenset({
     Reason.NO_PRECINCT, Reason.STYLE_CONFLICT, Reason.KIND_UNKNOWN, Reason.LABEL_UNREADABLE,
     Reason.LABEL_CONFLICT, Reason.SUPERSEDED_LABEL, Reason.NO_SERIAL, Reason.TEXT_UNREAD, Reason.TEXT_CODE_DISAGREE,
 })
-
-
-class DecisionState(StrEnum):
-    FIRST_HALF = "first_half"  # one auditor so far; a second, different one must agree
-    FINAL = "final"
-    ESCALATED = "escalated"  # two auditors disagreed: the board decides
-    SUPERSEDED = "superseded"  # replaced by a later decision of the same contest
 
 
 @dataclass(frozen=True, slots=True)

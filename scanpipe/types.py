@@ -47,6 +47,22 @@ class CardKind(StrEnum):
     UNKNOWN = "unknown"  # could not be told: queued as kind_unknown
 
 
+class DecisionState(StrEnum):
+    """Where a person's decision of voter intent stands (the two-people rule)."""
+
+    FIRST_HALF = "first_half"  # one auditor of two: waits for the second
+    FINAL = "final"
+    ESCALATED = "escalated"  # two auditors disagreed: the board decides
+    SUPERSEDED = "superseded"  # replaced by a later decision of the same contest
+
+
+class ItemKind(StrEnum):
+    """What a decision is about: one card, or a pair (a base serial)."""
+
+    CARD = "card"
+    PAIR = "pair"
+
+
 class Reason(StrEnum):
     """Queue reason codes (contract section 5). Values are the exact codes."""
 

@@ -9,7 +9,7 @@ All targets of a page are scored together (no per-target Python work on pixels):
 2. **Darkness.** Lightly blurred (undoes G4 dithering and JPEG noise), ``1 - gray / paper``
    with ``paper`` the window's 90th percentile (local paper level: scans drift in brightness).
 3. **Local refinement.** The rendered blank oval (zero-mean) is correlated with each window
-   over +-:data:`SEARCH_PX` canonical pixels, x then y, biased towards no shift.
+   over +-:data:`SEARCH_PX` canonical pixels (``cv2.matchTemplate``), biased towards no shift.
 4. **Ink** is darkness beyond the printed outline (rendered, blurred, dilated).
 5. **Features** (all targets at once):
    ``fill_score`` mean ink in the interior; *level*, the ink that :data:`LEVEL_SHARE` of the
@@ -19,9 +19,10 @@ All targets of a page are scored together (no per-target Python work on pixels):
    (checks, X's and scribbles span >= 0.7; a small partial mark <= 0.55); ``ring_score``, the
    share of 16 sectors 0.035-0.12 in around the oval crossed by a stroke, or ink both above
    and below the option's printed name; ``damage_score``, the strongest of a stain (paper
-   around the oval darker than the page's paper plane), a fold (a thin line crossing the
-   strips left and right of the oval at the oval's height) and a tear (a part of the printed
-   outline missing: no paper); ``write_in_score``, columns of the write-in area crossed by ink.
+   around the oval, pen strokes lifted off by a brightness dilation, darker than the page's
+   paper plane fitted through all windows), a fold (a light line crossing both strips left and
+   right of the oval at the oval's height) and a tear (a part of the printed outline missing:
+   no paper); ``write_in_score``, columns of the write-in area crossed by ink.
 6. ``score`` maps level, cover and span onto one scale with fixed anchors taken from the mark
    catalogue (``notes/marks.md``): a value at the gap between no-vote and ambiguous marks
    maps to :data:`LOW_ANCHOR`, at the gap between ambiguous marks and votes to

@@ -4,24 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
-from scanpipe.types import CardKind, InterpretedCard
-
-
-class ItemKind(StrEnum):
-    """What a decision is about: one card, or a pair (a base serial)."""
-
-    CARD = "card"
-    PAIR = "pair"
-
-
-class DecisionState(StrEnum):
-    FIRST_HALF = "first_half"  # one auditor of two: waits for the second
-    FINAL = "final"
-    ESCALATED = "escalated"  # two auditors disagreed: the board decides
-    SUPERSEDED = "superseded"  # replaced by a later decision
+from scanpipe.types import CardKind, DecisionState, InterpretedCard, ItemKind
 
 
 @dataclass(frozen=True, slots=True)
