@@ -52,10 +52,15 @@ def cli(ctx: click.Context, db: str) -> None:
     ctx.obj = Ctx(db)
 
 
-def _exit_for_queue(store, verb: str) -> None:  # noqa: ANN001
+def _exit_for_queue(store, verb: str, *, changed: bool = True) -> None:  # noqa: ANN001
+    """Exit 1 when something awaits a person; after a change, refresh the review's index."""
     from scanpipe.workflow import queue
 
     items = queue(store)
+    if changed:
+        from scanpipe.review.index import refresh_all
+
+        refresh_all(store, items)
     if items:
         reasons = Counter(i.reason for i in items)
         detail = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
@@ -249,7 +254,7 @@ def tally(ctx: Ctx, out: Path | None) -> None:
     else:
         out.write_text(text, encoding="utf-8", newline="")
         click.echo(f"tally written to {out}", err=True)
-    _exit_for_queue(store, "tally")
+    _exit_for_queue(store, "tally", changed=False)
 
 
 @cli.group()
@@ -346,8 +351,11 @@ def describe(card: InterpretedCard) -> str:
 from scanpipe.cli_calibrate import register as _register_calibrate  # noqa: E402  (calibrate)
 from scanpipe.cli_scan import register as _register_scan  # noqa: E402  (scan, devices)
 
+from scanpipe.cli_review import register as _register_review  # noqa: E402  (review, user, audit)
+
 _register_scan(cli)
 _register_calibrate(cli)
+_register_review(cli)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -359,15 +367,12 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as e:
         e.show()
         sys.exit(2)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        sys.exit(2)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("interrupted: what was stored is kept; run the same command again to resume", err=True)
+        sys.exit(130)
     except ScanpipeError as e:
         click.echo(f"scanpipe: error: {e}", err=True)
         sys.exit(2)
-    except KeyboardInterrupt:
-        click.echo("interrupted: what was stored is kept; run the same command again to resume", err=True)
-        sys.exit(130)
 
 
 if __name__ == "__main__":

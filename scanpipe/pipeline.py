@@ -92,6 +92,20 @@ _WORKER: dict[str, object] = {}
 def _init_worker(context: InterpretContext, known: frozenset[str]) -> None:
     _WORKER["context"] = context
     _WORKER["known"] = known
+    _one_opencv_thread()
+
+
+def _one_opencv_thread() -> int:
+    """Run OpenCV single-threaded in a worker; return the previous thread count.
+
+    Ingest is parallel by process: OpenCV's own thread pool would oversubscribe the cores,
+    and on a busy machine each small parallel call then waits for a descheduled thread.
+    """
+    import cv2
+
+    previous = cv2.getNumThreads()
+    cv2.setNumThreads(1)
+    return previous
 
 
 def read_one(path: str, hints: CardHints, batch: str) -> FileResult:
@@ -124,9 +138,15 @@ def _read_task(args: tuple[str, CardHints, str]) -> FileResult:
 def run_local(files: Sequence[str], context: InterpretContext, hints: CardHints, batch: str, known: frozenset[str], workers: int) -> Iterator[FileResult]:
     """Results as files finish: in-process for one worker, else a process pool."""
     if workers <= 1:
-        _init_worker(context, known)
-        for f in files:
-            yield read_one(f, hints, batch)
+        import cv2
+
+        _WORKER.update(context=context, known=known)
+        previous = _one_opencv_thread()
+        try:
+            for f in files:
+                yield read_one(f, hints, batch)
+        finally:
+            cv2.setNumThreads(previous)
         return
     chunk = max(1, min(16, len(files) // (workers * 8) or 1))
     with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(context, known)) as pool:
@@ -161,25 +181,27 @@ def store_results(
             pending = []
         last = time.monotonic()
 
-    for result in results:
-        summary.files += 1
-        if result.error is not None:
-            summary.missing.append((result.path, result.error))
-        elif result.already_stored:
-            summary.files_already += 1
-        for card in result.cards:
-            flagged = needs_person(card)
-            summary.needs_person += flagged
-            if isinstance(card.interpretation, UnreadableCard):
-                summary.unreadable[card.interpretation.reason.value] += 1
-            if on_card is not None:
-                on_card(card, flagged)
-            pending.append(card)
-        if on_file is not None:
-            on_file(result)
-        if len(pending) >= COMMIT_EVERY_CARDS or time.monotonic() - last > COMMIT_EVERY_SECONDS:
-            flush()
-    flush()
+    try:
+        for result in results:
+            summary.files += 1
+            if result.error is not None:
+                summary.missing.append((result.path, result.error))
+            elif result.already_stored:
+                summary.files_already += 1
+            for card in result.cards:
+                flagged = needs_person(card)
+                summary.needs_person += flagged
+                if isinstance(card.interpretation, UnreadableCard):
+                    summary.unreadable[card.interpretation.reason.value] += 1
+                if on_card is not None:
+                    on_card(card, flagged)
+                pending.append(card)
+            if on_file is not None:
+                on_file(result)
+            if len(pending) >= COMMIT_EVERY_CARDS or time.monotonic() - last > COMMIT_EVERY_SECONDS:
+                flush()
+    finally:
+        flush()  # also on Ctrl-C or a worker's crash: what was read is kept
 
 
 def default_workers() -> int:

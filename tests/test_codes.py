@@ -95,6 +95,103 @@ def test_looks_like_barcode_sees_an_undecodable_label_but_not_text() -> None:
 
 
 # --------------------------------------------------------------------------------------
+# label finding: any angle, any dpi, bilevel scans, dense text; nothing on plain ballots
+
+
+def bilevel(page: np.ndarray, dpi: int) -> np.ndarray:
+    """A scanner's bilevel mode: a little optical blur, then error-diffusion dithering."""
+    from PIL import Image
+
+    blurred = cv2.GaussianBlur(page, (0, 0), 0.6 * dpi / 200)
+    return np.array(Image.fromarray(blurred).convert("1").convert("L"))
+
+
+def label_page(dpi: int, angle: float, text: str, *, seed: int = 1) -> np.ndarray:
+    """A page of dense text lines with a 13-mil Code 128 sticker pasted over the text."""
+    page = text_page(int(8.5 * dpi), int(11 * dpi), seed=seed)
+    module = max(2, round(0.013 * dpi))
+    paste(page, symbol(text, zxingcpp.BarcodeFormat.Code128, module, int(0.4 * dpi)), int(2.2 * dpi), int(4.0 * dpi), angle)
+    return page
+
+
+@pytest.mark.parametrize(("dpi", "angle", "bilevel_scan"), [
+    (150, 0.0, False), (150, 90.0, False), (150, 200.0, True), (150, 315.0, False),
+    (200, 17.0, False), (200, 90.0, True), (200, 133.0, False), (200, 270.0, True), (200, 352.0, False),
+    (300, 45.0, False), (300, 180.0, True), (300, 241.0, False), (300, 90.0, False),
+])
+def test_find_labels_reads_a_sticker_at_any_angle_among_dense_text(dpi: int, angle: float, bilevel_scan: bool) -> None:
+    from scanpipe.imaging.codes import find_labels
+
+    page = label_page(dpi, angle, "ORG-Q7731-R2", seed=dpi + int(angle))
+    if bilevel_scan:
+        page = bilevel(page, dpi)
+    (code,) = find_labels(page, dpi=dpi)
+    assert (code.symbology, code.text) == (CodeSymbology.CODE128, "ORG-Q7731-R2")
+    cx, cy = np.mean(code.corners_px, axis=0)  # corners come back in page pixels, on the sticker
+    assert abs(cx - 2.2 * dpi - 1.1 * dpi) < 1.0 * dpi and abs(cy - 4.0 * dpi - 1.1 * dpi) < 1.0 * dpi
+
+
+def test_a_torn_sideways_sticker_in_text_is_seen_but_not_read() -> None:
+    from scanpipe.imaging.codes import find_labels
+
+    dpi = 200
+    page = text_page(int(8.5 * dpi), int(11 * dpi), seed=5)
+    label = symbol("DUP-T55", zxingcpp.BarcodeFormat.Code128, 3, int(0.35 * dpi))
+    label[:, label.shape[1] * 3 // 5 :] = 255
+    paste(page, label, 700, 900, 90.0)
+    assert find_labels(page, dpi=dpi) == ()
+    assert looks_like_barcode(page)
+
+
+def demo_cards(dpi: int) -> list[np.ndarray]:
+    """Blank printed cards of every demo style (ours with fiducials and QR; vendor's with
+    timing marks), as gray pages."""
+    import tempfile
+    from pathlib import Path
+
+    from scanpipe.election import load_election
+    from scanpipe.synth.definition import write_demo_election
+    from scanpipe.synth.render import render_card
+
+    with tempfile.TemporaryDirectory() as tmp:
+        election = load_election(write_demo_election(Path(tmp)))
+    pages = []
+    for style in election.ballot_styles:
+        for lp in style.layout.pages:
+            rgb = render_card(election, style.id, lp.page, style.precincts[0], dpi)
+            pages.append(cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY))
+    return pages
+
+
+@pytest.mark.parametrize("dpi", [150, 300])
+def test_no_label_is_seen_on_plain_ballots(dpi: int) -> None:
+    from scanpipe.imaging.codes import find_labels, label_candidates
+
+    for page in demo_cards(dpi):
+        for scan in (page, bilevel(page, dpi)):
+            assert find_labels(scan, dpi=dpi) == ()
+            assert not looks_like_barcode(scan)
+            assert not looks_like_barcode(scan, dpi=dpi)  # the full check, not the cached one
+            assert len(label_candidates(scan, dpi)) <= 1  # at most a header word's stems
+
+
+def test_looks_like_barcode_after_find_labels_reuses_the_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scanpipe.imaging import codes
+
+    page = label_page(150, 30.0, "DUP-X1")
+    assert [c.text for c in codes.find_labels(page, dpi=150)] == ["DUP-X1"]
+
+    def no_second_scan(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the page was scanned again")
+
+    monkeypatch.setattr(codes, "label_candidates", no_second_scan)
+    assert looks_like_barcode(page)
+    blank = text_page(1275, 1650)
+    with pytest.raises(AssertionError, match="scanned again"):
+        looks_like_barcode(blank)  # another image: a real scan
+
+
+# --------------------------------------------------------------------------------------
 # parsers
 
 

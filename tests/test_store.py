@@ -397,5 +397,6 @@ def test_skipped_files_are_noted_once_and_events_kept_in_order(store: Store) -> 
     a = store.log_event("ingest_started", {"paths": ["/scans"]}, actor="ann")
     b = store.log_event("ingest_finished", {"cards": 3})
     assert a < b
-    assert [(e.action, e.detail, e.hash) for e in store.events()][-2:] == [
-        ("ingest_started", {"paths": ["/scans"]}, None), ("ingest_finished", {"cards": 3}, None)]
+    events = store.events()
+    assert [(e.action, e.detail) for e in events][-2:] == [("ingest_started", {"paths": ["/scans"]}), ("ingest_finished", {"cards": 3})]
+    assert events[-1].prev_hash == events[-2].hash and all(e.hash for e in events)  # every event is chained

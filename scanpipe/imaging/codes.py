@@ -258,6 +258,9 @@ _MIN_CANDIDATE_LENGTH_IN = 0.8  # along the bars' gradient, measured in whole ce
 _MIN_HEIGHT_IN = 0.12
 _WORK_DPI_MIN = 75.0
 _CELL_PX = 8  # working pixels per cell side (0.08-0.11 in)
+_LINE_STEP_IN = 0.06  # spacing of the alternation test's lines across the bars
+_MAX_LINES = 60
+_BAND_CELLS = 32  # rows of cells per band of the tensor computation
 _ANGLE_BINS = 12  # 15 degrees each
 _LETTER_WIDTH_IN = 8.5
 
@@ -316,12 +319,12 @@ def label_candidates(gray: np.ndarray, dpi: float) -> list[LabelCandidate]:
     min_cells = max(2, int(_MIN_CANDIDATE_LENGTH_IN * cells_per_in))
     if int(np.count_nonzero(keep)) < min_cells:
         return []
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(keep.view(np.uint8), connectivity=8)
+    _count, labels, stats, _ = cv2.connectedComponentsWithStats(keep.view(np.uint8), connectivity=8)
+    big = (stats[:, 4] >= min_cells) & (stats[:, 2] ** 2 + stats[:, 3] ** 2 >= min_cells**2)
+    big[0] = False  # the background
     found: list[LabelCandidate] = []
-    for i in range(1, count):
-        x, y, w, h, area = (int(v) for v in stats[i])
-        if area < min_cells or np.hypot(w, h) < min_cells:
-            continue
+    for i in np.flatnonzero(big):
+        x, y, w, h = (int(v) for v in stats[i, :4])
         own = labels[y : y + h, x : x + w] == i
         found.extend(_direction_groups(own, angle[y : y + h, x : x + w], (x, y), unit, min_cells))
     return found
@@ -340,16 +343,27 @@ def _cell_tensor(gray: np.ndarray, dpi: float) -> tuple[np.ndarray, np.ndarray, 
     small = gray[: rows * unit, : cols * unit]
     while small.shape[1] > cols * _CELL_PX:  # exact halvings: fast, and a box average
         small = _halved(small)
-    gx = cv2.Sobel(small, cv2.CV_32F, 1, 0, ksize=3)
-    gy = cv2.Sobel(small, cv2.CV_32F, 0, 1, ksize=3)
-    tensor = [cv2.multiply(gx, gx), cv2.multiply(gy, gy), cv2.multiply(gx, gy)]
-    while tensor[0].shape[1] > cols:
-        tensor = [_halved(t) for t in tensor]
+    tensor = np.empty((3, rows, cols), np.float32)
+    for top in range(0, rows, _BAND_CELLS):  # bands small enough to stay in cache
+        bottom = min(rows, top + _BAND_CELLS)
+        tensor[:, top:bottom] = _band_tensor(small, top * _CELL_PX, bottom * _CELL_PX)
     jxx, jyy, jxy = tensor
     energy, diff = jxx + jyy, jxx - jyy
     keep = (diff * diff + 4.0 * jxy * jxy >= (_MIN_COHERENCE**2) * energy * energy) & (energy >= _MIN_CELL_ENERGY)
     angle = (np.degrees(np.arctan2(2.0 * jxy, diff)) * 0.5) % 180.0
     return keep, angle, unit
+
+
+def _band_tensor(small: np.ndarray, top: int, bottom: int) -> np.ndarray:
+    """Cell sums of the structure tensor (gx², gy², gx·gy) over rows ``top:bottom``."""
+    above, below = min(top, 1), min(small.shape[0] - bottom, 1)  # Sobel's context rows
+    band = small[top - above : bottom + below]
+    gx = cv2.Sobel(band, cv2.CV_32F, 1, 0, ksize=3)[above : above + bottom - top]
+    gy = cv2.Sobel(band, cv2.CV_32F, 0, 1, ksize=3)[above : above + bottom - top]
+    products = cv2.merge([cv2.multiply(gx, gx), cv2.multiply(gy, gy), cv2.multiply(gx, gy)])
+    while products.shape[0] > (bottom - top) // _CELL_PX:
+        products = _halved(products)
+    return products.transpose(2, 0, 1)
 
 
 def _halved(image: np.ndarray) -> np.ndarray:
@@ -363,14 +377,20 @@ def _direction_groups(
     15) and keep the groups long enough across their bars."""
     fine = (np.rint(angle / (180.0 / _ANGLE_BINS)).astype(np.int32)) % _ANGLE_BINS
     per_bin = np.bincount(fine[own], minlength=_ANGLE_BINS)
+    rows, cols = np.nonzero(own)
     found: list[LabelCandidate] = []
     for k in range(_ANGLE_BINS):
         near = [(k - 1) % _ANGLE_BINS, k, (k + 1) % _ANGLE_BINS]
         if per_bin[k] == 0 or per_bin[near].sum() < min_cells or per_bin[k] < per_bin[near].max():
             continue  # each group once: from its most populated fine bin
+        t = np.radians(k * 180.0 / _ANGLE_BINS)
+        if np.ptp(cols * np.cos(t) + rows * np.sin(t)) + 3.0 < min_cells:
+            continue  # too short across the bars even before splitting (text-line edges, rules)
         group = own & np.isin(fine, near)
-        count, labels = cv2.connectedComponents(group.view(np.uint8), connectivity=8)
-        for i in range(1, count):
+        count, labels, stats, _ = cv2.connectedComponentsWithStats(group.view(np.uint8), connectivity=8)
+        for i in np.flatnonzero(stats[:, 4] >= min_cells):
+            if i == 0:
+                continue
             candidate = _candidate(labels == i, angle, origin, unit, min_cells)
             if candidate is not None:
                 found.append(candidate)
@@ -395,16 +415,19 @@ def _candidate(cells: np.ndarray, angle: np.ndarray, origin: tuple[int, int], un
 
 
 def _alternates(gray: np.ndarray, candidate: LabelCandidate, dpi: float) -> bool:
-    """Size and alternation tests at full resolution: three lines across the bars (through
-    the centre and a quarter of the height to each side); two must alternate densely."""
+    """Size and alternation tests at full resolution: lines across the bars every
+    :data:`_LINE_STEP_IN` along the patch's height; two neighbouring lines must both
+    alternate densely (a patch merged with text lines is sampled off the label too)."""
     _x, _y, _w, _h, theta = candidate.region
     along, across = candidate.along_px, candidate.across_px
     if along < _MIN_LENGTH_IN * dpi or across < min(_MIN_HEIGHT_IN * dpi, _CELL_PX * 1.5 * dpi / _WORK_DPI_MIN):
         return False
     centre = np.array(candidate.centre)
-    quarter = max(1.0, across / 4.0)
-    rates = [_transitions_per_inch(_sample_line(gray, centre, theta, offset, along), along, dpi) for offset in (-quarter, 0.0, quarter)]
-    return sum(rate >= _MIN_TRANSITIONS_PER_IN for rate in rates) >= 2
+    step = _LINE_STEP_IN * dpi
+    half = min(across / 2.0, _MAX_LINES // 2 * step)
+    offsets = np.arange(-half + step / 2.0, half, step) if across > 2 * step else np.array([-across / 4.0, 0.0, across / 4.0])
+    dense = [_transitions_per_inch(_sample_line(gray, centre, theta, offset, along), along, dpi) >= _MIN_TRANSITIONS_PER_IN for offset in offsets]
+    return any(a and b for a, b in zip(dense, dense[1:]))
 
 
 def _sample_line(gray: np.ndarray, centre: np.ndarray, theta_deg: float, offset: float, length: float) -> np.ndarray:

@@ -87,7 +87,8 @@ SPAN_KNOTS = ((0.0, 0.0), (0.4, 0.0), (0.62, HIGH_ANCHOR), (1.0, 1.0))
 # Damage sub-scores -> [0, 1]: a value of the scale is full damage.
 STAIN_SCALE = 0.12  # paper darkening vs the page
 FOLD_SCALE = 0.12  # line darkness in both strips
-PAGE_FIT_TOL = 0.03
+PAGE_FIT_TOL = 0.03  # page paper plane: samples darker than the fit by more are not paper
+PAGE_GRID = 48  # ... sampled on a grid of about this many points along the short side
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,9 +141,10 @@ def score_targets(
     for i, t in enumerate(targets):
         groups.setdefault((round(t.box_in[2], 4), round(t.box_in[3], 4)), []).append(i)
     ref_dpi = reference_dpi if reference_dpi is not None else page.reference_dpi
+    plane = _page_paper(gray) if targets else (255.0, 0.0, 0.0)
     for (w_in, h_in), idx in groups.items():
         group = [targets[i] for i in idx]
-        for i, s in zip(idx, _score_group(gray, hom, group, _geometry(w_in, h_in), reference, ref_dpi)):
+        for i, s in zip(idx, _score_group(gray, hom, group, _geometry(w_in, h_in), plane, reference, ref_dpi)):
             out[i] = s
     return tuple(s for s in out if s is not None)
 
@@ -304,7 +306,8 @@ def _best_shifts(dark: np.ndarray, geo: _Geometry) -> tuple[np.ndarray, np.ndarr
 
 
 def _score_group(gray: np.ndarray, hom: np.ndarray, targets: list[TargetDef], geo: _Geometry,
-                 reference: np.ndarray | None, ref_dpi: float | None) -> list[TargetScore]:
+                 plane: tuple[float, float, float], reference: np.ndarray | None,
+                 ref_dpi: float | None) -> list[TargetScore]:
     n = len(targets)
     boxes = np.array([t.box_in for t in targets], np.float64)
     origins = boxes[:, :2] - MARGIN_IN
@@ -328,7 +331,7 @@ def _score_group(gray: np.ndarray, hom: np.ndarray, targets: list[TargetDef], ge
     stroke = _span(ink, geo, len(geo.interior))
     ring = _ring(flat, geo)
     centers_px = _jacobians(hom, boxes[:, :2] + boxes[:, 2:] / 2)[0]
-    damage = np.maximum.reduce([_stain(gray_aligned, paper, centers_px, geo), _fold(aligned, geo),
+    damage = np.maximum.reduce([_stain(gray_aligned, plane, centers_px, geo), _fold(aligned, geo),
                                 _tear(aligned.reshape(n, -1), geo)])
     score = np.maximum.reduce([_knots(level, LEVEL_KNOTS), _knots(cover, COVER_KNOTS), _knots(stroke, SPAN_KNOTS)])
     name_ring = _name_rings(gray, hom, targets)
@@ -375,10 +378,11 @@ def _ring(flat: np.ndarray, geo: _Geometry) -> np.ndarray:
     return (hits >= RING_NEED_PX).mean(axis=1)
 
 
-def _stain(gray_aligned: np.ndarray, paper: np.ndarray, centers_px: np.ndarray, geo: _Geometry) -> np.ndarray:
+def _stain(gray_aligned: np.ndarray, plane: tuple[float, float, float], centers_px: np.ndarray,
+           geo: _Geometry) -> np.ndarray:
     """Paper darkening around the oval relative to the page's paper plane (stains)."""
     n = len(gray_aligned)
-    page = _page_paper(paper, centers_px)
+    page = np.maximum(plane[0] + plane[1] * centers_px[:, 0] + plane[2] * centers_px[:, 1], 1.0)
     h, w = gray_aligned.shape[1:]
     size = 2 * _px(STROKE_MAX_IN) + 1
     smooth = cv2.GaussianBlur(gray_aligned.reshape(n * h, w), (0, 0), STAIN_SIGMA_PX)  # dither, JPEG noise
@@ -389,24 +393,25 @@ def _stain(gray_aligned: np.ndarray, paper: np.ndarray, centers_px: np.ndarray, 
     return np.clip((1.0 - quadrant).max(axis=1) / STAIN_SCALE, 0.0, 1.0)
 
 
-def _page_paper(paper: np.ndarray, centers_px: np.ndarray) -> np.ndarray:
-    """The clean paper level at each window: a plane in image x (robust; stains are darker)."""
-    n = len(paper)
-    if n < 4:
-        return np.full(n, float(paper.max()))
-    a = np.stack([np.ones(n), centers_px[:, 0], centers_px[:, 1]], 1)
-    keep = np.ones(n, bool)
-    fit = np.full(n, float(np.median(paper)))
+def _page_paper(gray: np.ndarray) -> tuple[float, float, float]:
+    """The page's clean paper level as a plane ``a + b x + c y`` (image px), fitted robustly
+    through a sparse grid of pixels: print, ink and stains are darker and left out."""
+    step = max(8, min(gray.shape) // PAGE_GRID)
+    v = gray[step // 2::step, step // 2::step].astype(np.float64)
+    ys, xs = np.mgrid[0:v.shape[0], 0:v.shape[1]] * step + step // 2
+    a = np.stack([np.ones(v.size), xs.ravel(), ys.ravel()], 1)
+    v = v.ravel()
+    keep = v >= np.percentile(v, 50) * (1 - PAGE_FIT_TOL)
+    coef = np.array([float(np.median(v)), 0.0, 0.0])
     for _ in range(4):
-        if keep.sum() < 4:
+        if keep.sum() < 3:
             break
-        coef, *_ = np.linalg.lstsq(a[keep], paper[keep], rcond=None)
-        fit = a @ coef
-        new = paper >= fit * (1 - PAGE_FIT_TOL)
+        coef, *_ = np.linalg.lstsq(a[keep], v[keep], rcond=None)
+        new = v >= (a @ coef) * (1 - PAGE_FIT_TOL)
         if (new == keep).all():
             break
         keep = new
-    return np.maximum(fit, paper)
+    return float(coef[0]), float(coef[1]), float(coef[2])
 
 
 def _fold(dark: np.ndarray, geo: _Geometry) -> np.ndarray:

@@ -81,11 +81,12 @@ def _batches(conn: Connection, items: Sequence[QueueItem]) -> dict[str, str]:
     return out
 
 
-def refresh_all(store: Store) -> int:
-    """Rebuild the whole index from the library's queue; returns the number of rows."""
+def refresh_all(store: Store, items: Sequence[QueueItem] | None = None) -> int:
+    """Rebuild the whole index from the library's queue (``items`` when the caller has it
+    already); returns the number of rows."""
     from scanpipe.workflow import queue
 
-    items = queue(store)
+    items = queue(store) if items is None else list(items)
     with store._write() as conn:
         rows = _rows(items, _batches(conn, items), open_decisions(_decisions(conn)))
         conn.execute(delete(review_item_table))

@@ -84,8 +84,10 @@ class Transaction:
 
 
 def insert_event(conn: Connection, action: str, detail: Mapping[str, Any], actor: str | None, at: datetime) -> int:
-    return conn.execute(event_table.insert().returning(event_table.c.id),
-                        {"at": at, "actor": actor, "action": action, "detail": dict(detail)}).scalar_one()
+    """Append an event to the hash-chained audit log (:mod:`scanpipe.audit`)."""
+    from scanpipe.audit import append_event
+
+    return append_event(conn, action, detail, actor, at)
 
 
 def decision_record(r: Mapping[Any, Any]) -> DecisionRecord:
