@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -65,7 +66,11 @@ def calibrate() -> None:
 @click.option("--jobs", type=int, default=2, show_default=True)
 def calibrate_thresholds(deck: Path, out: Path | None, jobs: int) -> None:
     """Derive the marginal and definite thresholds from a labelled sample."""
-    from scanpipe.calibration import calibration_report, derive_thresholds, write_thresholds
+    from scanpipe.calibration import (
+        calibration_report,
+        derive_thresholds,
+        write_thresholds,
+    )
     from scanpipe.classify import default_thresholds_path
 
     expected = json.loads(deck.read_text())
@@ -75,7 +80,7 @@ def calibrate_thresholds(deck: Path, out: Path | None, jobs: int) -> None:
         by_file.setdefault(str((deck.parent / card["file"]).resolve()), []).append(card)
     tasks = [(election_path, path, truths) for path, truths in sorted(by_file.items())]
     samples: list[tuple[TargetScore, MarkIntent]] = []
-    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=multiprocessing.get_context("forkserver")) as pool:
         for got in pool.map(_deck_samples, tasks, chunksize=4):
             samples.extend(got)
     if not samples:

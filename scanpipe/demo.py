@@ -36,7 +36,7 @@ def run_demo(directory: Path, *, cards: int, seed: int, workers: int) -> list[st
     try:
         store.migrate()
         election, _ = init_election(store, election_path)
-        summary = ingest_paths(store, [str(directory / "cards")], batch="demo", hints=CardHints(), workers=workers)
+        summary = ingest_paths(store, [str(expected_path.parent / "cards")], batch="demo", hints=CardHints(), workers=workers)
         rows = tally(store)
         (directory / "tally.csv").write_text(tally_csv(rows), encoding="utf-8", newline="")
         items = queue(store)

@@ -103,12 +103,16 @@ def card_id_for(sha256: str, page_index: int) -> str:
     return sha256 if page_index == 1 else f"{sha256}-p{page_index}"
 
 
-def interpret_file(path: str, context: InterpretContext, hints: CardHints, batch: str, *, data: bytes | None = None) -> list[InterpretedCard]:
-    """Read and interpret every page of one card file. Never raises for a bad card."""
+def interpret_file(path: str, context: InterpretContext, hints: CardHints, batch: str, *, data: bytes | None = None,
+                   sha256: str | None = None) -> list[InterpretedCard]:
+    """Read and interpret every page of one card file. Never raises for a bad card.
+
+    ``sha256``: the hex digest of ``data``, when the caller passes both (saves hashing twice).
+    """
     started = time.perf_counter()
     if data is None:
-        data = Path(path).read_bytes()
-    sha = hashlib.sha256(data).hexdigest()
+        data, sha256 = Path(path).read_bytes(), None
+    sha = sha256 if sha256 is not None else hashlib.sha256(data).hexdigest()
     try:
         pages = decode_card_bytes(data, path)
     except ImageDecodeError as e:

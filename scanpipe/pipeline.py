@@ -10,6 +10,7 @@ SHA-256) are recognised before decoding and change nothing.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import os
 import time
 from collections import Counter
@@ -20,7 +21,13 @@ from pathlib import Path
 
 from scanpipe.errors import SourceError
 from scanpipe.interpret import InterpretContext, interpret_file
-from scanpipe.types import CardHints, InterpretedCard, MachinePrintedCard, ReadCard, UnreadableCard
+from scanpipe.types import (
+    CardHints,
+    InterpretedCard,
+    MachinePrintedCard,
+    ReadCard,
+    UnreadableCard,
+)
 
 CARD_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff", ".pdf"})
 COMMIT_EVERY_CARDS = 64
@@ -124,7 +131,7 @@ def interpret_path(path: str, context: InterpretContext, hints: CardHints, batch
     sha = hashlib.sha256(data).hexdigest()
     if sha in known:
         return FileResult(path, sha, (), already_stored=True)
-    return FileResult(path, sha, tuple(interpret_file(path, context, hints, batch, data=data)))
+    return FileResult(path, sha, tuple(interpret_file(path, context, hints, batch, data=data, sha256=sha)))
 
 
 def _read_task(args: tuple[str, CardHints, str]) -> FileResult:
@@ -149,7 +156,11 @@ def run_local(files: Sequence[str], context: InterpretContext, hints: CardHints,
             cv2.setNumThreads(previous)
         return
     chunk = max(1, min(16, len(files) // (workers * 8) or 1))
-    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(context, known)) as pool:
+    # "forkserver", never plain fork: a process that already ran OpenCV (or any threads) and
+    # then forks can leave the child holding a lock no thread will release (seen: the child
+    # hung in cv2.setNumThreads after the demo had generated cards in the parent).
+    mp = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=mp, initializer=_init_worker, initargs=(context, known)) as pool:
         yield from pool.map(_read_task, [(f, hints, batch) for f in files], chunksize=chunk)
 
 

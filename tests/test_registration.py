@@ -195,6 +195,41 @@ def test_match_references_prefers_the_style_whose_precinct_name_matches() -> Non
     assert ranked[0][2] > 0.8 and ranked[0][2] - ranked[1][2] > 0.2
 
 
+def _styled(name: str, dpi: float) -> np.ndarray:
+    img = draw_page(dpi, fiducials=False)
+    cv2.putText(img, name, (int(0.4 * dpi), int(0.9 * dpi)), cv2.FONT_HERSHEY_SIMPLEX, dpi / 150, 20, 2)
+    return img
+
+
+def test_match_references_reads_the_distinguish_box_of_a_card_fed_upside_down() -> None:
+    box = ((0.3, 0.55, 1.9, 0.5),)
+    candidates = [("S1", 1, _styled("NORTH 01", 150), 150.0, box), ("S2", 1, _styled("SOUTH 07", 150), 150.0, box)]
+    card, _ = distort(_styled("NORTH 01", 200), 1.5, 1.0, 1.01, (4.0, -3.0))
+    ranked = match_references(cv2.rotate(card, cv2.ROTATE_180), candidates, size_in=SIZE_IN)
+    assert [r[0] for r in ranked] == ["S1", "S2"]
+    assert ranked[0][2] > 0.8 and ranked[0][2] - ranked[1][2] > 0.2
+
+
+def test_a_card_is_registered_once_per_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scanpipe.imaging import registration as reg
+
+    calls: list[int] = []
+    real = reg._register_by_reference
+
+    def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(reg, "_register_by_reference", counted)
+    reference = draw_page(150, fiducials=False)
+    card, _ = distort(draw_page(200, fiducials=False), 1.0, 1.0, 1.0, (3.0, 2.0))
+    first = register_by_reference(card, _reference_page(), reference, 150.0)
+    again = register_by_reference(card, _reference_page(), reference, 150.0)
+    assert isinstance(first, Registration) and again == first and len(calls) == 1
+    other = card.copy()  # equal pixels, another card: registered anew
+    assert register_by_reference(other, _reference_page(), reference, 150.0) == first and len(calls) == 2
+
+
 def test_a_line_touching_a_fiducial_does_not_move_it() -> None:
     dpi = 150
     page = draw_page(dpi)

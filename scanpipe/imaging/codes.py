@@ -352,13 +352,11 @@ def _cell_tensor(gray: np.ndarray, dpi: float) -> tuple[np.ndarray, np.ndarray, 
     rows, cols = gray.shape[0] // unit, gray.shape[1] // unit
     if rows < 1 or cols < 1:
         return np.zeros((0, 0), bool), np.zeros((0, 0), np.float32), unit
-    small = gray[: rows * unit, : cols * unit]
-    while small.shape[1] > cols * _CELL_PX:  # exact halvings: fast, and a box average
-        small = _halved(small)
+    page = gray[: rows * unit, : cols * unit]
     tensor = np.empty((3, rows, cols), np.float32)
     for top in range(0, rows, _BAND_CELLS):  # bands small enough to stay in cache
         bottom = min(rows, top + _BAND_CELLS)
-        tensor[:, top:bottom] = _band_tensor(small, top * _CELL_PX, bottom * _CELL_PX)
+        tensor[:, top:bottom] = _band_tensor(page, top * unit, bottom * unit, factor)
     jxx, jyy, jxy = tensor
     energy, diff = jxx + jyy, jxx - jyy
     keep = (diff * diff + 4.0 * jxy * jxy >= (_MIN_COHERENCE**2) * energy * energy) & (energy >= _MIN_CELL_ENERGY)
@@ -366,14 +364,19 @@ def _cell_tensor(gray: np.ndarray, dpi: float) -> tuple[np.ndarray, np.ndarray, 
     return keep, angle, unit
 
 
-def _band_tensor(small: np.ndarray, top: int, bottom: int) -> np.ndarray:
-    """Cell sums of the structure tensor (gx², gy², gx·gy) over rows ``top:bottom``."""
-    above, below = min(top, 1), min(small.shape[0] - bottom, 1)  # Sobel's context rows
-    band = small[top - above : bottom + below]
-    gx = cv2.Sobel(band, cv2.CV_32F, 1, 0, ksize=3)[above : above + bottom - top]
-    gy = cv2.Sobel(band, cv2.CV_32F, 0, 1, ksize=3)[above : above + bottom - top]
-    products = cv2.merge([cv2.multiply(gx, gx), cv2.multiply(gy, gy), cv2.multiply(gx, gy)])
-    while products.shape[0] > (bottom - top) // _CELL_PX:
+def _band_tensor(page: np.ndarray, top: int, bottom: int, factor: int) -> np.ndarray:
+    """Cell sums of the structure tensor (gx², gy², gx·gy) of page rows ``top:bottom``,
+    reduced ``factor`` times (one working row of context above and below for Sobel)."""
+    above, below = min(top, factor), min(page.shape[0] - bottom, factor)
+    band = page[top - above : bottom + below]
+    while factor > 1:  # exact halvings: fast, and a box average
+        band, factor, above, below = _halved(band), factor // 2, above // 2, below // 2
+    rows = band.shape[0] - above - below
+    gx = cv2.Sobel(band, cv2.CV_16S, 1, 0, ksize=3)[above : above + rows]
+    gy = cv2.Sobel(band, cv2.CV_16S, 0, 1, ksize=3)[above : above + rows]
+    products = cv2.merge([cv2.multiply(gx, gx, dtype=cv2.CV_32F), cv2.multiply(gy, gy, dtype=cv2.CV_32F),
+                          cv2.multiply(gx, gy, dtype=cv2.CV_32F)])
+    while products.shape[0] > rows // _CELL_PX:
         products = _halved(products)
     return products.transpose(2, 0, 1)
 

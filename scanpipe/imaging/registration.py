@@ -228,17 +228,15 @@ def _refine_centroid(gray: np.ndarray, cx: float, cy: float, side_px: float) -> 
         label = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
     # intensity-weighted centroid over the component: darkness weights give sub-pixel edges
     mask = cv2.dilate((labels == label).astype(np.uint8), np.ones((3, 3), np.uint8))
-    weights = (255.0 - patch.astype(np.float64)) * mask
-    total = weights.sum()
-    if total <= 0:
+    moments = cv2.moments(cv2.bitwise_and(cv2.bitwise_not(patch), cv2.bitwise_not(patch), mask=mask))
+    if moments["m00"] <= 0:
         return None
-    rows, cols = np.indices(patch.shape)
     left, top, width, height = (int(v) for v in stats[label, :4])
     at_edge = (left == 0 and x0 == 0) or (top == 0 and y0 == 0) or (
         left + width >= patch.shape[1] and x0 + patch.shape[1] >= gray.shape[1]) or (
         top + height >= patch.shape[0] and y0 + patch.shape[0] >= gray.shape[0])
     clipped = at_edge and min(width, height) < 0.92 * side_px
-    return float((weights * cols).sum() / total + x0), float((weights * rows).sum() / total + y0), clipped
+    return float(moments["m10"] / moments["m00"] + x0), float(moments["m01"] / moments["m00"] + y0), clipped
 
 
 # --------------------------------------------------------------------------------------
@@ -311,10 +309,33 @@ def register_by_reference(
     page over, ``rotated_180`` is set and the homography is re-expressed for the card turned
     upright with ``cv2.rotate(gray, cv2.ROTATE_180)``.
     """
+    key = (id(reference), float(reference_dpi), tuple(page.size_in))
+    for card, known, result in _REGISTERED:
+        if card is gray and known == key:
+            return result  # the same card against the same reference, just done by match_references
+    result = _register_by_reference(gray, page, reference, reference_dpi)
+    if not _REGISTERED or _REGISTERED[0][0] is not gray:
+        _REGISTERED.clear()
+    _REGISTERED.append((gray, key, result))
+    return result
+
+
+# Per process: the last card's registrations against each reference (match_references, then
+# register_card, register the same card against the chosen reference: done once), the
+# last card's ORB features, and every reference's features (references are stable arrays of
+# the InterpretContext; entries hold the arrays themselves, so an id is never reused).
+_REGISTERED: list[tuple[np.ndarray, tuple[int, float, tuple[float, ...]], "Registration | RegistrationFailure"]] = []
+_CARD_FEATURES: list[tuple[np.ndarray, float, tuple]] = []
+_REFERENCE_FEATURES: dict[tuple[int, float], tuple[np.ndarray, tuple]] = {}
+
+
+def _register_by_reference(
+    gray: np.ndarray, page: LayoutPage, reference: np.ndarray, reference_dpi: float
+) -> Registration | RegistrationFailure:
     card_dpi = estimate_dpi(gray.shape, page)
-    card_small, card_factor = _reduced(gray, card_dpi)
-    ref_small, ref_factor = _reduced(reference, reference_dpi)
-    matched = _orb_homography(ref_small, card_small)
+    card_small, card_factor, card_features = _card_features(gray, card_dpi)
+    ref_small, ref_factor, ref_features = _reference_features(reference, reference_dpi)
+    matched = _orb_homography(ref_features, card_features)
     if isinstance(matched, RegistrationFailure):
         return matched
     small_h, inliers, residual = matched
@@ -385,8 +406,20 @@ def refine_by_patches(
     return fitted / fitted[2, 2], residual, int(keep.sum())
 
 
+_TEXTURED: dict[tuple[int, float], tuple[np.ndarray, list[tuple[int, int]]]] = {}
+
+
 def _textured_points(reference: np.ndarray, dpi: float) -> list[tuple[int, int]]:
-    """Per ~1-inch cell, the centre of the reference's most textured patch (if any)."""
+    """Per ~1-inch cell, the centre of the reference's most textured patch (if any);
+    computed once per reference array and process."""
+    cached = _TEXTURED.get((id(reference), float(dpi)))
+    if cached is None or cached[0] is not reference:
+        cached = (reference, _find_textured_points(reference, dpi))
+        _TEXTURED[(id(reference), float(dpi))] = cached
+    return cached[1]
+
+
+def _find_textured_points(reference: np.ndarray, dpi: float) -> list[tuple[int, int]]:
     half = int(PATCH_IN * dpi) // 2
     energy = cv2.boxFilter(cv2.absdiff(cv2.dilate(reference, np.ones((3, 3), np.uint8)), reference), cv2.CV_32F, (2 * half, 2 * half))
     cell = int(PATCH_CELL_IN * dpi)
@@ -431,12 +464,35 @@ def _reduced(gray: np.ndarray, dpi: float) -> tuple[np.ndarray, float]:
     return small, gray.shape[1] / small.shape[1]
 
 
-def _orb_homography(
-    ref_small: np.ndarray, card_small: np.ndarray
-) -> tuple[np.ndarray, int, float] | RegistrationFailure:
+def _orb_features(small: np.ndarray) -> tuple:
     orb = cv2.ORB_create(nfeatures=ORB_FEATURES, scaleFactor=1.2, nlevels=4, fastThreshold=10)
-    ref_kp, ref_desc = orb.detectAndCompute(ref_small, None)
-    card_kp, card_desc = orb.detectAndCompute(card_small, None)
+    return orb.detectAndCompute(small, None)
+
+
+def _card_features(gray: np.ndarray, dpi: float) -> tuple[np.ndarray, float, tuple]:
+    """The card reduced near WORK_DPI, its factor back to ``gray``, its ORB features (the
+    last card's are kept: a card is matched against several references)."""
+    if _CARD_FEATURES and _CARD_FEATURES[0][0] is gray and _CARD_FEATURES[0][1] == dpi:
+        return _CARD_FEATURES[0][2]
+    small, factor = _reduced(gray, dpi)
+    entry = (small, factor, _orb_features(small))
+    _CARD_FEATURES[:] = [(gray, dpi, entry)]
+    return entry
+
+
+def _reference_features(reference: np.ndarray, dpi: float) -> tuple[np.ndarray, float, tuple]:
+    key = (id(reference), float(dpi))
+    cached = _REFERENCE_FEATURES.get(key)
+    if cached is None or cached[0] is not reference:
+        small, factor = _reduced(reference, dpi)
+        cached = (reference, (small, factor, _orb_features(small)))
+        _REFERENCE_FEATURES[key] = cached
+    return cached[1]
+
+
+def _orb_homography(ref_features: tuple, card_features: tuple) -> tuple[np.ndarray, int, float] | RegistrationFailure:
+    ref_kp, ref_desc = ref_features
+    card_kp, card_desc = card_features
     if ref_desc is None or card_desc is None or len(ref_kp) < 8 or len(card_kp) < 8:
         return RegistrationFailure(Reason.NO_FIDUCIALS, "too little printed content to match the reference scan")
     pairs = cv2.BFMatcher(cv2.NORM_HAMMING).knnMatch(ref_desc, card_desc, k=2)
@@ -486,32 +542,37 @@ def match_references(
         if isinstance(registration, RegistrationFailure):
             scored.append((style, page_no, 0.0))
             continue
-        upright = cv2.rotate(gray, cv2.ROTATE_180) if registration.rotated_180 else gray
-        score = _distinguish_score(upright, registration, reference, reference_dpi, distinguish)
+        score = _distinguish_score(gray, registration, reference, reference_dpi, distinguish)
         scored.append((style, page_no, score))
     return sorted(scored, key=lambda item: -item[2])
 
 
 def _distinguish_score(
-    upright: np.ndarray, registration: Registration, reference: np.ndarray, reference_dpi: float, boxes: tuple[Box, ...]
+    gray: np.ndarray, registration: Registration, reference: np.ndarray, reference_dpi: float, boxes: tuple[Box, ...]
 ) -> float:
+    """Mean correlation of the distinguish boxes; only each box's neighbourhood of the card
+    (as scanned: a 180-degree turn is folded into the mapping) is warped."""
     if not boxes:
         return min(1.0, registration.anchors_found / 200.0)
-    inches_to_ref = np.diag([reference_dpi, reference_dpi, 1.0])
-    card_to_ref = inches_to_ref @ np.linalg.inv(homography_of(registration))
-    warped = cv2.warpPerspective(upright, card_to_ref, (reference.shape[1], reference.shape[0]), borderValue=255)
-    scores = [_box_correlation(warped, reference, box, reference_dpi) for box in boxes]
+    inches_to_card = homography_of(registration)
+    if registration.rotated_180:
+        inches_to_card = _rotation_180(gray.shape) @ inches_to_card
+    card_to_ref = np.diag([reference_dpi, reference_dpi, 1.0]) @ np.linalg.inv(inches_to_card)
+    scores = [_box_correlation(gray, card_to_ref, reference, box, reference_dpi) for box in boxes]
     return float(np.mean(scores))
 
 
-def _box_correlation(warped: np.ndarray, reference: np.ndarray, box: Box, dpi: float) -> float:
+def _box_correlation(gray: np.ndarray, card_to_ref: np.ndarray, reference: np.ndarray, box: Box, dpi: float) -> float:
     """Best normalised correlation of the reference box within +-0.05 in of the card's."""
     slack = int(0.05 * dpi) + 1
     x, y, w, h = (int(round(v * dpi)) for v in box)
     template = reference[y : y + h, x : x + w]
-    area = warped[max(0, y - slack) : y + h + slack, max(0, x - slack) : x + w + slack]
-    if template.size == 0 or area.shape[0] < template.shape[0] or area.shape[1] < template.shape[1]:
+    x0, y0 = max(0, x - slack), max(0, y - slack)
+    x1, y1 = min(reference.shape[1], x + w + slack), min(reference.shape[0], y + h + slack)
+    if template.size == 0 or y1 - y0 < template.shape[0] or x1 - x0 < template.shape[1]:
         return 0.0
+    shift = np.array([[1.0, 0.0, -x0], [0.0, 1.0, -y0], [0.0, 0.0, 1.0]])
+    area = cv2.warpPerspective(gray, shift @ card_to_ref, (x1 - x0, y1 - y0), borderValue=255)
     if float(template.std()) < 1.0:
         return 1.0 - min(1.0, float(area.std()) / 32.0)
     result = cv2.matchTemplate(area, template, cv2.TM_CCOEFF_NORMED)

@@ -24,6 +24,7 @@ ambiguous, else ``overvote`` when the votes exceed ``vote_for``, else ``counted`
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
@@ -35,11 +36,29 @@ import numpy as np
 
 from scanpipe.synth.definition import name_box_in
 from scanpipe.synth.marks import (
-    INTENT, PEN_INKS, BoxPx, MarkKind, circle_name, damaged_targets, draw_bleed_through, draw_fold, draw_mark,
-    draw_stain, draw_tear, draw_write_in, ink_for,
+    INTENT,
+    PEN_INKS,
+    BoxPx,
+    MarkKind,
+    circle_name,
+    damaged_targets,
+    draw_bleed_through,
+    draw_fold,
+    draw_mark,
+    draw_stain,
+    draw_tear,
+    draw_write_in,
+    ink_for,
 )
 from scanpipe.synth.render import box_px, render_card
-from scanpipe.synth.scan import PROFILES, ScanProfile, choose_dpi, save_multipage, save_scan, simulate_scan
+from scanpipe.synth.scan import (
+    PROFILES,
+    ScanProfile,
+    choose_dpi,
+    save_multipage,
+    save_scan,
+    simulate_scan,
+)
 from scanpipe.types import Election, LayoutPage, MarkIntent
 
 VOTE_KINDS = (MarkKind.FULL_FILL, MarkKind.PARTIAL_FILL, MarkKind.CHECK, MarkKind.X_MARK, MarkKind.LIGHT_PENCIL)
@@ -326,7 +345,7 @@ def generate_deck(election_path: Path, out_dir: Path, *, cards: int, seed: int, 
                        tuple(sorted(weights.items())), name_width=max(4, len(str(cards))))
     tasks = [(opts, i, (overrides or {}).get(i)) for i in range(cards)]
     if jobs > 1:
-        with ProcessPoolExecutor(jobs) as pool:
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("forkserver")) as pool:
             results = list(pool.map(_run, tasks, chunksize=max(1, cards // (jobs * 8))))
     else:
         results = [_run(t) for t in tasks]

@@ -29,6 +29,7 @@ originals of style S1 carry a contest the voter was not eligible for.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -41,8 +42,22 @@ import numpy as np
 
 from scanpipe.synth.bmd import render_bmd_card
 from scanpipe.synth.definition import election_json, write_demo_election
-from scanpipe.synth.marks import MarkKind, damaged_targets, draw_fold, draw_mark, draw_stain, draw_tear
-from scanpipe.synth.render import PAPER, box_px, card_code_payload, code128_modules, draw_modules, render_card
+from scanpipe.synth.marks import (
+    MarkKind,
+    damaged_targets,
+    draw_fold,
+    draw_mark,
+    draw_stain,
+    draw_tear,
+)
+from scanpipe.synth.render import (
+    PAPER,
+    box_px,
+    card_code_payload,
+    code128_modules,
+    draw_modules,
+    render_card,
+)
 from scanpipe.synth.scan import PROFILES, choose_dpi, save_scan, simulate_scan
 from scanpipe.types import Election
 
@@ -519,7 +534,7 @@ def generate_pair_deck(election_path: Path, out_dir: Path, *, pairs: int, seed: 
                        tuple(vote_kinds or (k.value for k in CLEAR_VOTE_KINDS)), right_angles_only)
     tasks = [(opts, i, (overrides or {}).get(i)) for i in range(pairs)]
     if jobs > 1:
-        with ProcessPoolExecutor(jobs) as pool:
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("forkserver")) as pool:
             results = list(pool.map(_run, tasks, chunksize=max(1, pairs // (jobs * 8))))
     else:
         results = [_run(t) for t in tasks]
