@@ -15,7 +15,13 @@ from scanpipe.imaging.codes import (
     parse_machine_record,
     parse_pairing_label,
 )
-from scanpipe.types import CardCode, CardKind, CodeSymbology, MachineRecord, PairingLabel
+from scanpipe.types import (
+    CardCode,
+    CardKind,
+    CodeSymbology,
+    MachineRecord,
+    PairingLabel,
+)
 
 CARD_TEXT = "SPB1|E=demo-2026|S=S1|P=P01|PG=1"
 

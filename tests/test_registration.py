@@ -216,7 +216,7 @@ def test_a_card_is_registered_once_per_reference(monkeypatch: pytest.MonkeyPatch
     calls: list[int] = []
     real = reg._register_by_reference
 
-    def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def counted(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 

@@ -37,6 +37,7 @@ import numpy as np
 import zxingcpp
 
 from scanpipe.types import (
+    Box,
     CardCode,
     CardKind,
     CodeSymbology,
@@ -44,7 +45,6 @@ from scanpipe.types import (
     MachineRecord,
     PairingLabel,
     PointPx,
-    Box,
 )
 
 try:  # an optional second decoder (extra "zbar"): needs the OS library libzbar0
@@ -271,7 +271,7 @@ _MIN_HEIGHT_IN = 0.12
 _WORK_DPI_MIN = 75.0
 _CELL_PX = 8  # working pixels per cell side (0.08-0.11 in)
 _LINE_STEP_IN = 0.06  # spacing of the alternation test's lines across the bars
-_MAX_LINES = 60
+_MAX_LINES = 40
 _BAND_CELLS = 32  # rows of cells per band of the tensor computation
 _ANGLE_BINS = 12  # 15 degrees each
 _LETTER_WIDTH_IN = 8.5
@@ -287,9 +287,9 @@ def looks_like_barcode(
     ``dpi`` defaults to the full image's width read as a letter page (8.5 in). Right after
     :func:`find_labels` on the same image (no region) it reuses that scan's candidates.
     """
-    if region is None and _last_scan and _last_scan[0][0] is gray:
-        page, candidates, scan_dpi = _last_scan[0]
-        return any(_alternates(page, c, scan_dpi) for c in candidates)
+    last = _last_scan[0] if _last_scan and region is None else None
+    if last is not None and last[0] is gray:
+        return any(_alternates(gray, c, last[2]) for c in last[1])
     x0, y0, crop = _crop(gray, region)
     return bool(barcode_regions(crop, dpi=dpi or gray.shape[1] / _LETTER_WIDTH_IN))
 
@@ -402,7 +402,7 @@ def _direction_groups(
         if np.ptp(cols * np.cos(t) + rows * np.sin(t)) + 3.0 < min_cells:
             continue  # too short across the bars even before splitting (text-line edges, rules)
         group = own & np.isin(fine, near)
-        count, labels, stats, _ = cv2.connectedComponentsWithStats(group.view(np.uint8), connectivity=8)
+        _count, labels, stats, _ = cv2.connectedComponentsWithStats(group.view(np.uint8), connectivity=8)
         for i in np.flatnonzero(stats[:, 4] >= min_cells):
             if i == 0:
                 continue
@@ -441,8 +441,13 @@ def _alternates(gray: np.ndarray, candidate: LabelCandidate, dpi: float) -> bool
     step = _LINE_STEP_IN * dpi
     half = min(across / 2.0, _MAX_LINES // 2 * step)
     offsets = np.arange(-half + step / 2.0, half, step) if across > 2 * step else np.array([-across / 4.0, 0.0, across / 4.0])
-    dense = [_transitions_per_inch(_sample_line(gray, centre, theta, offset, along), along, dpi) >= _MIN_TRANSITIONS_PER_IN for offset in offsets]
-    return any(a and b for a, b in zip(dense, dense[1:]))
+    previous = False
+    for offset in offsets:
+        dense = _transitions_per_inch(_sample_line(gray, centre, theta, offset, along), along, dpi) >= _MIN_TRANSITIONS_PER_IN
+        if dense and previous:
+            return True
+        previous = dense
+    return False
 
 
 def _sample_line(gray: np.ndarray, centre: np.ndarray, theta_deg: float, offset: float, length: float) -> np.ndarray:

@@ -324,17 +324,18 @@ def register_by_reference(
 # register_card, register the same card against the chosen reference: done once), the
 # last card's ORB features, and every reference's features (references are stable arrays of
 # the InterpretContext; entries hold the arrays themselves, so an id is never reused).
-_REGISTERED: list[tuple[np.ndarray, tuple[int, float, tuple[float, ...]], "Registration | RegistrationFailure"]] = []
+_REGISTERED: list[tuple[np.ndarray, tuple[int, float, tuple[float, ...]], Registration | RegistrationFailure]] = []
 _CARD_FEATURES: list[tuple[np.ndarray, float, tuple]] = []
 _REFERENCE_FEATURES: dict[tuple[int, float], tuple[np.ndarray, tuple]] = {}
+_MAX_CACHED_REFERENCES = 64
 
 
 def _register_by_reference(
     gray: np.ndarray, page: LayoutPage, reference: np.ndarray, reference_dpi: float
 ) -> Registration | RegistrationFailure:
     card_dpi = estimate_dpi(gray.shape, page)
-    card_small, card_factor, card_features = _card_features(gray, card_dpi)
-    ref_small, ref_factor, ref_features = _reference_features(reference, reference_dpi)
+    _card_small, card_factor, card_features = _card_features(gray, card_dpi)
+    _ref_small, ref_factor, ref_features = _reference_features(reference, reference_dpi)
     matched = _orb_homography(ref_features, card_features)
     if isinstance(matched, RegistrationFailure):
         return matched
@@ -415,6 +416,8 @@ def _textured_points(reference: np.ndarray, dpi: float) -> list[tuple[int, int]]
     cached = _TEXTURED.get((id(reference), float(dpi)))
     if cached is None or cached[0] is not reference:
         cached = (reference, _find_textured_points(reference, dpi))
+        if len(_TEXTURED) >= _MAX_CACHED_REFERENCES:
+            _TEXTURED.clear()
         _TEXTURED[(id(reference), float(dpi))] = cached
     return cached[1]
 
@@ -486,6 +489,8 @@ def _reference_features(reference: np.ndarray, dpi: float) -> tuple[np.ndarray, 
     if cached is None or cached[0] is not reference:
         small, factor = _reduced(reference, dpi)
         cached = (reference, (small, factor, _orb_features(small)))
+        if len(_REFERENCE_FEATURES) >= _MAX_CACHED_REFERENCES:
+            _REFERENCE_FEATURES.clear()  # a long-lived process that loaded other references
         _REFERENCE_FEATURES[key] = cached
     return cached[1]
 

@@ -6,6 +6,16 @@ JS for keyboard shortcuts and zoom). Routes parse the request, call the library
 render. ``scanpipe review`` serves it; ``scanpipe user add`` makes the accounts.
 """
 
-from scanpipe.review.app import ReviewConfig, create_app
+from typing import Any
 
 __all__ = ["ReviewConfig", "create_app"]
+
+
+def __getattr__(name: str) -> Any:
+    """Import the Flask app only when asked for: ingest refreshes the review index
+    (:mod:`scanpipe.review.index`) without paying for Flask."""
+    if name in __all__:
+        from scanpipe.review import app
+
+        return getattr(app, name)
+    raise AttributeError(name)
