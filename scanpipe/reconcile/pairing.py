@@ -19,6 +19,9 @@ from enum import StrEnum
 from scanpipe.types import CardKind, InterpretedCard, MachinePrintedCard, ReadCard, Reason, UnreadableCard
 
 
+MAX_SIDES = 2  # a sheet has two sides
+
+
 class PairStatus(StrEnum):
     MATCH = "match"
     MISMATCH = "mismatch"
@@ -126,9 +129,14 @@ def group_sheets(kind: CardKind, serial: str, cards: Sequence[InterpretedCard]) 
 
 
 def _same_sheet(sheet: Sequence[InterpretedCard], group: Sequence[InterpretedCard]) -> bool:
-    pages = [card_page(c) for c in (*sheet, *group)]
-    styles = {card_style(c) for c in (*sheet, *group)}
-    return None not in pages and len(set(pages)) == len(pages) and None not in styles and len(styles) == 1
+    """Whether separately scanned files are sides of one sheet: their known pages do not
+    repeat and their known styles agree. A side whose page could not be read (an unreadable
+    card code) joins a sheet that still lacks a side, so one damaged side does not turn a
+    pair into a conflict."""
+    cards = (*sheet, *group)
+    pages = [p for p in (card_page(c) for c in cards) if p is not None]
+    styles = {s for s in (card_style(c) for c in cards) if s is not None}
+    return len(set(pages)) == len(pages) and len(styles) <= 1 and len(cards) <= MAX_SIDES
 
 
 def _other_election(card: InterpretedCard) -> bool:
