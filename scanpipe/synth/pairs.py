@@ -165,7 +165,14 @@ def stick_label(rgb: np.ndarray, text: str, rng: np.random.Generator, dpi: float
             region = rgb[y:y + ph, x:x + pw]
             region[mask] = turned[mask]
             return x / dpi, y / dpi, angle
-    raise AssertionError(f"no free place for label {text} on the card")
+    # A crowded card: a real sticker is stuck over print; keep it clear of the targets' column.
+    angle = float(rng.choice([0, 90, 180, 270]))
+    turned, mask = _turn_patch(patch, angle)
+    ph, pw = mask.shape
+    y, x = int(rng.integers(margin, max(margin + 1, h - ph - margin))), int(rng.integers(margin, max(margin + 1, w - pw - margin)))
+    region = rgb[y:y + ph, x:x + pw]
+    region[mask[:region.shape[0], :region.shape[1]]] = turned[:region.shape[0], :region.shape[1]][mask[:region.shape[0], :region.shape[1]]]
+    return x / dpi, y / dpi, angle
 
 
 def _turn_patch(patch: np.ndarray, angle: float) -> tuple[np.ndarray, np.ndarray]:
