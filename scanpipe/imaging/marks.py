@@ -24,7 +24,7 @@ All targets of a page are scored together (no per-target Python work on pixels):
    right of the oval at the oval's height) and a tear (a part of the printed outline missing:
    no paper); ``write_in_score``, columns of the write-in area crossed by ink.
 6. ``score`` maps level, cover and span onto one scale with fixed anchors taken from the mark
-   catalogue (``notes/marks.md``): a value at the gap between no-vote and ambiguous marks
+   catalogue (``docs/mark-catalogue.md``): a value at the gap between no-vote and ambiguous marks
    maps to :data:`LOW_ANCHOR`, at the gap between ambiguous marks and votes to
    :data:`HIGH_ANCHOR`; ``score`` is the largest of the three. Thresholds that split it are
    data (:mod:`scanpipe.classify`).

@@ -1,7 +1,7 @@
 """Synthetic ballots: a demo definition, rendered cards, catalogued marks, simulated scans, decks.
 
 ``definition`` writes the demo election; ``render`` prints blank cards; ``marks`` draws voter
-marks and damage (notes/marks.md); ``scan`` simulates the scanner and writes files; ``deck``
+marks and damage (docs/mark-catalogue.md); ``scan`` simulates the scanner and writes files; ``deck``
 puts them together with exact expected readings (``expected.json``).
 """
 

@@ -1,6 +1,6 @@
 """Voter marks, write-ins and paper damage, drawn on a rendered card (the mark catalogue).
 
-Follows ``notes/marks.md``: each :class:`MarkKind` has a fixed intent (:data:`INTENT`) and is
+Follows ``docs/mark-catalogue.md``: each :class:`MarkKind` has a fixed intent (:data:`INTENT`) and is
 drawn with its parameters drawn uniformly from the catalogue's ranges by a seeded rng. The
 *interior* of a target is the ellipse inscribed in its box; *darkness* is ``1 - gray/255``
 with OpenCV's luma weights, so a colour ink's darkness is exact in grayscale too.
@@ -80,7 +80,7 @@ PEN_INKS = ("black", "blue", "red", "green")
 # Which ink a kind is drawn with: pen marks use the voter's pen, these use graphite.
 GRAPHITE_KINDS = frozenset({MarkKind.LIGHT_PENCIL, MarkKind.FAINT_TRACE, MarkKind.ERASURE})
 TARGET_W_IN = 0.22
-# Catalogue ranges (notes/marks.md): darkness as drawn; graphite grain only lightens.
+# Catalogue ranges (docs/mark-catalogue.md): darkness as drawn; graphite grain only lightens.
 PENCIL_DARKNESS = (0.48, 0.68)
 PENCIL_GRAIN = 0.1
 PENCIL_MEASURED = (0.42, 0.62)  # mean darkness over the interior, as drawn
