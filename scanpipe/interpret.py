@@ -36,6 +36,7 @@ from scanpipe.imaging.decode import DecodedPage, ImageDecodeError, decode_card_b
 from scanpipe.imaging.marks import score_targets
 from scanpipe.imaging.registration import RegistrationFailure, match_references, register_card
 from scanpipe.types import (
+    Box,
     CardCode,
     CardHints,
     CardKind,
@@ -138,15 +139,16 @@ def share_sheet_identity(cards: list[InterpretedCard]) -> list[InterpretedCard]:
 # The page level
 
 
-_QR_BOXES: dict[int, list] = {}
+_QR_BOXES: dict[int, tuple[Election, list[Box]]] = {}
 
 
-def _qr_boxes(election: Election) -> list:
+def _qr_boxes(election: Election) -> list[Box]:
     """Every layout's card-code box (cached per election object)."""
-    key = id(election)
-    if key not in _QR_BOXES:
-        _QR_BOXES[key] = list(dict.fromkeys(p.qr_in for s in election.ballot_styles for p in s.layout.pages if p.qr_in))
-    return _QR_BOXES[key]
+    cached = _QR_BOXES.get(id(election))
+    if cached is None or cached[0] is not election:
+        boxes = [p.qr_in for s in election.ballot_styles for p in s.layout.pages if p.qr_in is not None]
+        cached = _QR_BOXES[id(election)] = (election, list(dict.fromkeys(boxes)))
+    return cached[1]
 
 
 @dataclass(frozen=True)
@@ -165,7 +167,9 @@ def read_page_codes(gray: np.ndarray, election: Election, dpi: float | None = No
 
     qr_boxes = _qr_boxes(election)
     size_in = election.ballot_styles[0].layout.pages[0].size_in
-    dpi = dpi or gray.shape[1] / size_in[0]
+    estimate = gray.shape[1] / size_in[0]
+    if dpi is None or abs(dpi - estimate) > 0.1 * estimate:  # files often claim 72 dpi
+        dpi = estimate
     card = find_card_code(gray, qr_boxes, size_in, dpi) if qr_boxes else None
     codes = find_codes_fast(gray, card_code=card, dpi=dpi)
     card_code = card_symbol = None
