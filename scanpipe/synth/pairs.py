@@ -486,10 +486,12 @@ def _draw_original(rng: np.random.Generator, writer: _Writer, plan: dict[str, An
 
 
 def _other_style(election: Election, style: str, rng: np.random.Generator) -> str:
-    """Another style, preferring one that carries every contest of ``style`` and more."""
+    """Another style carrying every contest of ``style`` (a provisional voter's original has
+    the contests they were eligible for, and perhaps more), preferring one with more."""
     mine = set(election.style(style).contests)
     wider = [s.id for s in election.ballot_styles if s.id != style and set(s.contests) > mine]
-    others = wider or [s.id for s in election.ballot_styles if s.id != style and s.layout.pages[0].fiducials_in]
+    same = [s.id for s in election.ballot_styles if s.id != style and set(s.contests) >= mine]
+    others = wider or same or [style]
     return others[int(rng.integers(len(others)))]
 
 
