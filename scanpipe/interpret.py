@@ -175,6 +175,7 @@ def read_page_codes(gray: np.ndarray, election: Election, dpi: float | None = No
     card_code = card_symbol = None
     machine = None
     labels: list[PairingLabel] = []
+    label_symbols: list[DecodedCode] = []
     bad_labels: list[str] = []
     for code in codes:
         if code.symbology == CodeSymbology.QR:
@@ -190,15 +191,29 @@ def read_page_codes(gray: np.ndarray, election: Election, dpi: float | None = No
                 bad_labels.append(code.text)
             elif label not in labels:
                 labels.append(label)
+                label_symbols.append(code)
     problem = None
     if len({(lb.kind, lb.serial) for lb in labels}) > 1:
-        problem = "two different pairing labels: " + ", ".join(f"{lb.kind.value[:3].upper()}-{lb.serial}" for lb in labels)
+        names = ", ".join(f"{lb.kind.value[:3].upper()}-{lb.serial}" for lb in labels)
+        if _overlap(label_symbols):
+            problem = f"one sticker read two ways ({names}): its serial cannot be trusted"
+        else:
+            problem = "two different pairing labels: " + names
     elif bad_labels and not labels:
         problem = f"a Code 128 label that is not a pairing label: {bad_labels[0]!r}"
     elif not labels and not any(c.symbology == CodeSymbology.CODE128 for c in codes) and looks_like_barcode(gray):
         problem = "a barcode-like label that does not decode"
     label = labels[0] if len(labels) == 1 else None
     return PageCodes(codes, card_code, card_symbol, machine, label, problem)
+
+
+def _overlap(symbols: Sequence[DecodedCode]) -> bool:
+    """Whether decoded symbols lie on top of each other (one sticker decoded differently)."""
+    boxes = []
+    for sym in symbols:
+        xs, ys = [p[0] for p in sym.corners_px], [p[1] for p in sym.corners_px]
+        boxes.append((min(xs), min(ys), max(xs), max(ys)))
+    return any(a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3] for i, a in enumerate(boxes) for b in boxes[i + 1:])
 
 
 def interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHints, source: CardSource) -> InterpretedCard:
