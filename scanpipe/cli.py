@@ -15,10 +15,15 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import click
 
 from scanpipe.errors import ScanpipeError
 from scanpipe.types import CardHints, CardKind, InterpretedCard, ReadCard, UnreadableCard
+
+if TYPE_CHECKING:
+    from scanpipe.store.repository import Store
 
 DEFAULT_DB = "sqlite:///scanpipe.db"
 
@@ -26,17 +31,18 @@ DEFAULT_DB = "sqlite:///scanpipe.db"
 class Ctx:
     def __init__(self, db: str) -> None:
         self.db = db
-        self._store = None
+        self._store: Store | None = None
 
-    def store(self, *, migrate: bool = False):  # noqa: ANN201
+    def store(self, *, migrate: bool = False) -> Store:
         from scanpipe.store.repository import Store
 
         if self._store is None:
-            self._store = Store.open(self.db)
+            store = Store.open(self.db)
             if migrate:
-                self._store.migrate()
+                store.migrate()
             else:
-                self._store.require_schema()
+                store.require_schema()
+            self._store = store
         return self._store
 
 

@@ -162,7 +162,9 @@ def _count_unreadable(
 def _apply_decisions(
     election: Election, item: str, readings: Sequence[ContestReading], finals: Mapping[tuple[str, str], Decision],
 ) -> tuple[tuple[ContestReading, ...], tuple[str, ...], tuple[str, ...]]:
-    out, pending, auditors = [], [], []
+    out: list[ContestReading] = []
+    pending: list[str] = []
+    auditors: list[str] = []
     for reading in readings:
         decision = finals.get((item, reading.contest))
         if decision is not None:

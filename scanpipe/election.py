@@ -261,7 +261,7 @@ def _parse_contests(definition: dict[str, Any], p: _Problems) -> list[Contest]:
             p.add(f"{path}.vote_for", f"must be at least 1, got {vote_for}")
         elif vote_for is not None and options and vote_for > len(options):
             p.add(f"{path}.vote_for", f"vote_for {vote_for} exceeds the {len(options)} options")
-        if None not in (cid, title, kind, vote_for):
+        if cid is not None and title is not None and kind is not None and vote_for is not None:
             out.append(Contest(cid, title, kind, vote_for, tuple(options)))
     return out
 

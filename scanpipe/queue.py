@@ -26,13 +26,21 @@ class QueueItem:
         return {"item": self.item, "kind": self.kind, "reason": self.reason, "precinct": self.precinct, "contests": list(self.contests)}
 
 
+PERSON_READS = (Reason.MARGINAL_MARK, Reason.WRITE_IN)  # contest-level reasons
+
+
 def card_queue_items(card: CardCount, open_by_contest: Mapping[tuple[str, str], Decision]) -> list[QueueItem]:
-    """The queue items of one card (none when nothing awaits a person)."""
+    """The queue items of one card (none when nothing awaits a person).
+
+    A card blocked as a whole (unreadable, no precinct, a label problem...) is one item per
+    blocking reason; otherwise its undecided contests are listed under their contest-level
+    reason; contests whose first auditor has decided, or that were escalated, are items of
+    their own.
+    """
     if not card.card_pending and not card.pending_contests:
         return []
-    items: list[QueueItem] = []
+    undecided: list[str] = []
     waiting: dict[str, list[str]] = {}
-    undecided = []
     for cid in card.pending_contests:
         d = open_by_contest.get((card.card_id, cid))
         if d is None:
@@ -40,19 +48,14 @@ def card_queue_items(card: CardCount, open_by_contest: Mapping[tuple[str, str], 
         else:
             code = Reason.ESCALATED if d.state is DecisionState.ESCALATED else Reason.AWAITING_SECOND_AUDITOR
             waiting.setdefault(code.value, []).append(cid)
+    blocking = [r for r in card.reasons if r not in PERSON_READS]
+    reasons: list[Reason] = []
     if card.card_pending:
-        card_reasons = [r for r in card.reasons if r not in (Reason.MARGINAL_MARK, Reason.WRITE_IN)] or [Reason.NO_PRECINCT]
-        for reason in card_reasons:
-            items.append(QueueItem(card.card_id, "card", reason.value, card.precinct, tuple(undecided)))
-    elif undecided:
-        reasons = [r for r in card.reasons if r in (Reason.MARGINAL_MARK, Reason.WRITE_IN)] or [Reason.MARGINAL_MARK]
-        if card.style is None or any(r not in (Reason.MARGINAL_MARK, Reason.WRITE_IN) for r in card.reasons):
-            # an unreadable card identified by a person, decided contest by contest
-            reasons = [r for r in card.reasons if r not in (Reason.MARGINAL_MARK, Reason.WRITE_IN)] or reasons
-        for reason in reasons:
-            items.append(QueueItem(card.card_id, "card", reason.value, card.precinct, tuple(undecided)))
-    for code, cids in waiting.items():
-        items.append(QueueItem(card.card_id, "card", code, card.precinct, tuple(cids)))
+        reasons = blocking or [Reason.NO_PRECINCT]
+    elif undecided:  # an unreadable card a person identified keeps its reason; else marks
+        reasons = blocking or [r for r in card.reasons if r in PERSON_READS] or [Reason.MARGINAL_MARK]
+    items = [QueueItem(card.card_id, "card", r.value, card.precinct, tuple(undecided)) for r in reasons]
+    items += [QueueItem(card.card_id, "card", code, card.precinct, tuple(cids)) for code, cids in waiting.items()]
     return items
 
 
@@ -69,7 +72,8 @@ def pair_queue_items(pair: PairOutcome, opened: Mapping[tuple[str, str], Decisio
     reason = PAIR_REASON[pair.base_status.value]
     if reason is Reason.PAIR_NEEDS_REVIEW and pair.text_code_disagree:
         reason = Reason.TEXT_CODE_DISAGREE
-    undecided, waiting = [], {}
+    undecided: list[str] = []
+    waiting: dict[str, list[str]] = {}
     for cid in pair.waiting:
         d = opened.get((pair.serial, cid))
         if d is None:

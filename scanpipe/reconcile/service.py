@@ -86,7 +86,7 @@ def read_originals_with_duplicate_style(store: Store, s: Standing) -> int:
         if len(pairing.duplicates) != 1 or len(pairing.originals) != 1 or pairing.duplicates[0].style is None:
             continue
         dup = pairing.duplicates[0]
-        pages = sorted({c.interpretation.page for c in dup.cards if isinstance(c.interpretation, ReadCard)})
+        pages: list[int | None] = list(sorted({c.interpretation.page for c in dup.cards if isinstance(c.interpretation, ReadCard)}))
         for card in pairing.originals[0].cards:
             r = card.interpretation
             if isinstance(r, UnreadableCard) and r.reason in (Reason.UNKNOWN_STYLE, Reason.AMBIGUOUS_STYLE) and card.card_code is None:
