@@ -47,3 +47,17 @@ def test_a_scanned_record_upside_down_reads_and_flags_text_that_disagrees(printe
     checked = with_printed_check(image, card, ELECTION, dpi=150)
     assert (Reason.TEXT_CODE_DISAGREE in checked.reasons) is disagree
     assert "Governor" in checked.printed_text
+
+
+def test_pairing_sticker_text_run_into_a_line_is_dropped_but_ocr_slips_are_kept() -> None:
+    from scanpipe.imaging.printed import without_sticker_text
+
+    assert without_sticker_text("Against ORG-S00350Q1U") == "Against"
+    assert without_sticker_text("Fay Fischer -S00535B6S2") == "Fay Fischer"
+    assert without_sticker_text("Ben Br0oks") == "Ben Br0oks"
+    assert without_sticker_text("Demo County General 2026") == "Demo County General 2026"
+    lines = ["Governor", "Ben Brooks", "County Council", "Dara Diaz", "Gus Grant ORG-S1234", "Retain Judge Ivers?",
+             "No selection", "Question 1", "For", "Question 2", "Against DUP-A0042"]
+    reading = match_printed_lines(lines, ELECTION, "S1")
+    assert dict(reading.selections)["council"] == ("council-a", "council-d")
+    assert dict(reading.selections)["q2"] == ("q2-against",)

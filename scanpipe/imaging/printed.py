@@ -141,13 +141,27 @@ def similarity(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
 
 
+def without_sticker_text(line: str) -> str:
+    """An OCR line without the text of a pairing sticker the OCR ran into it
+    (``Against ORG-S00350Q1U``, ``Fay Fischer -S00535B6S2``): tokens that are a label, or
+    serial-like (five or more characters, two or more of them digits). Option names carry no
+    digits; an OCR slip (``Br0oks``) carries one."""
+    def sticker(token: str) -> bool:
+        return token.upper().startswith(("DUP-", "ORG-")) or (len(token) >= 5 and sum(ch.isdigit() for ch in token) >= 2)
+
+    return " ".join(t for t in line.split() if not sticker(t))
+
+
 def match_printed_lines(lines: Sequence[str], election: Election, style: str) -> PrintedReading:
     """Selections from OCR lines (see the module docstring, stage 3)."""
     contests = [election.contest(cid) for cid in election.style(style).contests]
     found: dict[str, list[str]] = {}
     current = None
     unmatched: list[str] = []
-    for line in lines:
+    for raw in lines:
+        line = without_sticker_text(raw)
+        if not line:
+            continue
         title_score, title = max(((similarity(line, c.title), c) for c in contests if c.id not in found or c is current),
                                  key=lambda t: t[0], default=(0.0, None))
         option_score, option = 0.0, None
