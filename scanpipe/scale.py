@@ -56,6 +56,7 @@ def read_files(items: Sequence[tuple[str, str]], shared: tuple[InterpretContext,
                hints: CardHints, batch: str) -> list[FileResult]:
     """Interpret a few files; ``items`` are ``(path as found, absolute path to read)``."""
     context, known = shared
+    _one_opencv_thread_once()
     return [_read_file(path, location, context, hints, batch, known) for path, location in items]
 
 
@@ -68,7 +69,20 @@ def _read_file(path: str, location: str, context: InterpretContext, hints: CardH
     sha = hashlib.sha256(data).hexdigest()
     if sha in known:
         return FileResult(path, sha, (), already_stored=True)
-    return FileResult(path, sha, tuple(interpret_file(path, context, hints, batch, data=data)))
+    return FileResult(path, sha, tuple(interpret_file(path, context, hints, batch, data=data, sha256=sha)))
+
+
+_OPENCV_SINGLE: list[bool] = []
+
+
+def _one_opencv_thread_once() -> None:
+    """Parallelism is by worker process: OpenCV's own thread pool would oversubscribe the
+    cores and stall small calls (as in :func:`scanpipe.pipeline._one_opencv_thread`)."""
+    if not _OPENCV_SINGLE:
+        import cv2
+
+        cv2.setNumThreads(1)
+        _OPENCV_SINGLE.append(True)
 
 
 def _host() -> str:
