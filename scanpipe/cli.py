@@ -64,9 +64,10 @@ def _exit_for_queue(store, verb: str, *, changed: bool = True) -> None:  # noqa:
 
     items = queue(store)
     if changed:
-        from scanpipe.review.index import refresh_all
+        from scanpipe.review.index import refresh_all, review_in_use
 
-        refresh_all(store, items)
+        if review_in_use(store):  # else `scanpipe review` builds the index when it starts
+            refresh_all(store, items)
     if items:
         reasons = Counter(i.reason for i in items)
         detail = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))

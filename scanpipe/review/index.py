@@ -81,6 +81,14 @@ def _batches(conn: Connection, items: Sequence[QueueItem]) -> dict[str, str]:
     return out
 
 
+def review_in_use(store: Store) -> bool:
+    """Whether anyone has a review account: otherwise the index is built when the app starts."""
+    from scanpipe.store.models_review import user_table
+
+    with store._read() as conn:
+        return conn.execute(select(user_table.c.username).limit(1)).first() is not None
+
+
 def refresh_all(store: Store, items: Sequence[QueueItem] | None = None) -> int:
     """Rebuild the whole index from the library's queue (``items`` when the caller has it
     already); returns the number of rows."""
