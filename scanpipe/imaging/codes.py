@@ -160,6 +160,14 @@ def _decode_turned(gray: np.ndarray, region: tuple[int, int, int, int], angle_de
     only_128 = frozenset({CodeSymbology.CODE128})
     codes = list(_zxing(upright, only_128, rotate=True, downscale=True))
     length = max(3, int(_BAR_SMOOTHING_IN * dpi) | 1)
+    if codes:
+        # Confirm a plain read once more, averaged along the bars: Code 128's checksum lets
+        # a rare misread through (seen: ORG-S00356 read as ORG-S08956 on a dithered scan),
+        # and the second reading then disagrees. Every distinct text is returned, so the
+        # caller sees one sticker read two ways and queues it instead of trusting either.
+        texts = {c.text for c in codes}
+        codes += [c for c in _zxing(cv2.blur(upright, (1, length)), only_128, rotate=True, downscale=True)
+                  if c.text not in texts and parse_pairing_label(c.text) is not None]
     for smooth in (lambda im: cv2.blur(im, (1, length)), lambda im: cv2.GaussianBlur(im, (3, 3), 0)):
         if codes:
             break
