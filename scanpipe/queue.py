@@ -29,6 +29,20 @@ class QueueItem:
 PERSON_READS = (Reason.MARGINAL_MARK, Reason.WRITE_IN)  # contest-level reasons
 
 
+def split_by_open_decisions(item: str, contests: Iterable[str], opened: Mapping[tuple[str, str], Decision]) -> tuple[list[str], dict[str, list[str]]]:
+    """Contests nobody decided yet, and those waiting (``awaiting_second_auditor`` / ``escalated``)."""
+    undecided: list[str] = []
+    waiting: dict[str, list[str]] = {}
+    for cid in contests:
+        d = opened.get((item, cid))
+        if d is None:
+            undecided.append(cid)
+        else:
+            code = Reason.ESCALATED if d.state is DecisionState.ESCALATED else Reason.AWAITING_SECOND_AUDITOR
+            waiting.setdefault(code.value, []).append(cid)
+    return undecided, waiting
+
+
 def card_queue_items(card: CardCount, open_by_contest: Mapping[tuple[str, str], Decision]) -> list[QueueItem]:
     """The queue items of one card (none when nothing awaits a person).
 
@@ -39,15 +53,7 @@ def card_queue_items(card: CardCount, open_by_contest: Mapping[tuple[str, str], 
     """
     if not card.card_pending and not card.pending_contests:
         return []
-    undecided: list[str] = []
-    waiting: dict[str, list[str]] = {}
-    for cid in card.pending_contests:
-        d = open_by_contest.get((card.card_id, cid))
-        if d is None:
-            undecided.append(cid)
-        else:
-            code = Reason.ESCALATED if d.state is DecisionState.ESCALATED else Reason.AWAITING_SECOND_AUDITOR
-            waiting.setdefault(code.value, []).append(cid)
+    undecided, waiting = split_by_open_decisions(card.card_id, card.pending_contests, open_by_contest)
     blocking = [r for r in card.reasons if r not in PERSON_READS]
     reasons: list[Reason] = []
     if card.card_pending:
@@ -72,15 +78,7 @@ def pair_queue_items(pair: PairOutcome, opened: Mapping[tuple[str, str], Decisio
     reason = PAIR_REASON[pair.base_status.value]
     if reason is Reason.PAIR_NEEDS_REVIEW and pair.text_code_disagree:
         reason = Reason.TEXT_CODE_DISAGREE
-    undecided: list[str] = []
-    waiting: dict[str, list[str]] = {}
-    for cid in pair.waiting:
-        d = opened.get((pair.serial, cid))
-        if d is None:
-            undecided.append(cid)
-        else:
-            code = Reason.ESCALATED if d.state is DecisionState.ESCALATED else Reason.AWAITING_SECOND_AUDITOR
-            waiting.setdefault(code.value, []).append(cid)
+    undecided, waiting = split_by_open_decisions(pair.serial, pair.waiting, opened)
     items = []
     if undecided or not pair.listed:
         items.append(QueueItem(pair.serial, "pair", reason.value, pair.precinct, tuple(undecided)))
