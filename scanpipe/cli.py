@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import click
 
 from scanpipe.errors import ScanpipeError
-from scanpipe.types import CardHints, CardKind, InterpretedCard, ReadCard, UnreadableCard
+from scanpipe.types import CardHints, CardKind
 
 if TYPE_CHECKING:
     from scanpipe.store.repository import Store
@@ -201,7 +201,9 @@ def identify(ctx: Ctx, card: str, style: str | None, page: int | None, precinct:
 
     store = ctx.store()
     result = do_identify(store, card, style=style, page=page, precinct=precinct, kind=CardKind(kind) if kind else None, serial=serial)
-    click.echo(f"{result.source.card_id}: {describe(result)}")
+    from scanpipe.scan import describe_card
+
+    click.echo(f"{result.source.card_id}: {describe_card(result)}")
     _exit_for_queue(store, "identify")
 
 
@@ -343,16 +345,6 @@ def demo(cards: int, directory: Path, seed: int, workers: int) -> None:
 
     for line in run_demo(directory, cards=cards, seed=seed, workers=workers):
         click.echo(line)
-
-
-def describe(card: InterpretedCard) -> str:
-    r = card.interpretation
-    if isinstance(r, UnreadableCard):
-        return f"unreadable ({r.reason.value}): {r.detail}"
-    if isinstance(r, ReadCard):
-        extra = f"; needs a person: {', '.join(x.value for x in r.reasons)}" if r.reasons else ""
-        return f"style {r.style} page {r.page} precinct {r.precinct or '?'}{extra}"
-    return f"machine-printed record, style {r.record.style}"
 
 
 from scanpipe.cli_calibrate import register as _register_calibrate  # noqa: E402  (calibrate)

@@ -22,7 +22,6 @@ from scanpipe.types import (
     ContestReading,
     Election,
     InterpretedCard,
-    MachinePrintedCard,
     ReadCard,
     Reason,
     UnreadableCard,
@@ -95,16 +94,6 @@ def open_decisions(decisions: Iterable[Decision]) -> dict[tuple[str, str], Decis
         elif d.state is DecisionState.FINAL:
             out.pop(key, None)
     return out
-
-
-def card_contest_ids(election: Election, card: InterpretedCard) -> tuple[str, ...]:
-    """The contests a card carries (its layout page's contests; a record: its style's)."""
-    result = card.interpretation
-    if isinstance(result, ReadCard):
-        return tuple(c.contest for c in result.contests)
-    if isinstance(result, MachinePrintedCard):
-        return tuple(c.contest for c in result.contests)
-    return ()
 
 
 def count_card(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -431,12 +430,3 @@ def _parse_targets(page: dict[str, Any], path: str, p: _Problems, contests: dict
         if cid is not None and oid is not None and box is not None:
             out.append(TargetDef(cid, oid, box, area))
     return out
-
-
-def definition_problems(check: Callable[[], object]) -> list[Problem]:
-    """Run a load/parse call and return its problems ([] when it is clean). For tests and tools."""
-    try:
-        check()
-    except DefinitionError as e:
-        return list(e.problems)
-    return []

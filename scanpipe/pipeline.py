@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import multiprocessing
-import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -213,7 +212,3 @@ def store_results(
                 flush()
     finally:
         flush()  # also on Ctrl-C or a worker's crash: what was read is kept
-
-
-def default_workers() -> int:
-    return max(1, (os.cpu_count() or 1))

@@ -7,7 +7,7 @@ so a decision made in either place goes through the same code.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -261,7 +261,3 @@ def record_decision(
         new = tx.add_decision(item=item, item_kind=item_kind, contest=contest, votes=list(ordered), auditors=list(plan.auditors), rule=rule, note=note, state=plan.state.value, supersedes=plan.supersedes)
         tx.log_event("decision", {"item": item, "contest": contest, "votes": list(ordered), "auditors": list(plan.auditors), "state": plan.state.value, "rule": rule}, actor=",".join(auditors))
     return DecisionOutcome(new.id, plan.state, plan.message)
-
-
-def all_cards(store: Store) -> Iterable[InterpretedCard]:
-    return (s.card for s in store.iter_cards())

@@ -186,6 +186,28 @@ def profile_ingest(election: Path, files: Sequence[Path], work: Path, top: int) 
     return "\n".join(line for line in out.getvalue().splitlines() if line.strip())
 
 
+def card_set(ap: argparse.ArgumentParser, args: argparse.Namespace, name: str) -> tuple[Path, Path, Path, list[Path]]:
+    """The benchmark's cards: ``--dir`` with ``--election``, or ``--cards`` sheets generated
+    with ``--seed`` (fresh when not given) into a temporary folder. Prints the environment."""
+    work = Path(tempfile.mkdtemp(prefix=f"scanpipe-bench-{name}-"))
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "big")
+    for line in environment():
+        print(line)
+    if args.dir:
+        if not args.election:
+            ap.error("--dir needs --election")
+        election, folder = args.election.resolve(), args.dir.resolve()
+    else:
+        t = time.perf_counter()
+        election, folder = make_cards(work, sheets=args.cards, seed=seed)
+        print(f"generated {args.cards} held-out sheets (seed {seed}, profile typical) in {time.perf_counter() - t:.1f} s into {folder}")
+    files = card_files(folder)
+    print(f"cards: {len(files)} files ({formats(files)})")
+    if len(files) < 400:
+        print(f"note: {len(files)} < 400 cards: a quick check, not the benchmark")
+    return work, election, folder, files
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dir", type=Path, help="existing folder of card files (with --election); default: generate")
@@ -198,22 +220,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = ap.parse_args(argv)
 
-    work = Path(tempfile.mkdtemp(prefix="scanpipe-bench-ingest-"))
-    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "big")
-    for line in environment():
-        print(line)
-    if args.dir:
-        if not args.election:
-            ap.error("--dir needs --election")
-        election, folder = args.election.resolve(), args.dir.resolve()
-    else:
-        t = time.perf_counter()
-        election, folder = make_cards(work, sheets=args.cards, seed=seed)
-        print(f"generated {args.cards} sheets (seed {seed}, profile typical) in {time.perf_counter() - t:.1f} s into {folder}")
-    files = card_files(folder)
-    print(f"cards: {len(files)} files ({formats(files)})")
-    if len(files) < 400:
-        print(f"note: {len(files)} < 400 cards: a quick check, not the benchmark")
+    work, election, folder, files = card_set(ap, args, "ingest")
 
     imread_all(files[: min(len(files), 50)])  # warm the page cache for both sides
     IMREAD_CPU.clear()

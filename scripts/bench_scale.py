@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,11 +27,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_ingest import (
-    card_files,
-    environment,
+    card_set,
     fmt_times,
-    formats,
-    make_cards,
     run_checked,
     scanpipe_cmd,
 )
@@ -104,22 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--chunk-sweep", default="", help="e.g. 1,2,4: time run_dask with these files per task")
     args = ap.parse_args(argv)
 
-    work = Path(tempfile.mkdtemp(prefix="scanpipe-bench-scale-"))
-    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "big")
-    for line in environment():
-        print(line)
-    if args.dir:
-        if not args.election:
-            ap.error("--dir needs --election")
-        election, folder = args.election.resolve(), args.dir.resolve()
-    else:
-        t = time.perf_counter()
-        election, folder = make_cards(work, sheets=args.cards, seed=seed)
-        print(f"generated {args.cards} held-out sheets (seed {seed}) in {time.perf_counter() - t:.1f} s into {folder}")
-    files = card_files(folder)
-    print(f"cards: {len(files)} files ({formats(files)})")
-    if len(files) < 400:
-        print(f"note: {len(files)} < 400 cards: a quick check, not the benchmark")
+    work, election, folder, files = card_set(ap, args, "scale")
 
     local_s, reference = ingest_and_export(election, folder, work, "local", "--workers", "1")
     print(f"local executor, --workers 1: {local_s:.2f} s ({len(reference['CVR'])} CVRs): the reference export")

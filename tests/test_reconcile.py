@@ -18,7 +18,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import cv2
-import numpy as np
 import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings

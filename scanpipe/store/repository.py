@@ -20,7 +20,7 @@ from sqlalchemy import ColumnElement, Connection, Table, delete, func, select, u
 
 from scanpipe.errors import ConfigError, DecisionError, StorageError
 from scanpipe.store import codec
-from scanpipe.store.database import PG_ELECTION_LOCK, Database, alembic_config
+from scanpipe.store.database import PG_ELECTION_LOCK, alembic_config
 from scanpipe.store.pairs import PairsMixin
 from scanpipe.store.elections import definition_sha256, election_from_json, read_references, with_references
 from scanpipe.store.models import (

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import Connection, select, update
 
 from scanpipe.errors import DecisionError
-from scanpipe.store.models import decision_table, event_table, utcnow
+from scanpipe.store.models import decision_table, utcnow
 from scanpipe.store.records import DecisionRecord, DecisionState, ItemKind
 
 _PG_ITEM_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('scanpipe-decision:' || %(item)s))"
