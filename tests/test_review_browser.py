@@ -57,11 +57,16 @@ def world(tmp_path: Path) -> Iterator[tuple[ReviewWorld, str]]:
 def _login(browser, base: str, user: str):
     page = browser.new_context().new_page()
     page.goto(f"{base}/login")
-    page.keyboard.type(user)  # the user name field has focus
+    # The user name field has focus (autofocus); under load chromium may apply it a moment after "load",
+    # and keys typed before that are lost, so wait for the focus itself.
+    page.wait_for_selector("input[name=username]:focus")
+    page.keyboard.type(user)
     page.keyboard.press("Tab")
+    page.wait_for_selector("input[name=password]:focus")
     page.keyboard.type(PASSWORDS[user])
-    page.keyboard.press("Enter")
-    page.wait_for_url(f"{base}/")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert page.url == f"{base}/", f"{user} was not logged in: {page.inner_text('body')[:300]}"
     return page
 
 
