@@ -74,6 +74,39 @@ def test_bilevel_g4_tiff() -> None:
     assert (page.format, page.dpi) == ("tiff", 150.0)
 
 
+@pytest.mark.parametrize("photometric", [0, 1])  # WhiteIsZero and BlackIsZero both read black as 0
+def test_bilevel_tiff_either_photometric_reads_like_opencv(photometric: int) -> None:
+    from PIL import TiffImagePlugin
+
+    img = page_image(3)
+    tags = TiffImagePlugin.ImageFileDirectory_v2()
+    tags[262] = photometric
+    data = pil_bytes(Image.fromarray(img).convert("1", dither=Image.Dither.NONE), "TIFF", compression="group4", tiffinfo=tags)
+    assert decode.read_header(data, "a.tif").fast == ("tiff1-white0" if photometric == 0 else "tiff1-black0")
+    (page,) = decode_card_bytes(data, "a.tif")
+    assert np.array_equal(page.image, cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_GRAYSCALE))
+    assert np.array_equal(page.image < 128, img < 128)
+
+
+def test_rgb_png_reads_within_one_level_of_opencv() -> None:
+    rng = np.random.default_rng(5)
+    rgb = rng.integers(0, 256, (60, 80, 3), dtype=np.uint8)
+    data = pil_bytes(Image.fromarray(rgb), "PNG")
+    assert decode.read_header(data, "a.png").fast == "png8"
+    (page,) = decode_card_bytes(data, "a.png")
+    reference = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_GRAYSCALE)
+    assert page.image.shape == (60, 80) and int(np.abs(page.image.astype(int) - reference).max()) <= 1
+
+
+def test_png_with_damaged_pixel_data_names_the_problem() -> None:
+    data = bytearray(pil_bytes(Image.fromarray(page_image()), "PNG"))
+    start = data.index(b"IDAT") + 4
+    data[start + 2 : start + 40] = bytes(38)  # zlib stream broken, chunk sizes intact
+    error = failure(bytes(data))
+    assert error.reason is Reason.UNREADABLE_IMAGE
+    assert error.detail.startswith("the PNG data could not be decoded (")
+
+
 def test_multi_page_tiff_gives_every_page_in_order() -> None:
     images = [page_image(seed) for seed in range(3)]
     frames = [Image.fromarray(i).convert("1", dither=Image.Dither.NONE) for i in images]
