@@ -187,6 +187,12 @@ def test_migrate_twice_is_a_no_op_and_models_match_the_schema(store: Store) -> N
     assert diff == []
 
 
+def test_the_schema_head_constant_is_alembics_newest_revision() -> None:
+    from alembic.script import ScriptDirectory
+
+    assert Store.head_revision() == ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
 def test_downgrade_to_nothing_and_up_again(store: Store) -> None:
     migrate_to(store, "base")
     assert store.schema_revision() is None

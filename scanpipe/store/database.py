@@ -3,7 +3,9 @@
 ``_write()`` is one write transaction (``BEGIN IMMEDIATE`` on SQLite), ``_read()`` one read
 transaction (deferred ``BEGIN``: never blocks writers under WAL). Database failures come out
 as :class:`StorageError` naming the URL (password hidden) and the reason. Migrations are
-Alembic's, kept in ``migrations/`` beside this module and run in code (no alembic.ini).
+Alembic's, kept in ``migrations/`` beside this module and run in code (no alembic.ini);
+Alembic is imported only to migrate: every other command checks the schema against
+:data:`SCHEMA_HEAD` with one query (a test keeps the constant equal to Alembic's head).
 """
 
 from __future__ import annotations
@@ -11,13 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, Table
+from sqlalchemy import Connection, Table, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 
@@ -26,14 +24,20 @@ from scanpipe.store.engine import READ, make_engine, parse_url, safe_url
 from scanpipe.store.models import utcnow
 from scanpipe.store.transaction import insert_event
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+
 MIGRATIONS = Path(__file__).parent / "migrations"
 SUPPORTED = ("sqlite", "postgresql")
 PG_MIGRATE_LOCK = 0x5CA9_91BE  # advisory lock keys (PostgreSQL): one migrator at a time,
 PG_ELECTION_LOCK = 0x5CA9_91BF  # one election loader at a time
+SCHEMA_HEAD = "0004"  # the newest migration's revision (tests/test_store.py checks it against Alembic)
 
 
 def alembic_config() -> Config:
     """The Alembic configuration, built in code (no alembic.ini)."""
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     return cfg
@@ -113,6 +117,9 @@ class Database:
 
     def migrate(self) -> None:
         """Create or upgrade the schema to the newest revision (a no-op when it is there)."""
+        from alembic import command
+        from alembic.runtime.migration import MigrationContext
+
         cfg = alembic_config()
         with self._write() as conn:
             self._serialize(conn, PG_MIGRATE_LOCK)
@@ -124,14 +131,18 @@ class Database:
                 insert_event(conn, "schema_migrated", {"from": before, "to": after}, None, utcnow())
 
     def schema_revision(self) -> str | None:
+        """The revision recorded in ``alembic_version``; None before the first migration."""
         with self._read() as conn:
-            return MigrationContext.configure(conn).get_current_revision()
+            if not conn.dialect.has_table(conn, "alembic_version"):
+                return None
+            rows = conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+        if len(rows) > 1:
+            raise StorageError(f"database {self.safe_url}: alembic_version holds {len(rows)} revisions ({', '.join(rows)})")
+        return rows[0] if rows else None
 
     @staticmethod
     def head_revision() -> str:
-        head = ScriptDirectory.from_config(alembic_config()).get_current_head()
-        assert head is not None
-        return head
+        return SCHEMA_HEAD
 
     def require_schema(self) -> None:
         """Raise StorageError unless the schema is at the newest revision."""
