@@ -13,7 +13,7 @@ import socket
 import subprocess
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from glob import glob
 from pathlib import Path
 
@@ -83,17 +83,30 @@ def postgres_url() -> Iterator[str]:
 
 
 @pytest.fixture
-def pg_database_url(postgres_url: str) -> Iterator[str]:
-    """A fresh, empty database on the throwaway server; dropped after the test."""
+def pg_database_factory(postgres_url: str) -> Iterator[Callable[[], str]]:
+    """Makes fresh, empty databases on the throwaway server; all dropped after the test."""
     import psycopg
 
-    name = f"t_{uuid.uuid4().hex[:12]}"
     plain = postgres_url.replace("postgresql+psycopg://", "postgresql://")
+    made: list[str] = []
+
+    def make() -> str:
+        name = f"t_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(plain, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        made.append(name)
+        return postgres_url.rsplit("/", 1)[0] + f"/{name}"
+
+    yield make
     with psycopg.connect(plain, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    yield postgres_url.rsplit("/", 1)[0] + f"/{name}"
-    with psycopg.connect(plain, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        for name in made:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def pg_database_url(pg_database_factory: Callable[[], str]) -> str:
+    """A fresh, empty database on the throwaway server; dropped after the test."""
+    return pg_database_factory()
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
