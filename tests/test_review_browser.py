@@ -154,3 +154,41 @@ def test_two_auditors_resolve_a_mismatched_pair_side_by_side(browser, world) -> 
             page.keyboard.press("Enter")
         assert expected in page.inner_text("#message")
     assert _gov(w, "gov-b") == before + 1
+
+
+def test_a_post_without_the_csrf_token_is_refused_in_the_browser(browser, world) -> None:
+    """A script in a logged-in auditor's page posts a complete decision form without the
+    CSRF token (as a forged cross-site form would): refused, nothing recorded."""
+    w, base = world
+    alice = _login(browser, base, "alice")
+    alice.goto(f"{base}/card/{MARGINAL}")
+    post = """async (withToken) => {
+            const form = document.querySelector("form.decide#decide-gov");
+            const data = new FormData(form);
+            if (!withToken) data.delete("csrf");
+            data.set("votes", "gov-a");
+            data.set("rule", "md-fill");
+            const response = await fetch(form.action, {method: "POST", body: new URLSearchParams(data)});
+            return response.status;
+        }"""
+    assert alice.evaluate(post, False) == 403
+    assert w.store.decisions(MARGINAL) == []
+    assert alice.evaluate(post, True) == 200  # the same form with its token is taken: the token made the difference
+    assert len(w.store.decisions(MARGINAL)) == 1
+
+
+def test_the_audit_page_names_a_tampered_entry(browser, world) -> None:
+    from sqlalchemy import select, update
+
+    from scanpipe.store.models import event_table
+
+    w, base = world
+    root = _login(browser, base, "root")
+    root.goto(f"{base}/audit")
+    assert "The chain holds" in root.inner_text("#chain")
+    with w.store._write() as conn:  # somebody edits a logged login behind the app's back
+        target = conn.execute(select(event_table.c.id).where(event_table.c.action == "login").order_by(event_table.c.id)).scalars().first()
+        conn.execute(update(event_table).where(event_table.c.id == target).values(detail={"user": "mallory", "remote": "127.0.0.1"}))
+    root.goto(f"{base}/audit")
+    text = root.inner_text("#chain")
+    assert "The chain is broken" in text and f"entry {target}" in text and "edited" in text
