@@ -24,12 +24,25 @@ class DecisionPlan:
     message: str
 
 
-def plan_decision(existing: Sequence[Decision], votes: tuple[str, ...], auditors: tuple[str, ...], *, two_auditors: bool) -> DecisionPlan:
-    """Pure: what a new decision does given the earlier ones for the same item and contest."""
+def plan_decision(existing: Sequence[Decision], votes: tuple[str, ...], auditors: tuple[str, ...], *, two_auditors: bool,
+                  board_settles: int | None = None) -> DecisionPlan:
+    """Pure: what a new decision does given the earlier ones for the same item and contest.
+
+    ``board_settles``: the id of the open escalation the board is deciding (``auditors``
+    are then the members who voted for the reading); anything else refuses an escalated
+    contest, and a board reading needs that very escalation to be the open one.
+    """
     live = [d for d in sorted(existing, key=lambda d: d.id) if d.state is not DecisionState.SUPERSEDED]
     final = next((d for d in reversed(live) if d.state is DecisionState.FINAL), None)
     first = next((d for d in reversed(live) if d.state is DecisionState.FIRST_HALF), None)
     escalated = next((d for d in reversed(live) if d.state is DecisionState.ESCALATED), None)
+    if board_settles is not None:
+        if escalated is None:
+            raise DecisionError("this contest has no open escalation for the board (another board decision may have settled it); reload the board page")
+        if escalated.id != board_settles:
+            raise DecisionError(f"decision {board_settles} is not the open escalation of this contest (it is {escalated.id}); reload the board page")
+        supersede = tuple((d.id, DecisionState.SUPERSEDED) for d in live)
+        return DecisionPlan(DecisionState.FINAL, auditors, supersede, escalated.id, "final: board decision")
     if escalated is not None:
         raise DecisionError("this contest was escalated to the board: two auditors disagreed; the board decides it in the review")
     if not two_auditors or len(auditors) >= 2:

@@ -109,11 +109,9 @@ def _one_opencv_thread() -> int:
 
     Ingest is parallel by process: OpenCV's own thread pool would oversubscribe the cores,
     and on a busy machine each small parallel call then waits for a descheduled thread.
-    Also keeps page buffers in the heap (:func:`steady_allocator`).
     """
     import cv2
 
-    steady_allocator()
     previous = cv2.getNumThreads()
     cv2.setNumThreads(1)
     return previous
@@ -134,8 +132,10 @@ def steady_allocator() -> bool:
     normally the threshold rises after the first such free, but an explicit
     ``MALLOC_TRIM_THRESHOLD_`` (Dask's nanny sets 65536 in every worker) freezes it at
     128 kB, and a Dask worker then read cards at half the speed (35 vs 17 ms a card,
-    measured). Fixed thresholds keep page buffers in the heap. Returns False where the C
-    library is not glibc (the setting is only a speed-up).
+    measured). Fixed thresholds keep page buffers in the heap. Called in Dask workers only:
+    elsewhere glibc's own dynamic threshold does as well (within 5%), and the process pool's
+    resident memory stays as measured by ``scripts/bench_memory.py``. Returns False where
+    the C library is not glibc (the setting is only a speed-up).
     """
     if _ALLOCATOR_SET:
         return _ALLOCATOR_SET[0]

@@ -7,7 +7,7 @@ so a decision made in either place goes through the same code.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -236,9 +236,14 @@ def adjudicate_card(
 
 def record_decision(
     store: Store, election: Election, *, item: str, item_kind: str, contest: str, votes: Sequence[str],
-    auditors: Sequence[str], rule: str | None, note: str | None,
+    auditors: Sequence[str], rule: str | None, note: str | None, board: BoardVotes | None = None,
 ) -> DecisionOutcome:
-    """Apply the two-people rule and store the decision in one transaction."""
+    """Apply the two-people rule and store the decision in one transaction.
+
+    ``board``: the board settles an escalated contest (``auditors`` are the members who voted
+    for the reading); the escalation is superseded, the final decision, every member's vote
+    and the ``board_decision`` log entry are written in that same transaction.
+    """
     c = election.contest(contest)
     valid = {o.id for o in c.options}
     bad = [v for v in votes if v not in valid]
@@ -255,9 +260,24 @@ def record_decision(
     ordered = tuple(o.id for o in c.options if o.id in set(votes))
     with store.transaction() as tx:
         existing = [to_decision(d) for d in tx.decisions(item=item) if d.contest == contest]
-        plan = plan_decision(existing, ordered, tuple(auditors), two_auditors=rules.two_auditors)
+        plan = plan_decision(existing, ordered, tuple(auditors), two_auditors=rules.two_auditors,
+                             board_settles=board.escalation if board is not None else None)
         for old_id, state in plan.updates:
             tx.set_decision_state(old_id, state.value)
         new = tx.add_decision(item=item, item_kind=item_kind, contest=contest, votes=list(ordered), auditors=list(plan.auditors), rule=rule, note=note, state=plan.state.value, supersedes=plan.supersedes)
         tx.log_event("decision", {"item": item, "contest": contest, "votes": list(ordered), "auditors": list(plan.auditors), "state": plan.state.value, "rule": rule}, actor=",".join(auditors))
+        if board is not None:
+            tx.add_board_votes(new.id, board.members)
+            tx.log_event("board_decision", {"item": item, "contest": contest, "votes": list(ordered), "members": dict(board.members),
+                                            "decision": new.id, "replaces": [old_id for old_id, _ in plan.updates]}, actor=board.actor)
     return DecisionOutcome(new.id, plan.state, plan.message)
+
+
+@dataclass(frozen=True)
+class BoardVotes:
+    """A board decision: the open escalation it settles, each member present with their vote
+    (``for`` / ``against`` / ``abstain`` the reading), and who entered it."""
+
+    escalation: int
+    members: Mapping[str, str]
+    actor: str

@@ -128,6 +128,23 @@ def environment() -> list[str]:
     ]
 
 
+def compile_bytecode() -> str:
+    """Compile scanpipe's modules to bytecode, as a regular (non-editable) pip install does.
+
+    An editable install never writes ``.pyc`` files where ``PYTHONDONTWRITEBYTECODE`` is set
+    (it is on these machines), and every timed process would then compile each module from
+    source (about 0.08 s a process, workers included)."""
+    import compileall
+
+    import scanpipe
+
+    package = Path(scanpipe.__file__).parent
+    ok = compileall.compile_dir(str(package), quiet=1)
+    setting = os.environ.get("PYTHONDONTWRITEBYTECODE")
+    return (f"bytecode: scanpipe's modules compiled ({'ok' if ok else 'with errors'}); "
+            f"PYTHONDONTWRITEBYTECODE={'set' if setting else 'unset'} here")
+
+
 def formats(files: Sequence[Path]) -> str:
     counts = Counter(f.suffix.lower() for f in files)
     return ", ".join(f"{n} {ext}" for ext, n in sorted(counts.items()))
@@ -193,6 +210,7 @@ def card_set(ap: argparse.ArgumentParser, args: argparse.Namespace, name: str) -
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "big")
     for line in environment():
         print(line)
+    print(compile_bytecode())
     if args.dir:
         if not args.election:
             ap.error("--dir needs --election")

@@ -176,6 +176,32 @@ def test_a_disagreement_goes_to_the_board_which_decides_with_members_and_votes(w
     assert [e.detail["members"] for e in world.store.events("board_decision")] == [votes]
 
 
+def test_a_board_decision_is_one_transaction(world: ReviewWorld, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure while the members' votes are written leaves the escalation open and nothing
+    recorded: the superseded escalation, the final reading and the votes land together."""
+    from scanpipe.store.transaction import Transaction
+
+    decide(login(world.app, "alice"), MARGINAL_2, "gov", ["gov-b"])
+    decide(login(world.app, "bob"), MARGINAL_2, "gov", ["gov-a"])
+    before = world.store.decisions()
+    carol = login(world.app, "carol")
+    board = carol.get("/board").text
+    form = {"csrf": csrf_of(board), "form_token": form_token_of(board), "item": MARGINAL_2, "contest": "gov",
+            "decision": str(max(d.id for d in before)), "votes": ["gov-b"], "rule": "md-fill",
+            "member_carol": "for", "member_dave": "for"}
+
+    def broken(self: Transaction, decision_id: int, members: object) -> None:
+        raise RuntimeError("disk gone while writing the board's votes")
+
+    monkeypatch.setattr(Transaction, "add_board_votes", broken)
+    assert carol.post("/board/decide", data=form).status_code == 500  # the server's error page; nothing half-done
+    assert world.store.decisions() == before
+    assert [r.item for r in page_of_items(world.store, Filters(state="escalated"))[0]] == [MARGINAL_2]
+    with world.store._read() as conn:
+        assert conn.execute(select(board_vote_table)).all() == []
+    assert world.store.events("board_decision") == []
+
+
 def test_a_board_without_a_majority_decides_nothing(world: ReviewWorld) -> None:
     decide(login(world.app, "alice"), MARGINAL_2, "gov", ["gov-b"])
     decide(login(world.app, "bob"), MARGINAL_2, "gov", ["gov-a"])

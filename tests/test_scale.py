@@ -171,3 +171,27 @@ def test_remote_scheduler_client_closes_cleanly(cluster: Any) -> None:
         client.wait_for_workers(2, timeout=30)  # a worker killed by an earlier test is back
         assert len(client.scheduler_info()["workers"]) == 2
     assert client.status == "closed"
+
+
+def test_workers_keep_page_buffers_despite_the_nannys_trim_setting(cluster: Any) -> None:
+    """Dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, which made every page
+    buffer a fresh mmap (cards read at half speed); a worker's first task fixes glibc's
+    thresholds once (see scanpipe.pipeline.steady_allocator)."""
+    import platform
+
+    from distributed import Client
+
+    from scanpipe import scale
+
+    def probe() -> tuple[str | None, list[bool]]:
+        scale._one_opencv_thread_once()
+        from scanpipe.pipeline import _ALLOCATOR_SET
+
+        return os.environ.get("MALLOC_TRIM_THRESHOLD_"), list(_ALLOCATOR_SET)
+
+    with Client(cluster, set_as_default=False) as client:
+        results = client.run(probe)
+    for trim, state in results.values():
+        assert trim == "65536"  # the nanny's setting is there: the case this handles
+        if sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc":
+            assert state == [True]

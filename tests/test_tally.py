@@ -87,6 +87,21 @@ def test_two_people_rule() -> None:
     assert plan_decision([], ("gov-a",), ("ann", "bob"), two_auditors=True).state is DecisionState.FINAL
 
 
+
+def test_the_board_settles_only_the_open_escalation() -> None:
+    d1 = Decision(1, "c", "card", "gov", ("gov-a",), ("ann",), DecisionState.ESCALATED)
+    d2 = Decision(2, "c", "card", "gov", ("gov-b",), ("bob",), DecisionState.ESCALATED, supersedes=1)
+    with pytest.raises(DecisionError, match="escalated to the board"):
+        plan_decision([d1, d2], ("gov-a",), ("cat", "dan"), two_auditors=True)  # auditors cannot settle it
+    plan = plan_decision([d1, d2], ("gov-b",), ("cat", "dan"), two_auditors=True, board_settles=2)
+    assert plan.state is DecisionState.FINAL and plan.auditors == ("cat", "dan") and plan.supersedes == 2
+    assert plan.updates == ((1, DecisionState.SUPERSEDED), (2, DecisionState.SUPERSEDED))
+    with pytest.raises(DecisionError, match="is not the open escalation"):
+        plan_decision([d1, d2], ("gov-b",), ("cat", "dan"), two_auditors=True, board_settles=1)
+    settled = Decision(3, "c", "card", "gov", ("gov-b",), ("cat", "dan"), DecisionState.FINAL, supersedes=2)
+    with pytest.raises(DecisionError, match="no open escalation"):  # a second board submission finds it settled
+        plan_decision([settled], ("gov-a",), ("eve", "fay"), two_auditors=True, board_settles=2)
+
 statuses = st.sampled_from([Y, N, N, N, U])
 
 

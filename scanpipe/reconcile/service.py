@@ -21,7 +21,7 @@ from scanpipe.reconcile.compare import counted_votes
 from scanpipe.reconcile.resolve import PairOutcome
 from scanpipe.store.repository import Store
 from scanpipe.types import CardHints, ReadCard, Reason, UnreadableCard
-from scanpipe.workflow import DecisionOutcome, Standing, record_decision, standing
+from scanpipe.workflow import BoardVotes, DecisionOutcome, Standing, record_decision, standing
 
 SERIAL_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 
@@ -176,9 +176,10 @@ def _attach_reprints(store: Store, s: Standing, summary: ReconcileSummary) -> No
 
 def adjudicate_pair(
     store: Store, serial: str, *, contest: str, votes: Sequence[str], auditors: Sequence[str],
-    rule: str | None = None, note: str | None = None, render_dir: Path | None = None,
+    rule: str | None = None, note: str | None = None, render_dir: Path | None = None, board: BoardVotes | None = None,
 ) -> DecisionOutcome:
-    """Record a decision for one contest of a serial, then reconcile at once."""
+    """Record a decision for one contest of a serial (one transaction; ``board`` as in
+    :func:`~scanpipe.workflow.record_decision`), then reconcile at once."""
     s = standing(store)
     pair = next((p for p in s.pairs if p.serial == serial), None)
     if pair is None:
@@ -186,7 +187,8 @@ def adjudicate_pair(
     if contest not in pair.listed:
         listed = ", ".join(pair.listed) or ("none: it matches" if pair.status.value == "match" else "none: identify its cards' style first")
         raise DecisionError(f"serial {serial} ({pair.status.value}) does not list contest '{contest}' for a decision; it lists: {listed}")
-    outcome = record_decision(store, s.election, item=serial, item_kind="pair", contest=contest, votes=votes, auditors=auditors, rule=rule, note=note)
+    outcome = record_decision(store, s.election, item=serial, item_kind="pair", contest=contest, votes=votes, auditors=auditors,
+                              rule=rule, note=note, board=board)
     reconcile(store, render_dir=render_dir)
     return outcome
 

@@ -6,9 +6,9 @@ rule; the review index is then refreshed for that item. The app only checks firs
 contest is one the queue lists for the item, so a forged form cannot decide anything else.
 
 A board decision settles an escalated contest: the members present vote on one reading;
-with a majority for it, the escalated decisions are superseded and the reading is recorded
-through the same library call with the members who voted for it as joint auditors (two or
-more attesting jointly make it final), and each member's vote is kept (``board_vote``).
+with a majority for it, the reading is recorded through the same library call with the
+members who voted for it as joint auditors; in that one transaction the escalated decisions
+are superseded, the reading becomes final, and each member's vote is kept (``board_vote``).
 """
 
 from __future__ import annotations
@@ -19,14 +19,12 @@ from typing import Any
 
 from sqlalchemy import select
 
-from scanpipe.audit import append_event
 from scanpipe.errors import DecisionError
 from scanpipe.review.index import refresh_item, rows_of
-from scanpipe.store.models import decision_table, utcnow
-from scanpipe.store.models_review import board_vote_table
+from scanpipe.store.models import decision_table
 from scanpipe.store.repository import Store
 from scanpipe.types import CardKind, Election
-from scanpipe.workflow import DecisionOutcome, identify, record_decision
+from scanpipe.workflow import BoardVotes, DecisionOutcome, identify, record_decision
 
 BOARD_VOTES = ("for", "against", "abstain")
 
@@ -116,18 +114,8 @@ def board_decide(store: Store, election: Election, *, item: str, contest: str, d
     _check_reading(election, contest, votes, rule)
     tally = ", ".join(f"{m}: {members[m]}" for m in sorted(members))
     full_note = f"board decision ({tally})" + (f"; {note}" if note else "")
-    with store.transaction() as tx:
-        for did in esc.decision_ids:
-            tx.set_decision_state(did, "superseded")
-    try:
-        outcome = _record(store, election, esc, votes=votes, auditors=ayes, rule=rule, note=full_note)
-    except DecisionError:
-        _restore(store, esc)
-        raise
-    with store._write() as conn:
-        conn.execute(board_vote_table.insert(), [{"decision_id": outcome.decision_id, "member": m, "vote": v} for m, v in members.items()])
-        append_event(conn, "board_decision", {"item": item, "contest": contest, "votes": list(votes), "members": dict(members),
-                                             "decision": outcome.decision_id, "replaces": list(esc.decision_ids)}, actor, utcnow())
+    board = BoardVotes(escalation=decision_id, members=dict(members), actor=actor)
+    outcome = _record(store, election, esc, votes=votes, auditors=ayes, rule=rule, note=full_note, board=board)
     refresh_item(store, election, item, esc.kind)
     return outcome
 
@@ -144,19 +132,13 @@ def _check_reading(election: Election, contest: str, votes: Sequence[str], rule:
 
 
 def _record(store: Store, election: Election, esc: Escalation, *, votes: Sequence[str], auditors: Sequence[str],
-            rule: str | None, note: str) -> DecisionOutcome:
+            rule: str | None, note: str, board: BoardVotes) -> DecisionOutcome:
+    """The board's reading, its members' votes and the superseded escalation: one transaction."""
     if esc.kind == "pair":
         from scanpipe.reconcile.service import adjudicate_pair
 
-        return adjudicate_pair(store, esc.item, contest=esc.contest, votes=votes, auditors=auditors, rule=rule, note=note)
+        return adjudicate_pair(store, esc.item, contest=esc.contest, votes=votes, auditors=auditors, rule=rule, note=note, board=board)
     return record_decision(store, election, item=esc.item, item_kind="card", contest=esc.contest, votes=votes,
-                           auditors=auditors, rule=rule, note=note)
+                           auditors=auditors, rule=rule, note=note, board=board)
 
 
-def _restore(store: Store, esc: Escalation) -> None:
-    """Put the escalation back when the board's reading could not be recorded."""
-    t = decision_table
-    with store.transaction() as tx:
-        last = tx.conn.execute(select(t).where(t.c.id == esc.latest)).mappings().one()
-        tx.add_decision(esc.item, esc.kind, esc.contest, last["votes"], last["auditors"], state="escalated",
-                        rule=last["rule"], note="escalation restored: the board's reading could not be recorded", supersedes=esc.latest)

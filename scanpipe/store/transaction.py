@@ -78,6 +78,13 @@ class Transaction:
         self.conn.execute(update(t).where(t.c.id == decision_id).values(state=new.value))
         return decision_record(self.conn.execute(select(t).where(t.c.id == decision_id)).mappings().one())
 
+    def add_board_votes(self, decision_id: int, members: Mapping[str, str]) -> None:
+        """Each board member's vote (``for`` / ``against`` / ``abstain``) on a board decision."""
+        from scanpipe.store.models_review import board_vote_table
+
+        if members:
+            self.conn.execute(board_vote_table.insert(), [{"decision_id": decision_id, "member": m, "vote": v} for m, v in sorted(members.items())])
+
     def log_event(self, action: str, detail: Mapping[str, Any], actor: str | None = None) -> int:
         """Append one event to the operational log; returns its id."""
         return insert_event(self.conn, action, detail, actor, utcnow())
