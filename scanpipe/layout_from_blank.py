@@ -99,13 +99,14 @@ def find_ovals(gray: np.ndarray, dpi: float) -> list[tuple[float, float, float, 
     contours, hierarchy = cv2.findContours(_ink(gray), cv2.RETR_CCOMP, cv2.CHAIN_APPROX_NONE)
     if hierarchy is None:
         return []
-    rects = []
+    rects: list[tuple[int, int, int, int]] = []
     for index, contour in enumerate(contours):
         parent, child = hierarchy[0][index][3], hierarchy[0][index][2]
         if parent != -1 or child == -1:
             continue  # holes and solid blobs are not oval outlines
         if _is_oval(contour, contours[child], dpi):
-            rects.append(cv2.boundingRect(contour))
+            x, y, w, h = cv2.boundingRect(contour)
+            rects.append((x, y, w, h))
     return [_to_inches(*r, dpi) for r in _reading_order(rects, dpi)]
 
 
@@ -164,7 +165,7 @@ def _corner_square(window: np.ndarray, dpi: float, corner: tuple[int, int]) -> t
 
 def find_qr_box(gray: np.ndarray, dpi: float) -> tuple[float, float, float, float] | None:
     """The QR symbol's box (without quiet zone) in inches, or None."""
-    results = zxingcpp.read_barcodes(gray, formats=zxingcpp.BarcodeFormat.QRCode)
+    results = zxingcpp.read_barcodes(gray, formats=zxingcpp.BarcodeFormat.QRCode)  # type: ignore[arg-type]  # stubs omit the implicit conversion to BarcodeFormats
     if not results:
         return None
     p = results[0].position

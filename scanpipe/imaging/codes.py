@@ -183,7 +183,7 @@ def _zxing(image: np.ndarray, formats: frozenset[CodeSymbology], *, rotate: bool
         return ()
     results = zxingcpp.read_barcodes(
         np.ascontiguousarray(image),
-        formats=[_ZX_FORMATS[f] for f in sorted(formats)],
+        formats=[_ZX_FORMATS[f] for f in sorted(formats)],  # type: ignore[arg-type]  # stubs omit the implicit conversion to BarcodeFormats
         try_rotate=rotate,
         try_downscale=downscale,
         try_invert=False,
@@ -482,7 +482,7 @@ def _turn(
     x, y, w, h = _padded(region, gray.shape, pad)
     crop = gray[y : y + h, x : x + w]
     size = int(np.hypot(w, h)) + 2
-    turn = cv2.getRotationMatrix2D((w / 2.0, h / 2.0), angle_deg, 1.0)
+    turn: np.ndarray = cv2.getRotationMatrix2D((w / 2.0, h / 2.0), angle_deg, 1.0)
     turn[:, 2] += (size / 2.0 - w / 2.0, size / 2.0 - h / 2.0)
     canvas = cv2.warpAffine(crop, turn, (size, size), flags=cv2.INTER_LINEAR, borderValue=255)
     return canvas, turn, x, y

@@ -495,9 +495,9 @@ def _write_in_score(gray: np.ndarray, hom: np.ndarray, area: Box | None, referen
     dark = np.clip(1.0 - win / _paper(win[None])[0], 0.0, 1.0)
     if reference is not None and ref_dpi is not None:
         scale = ref_dpi / SIDE_PPI
-        ref = cv2.warpAffine(reference, np.array([[scale, 0.0, x * ref_dpi], [0.0, scale, y * ref_dpi]]),
-                             (shape[1], shape[0]), flags=cv2.INTER_AREA | cv2.WARP_INVERSE_MAP,
-                             borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
+        ref: np.ndarray = cv2.warpAffine(reference, np.array([[scale, 0.0, x * ref_dpi], [0.0, scale, y * ref_dpi]]),
+                                          (shape[1], shape[0]), flags=cv2.INTER_AREA | cv2.WARP_INVERSE_MAP,
+                                          borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
         ref = cv2.GaussianBlur(ref, (0, 0), 0.8)
         ref_dark = np.clip(1.0 - ref / _paper(ref[None])[0], 0.0, 1.0)
         dark = np.clip(dark - cv2.dilate(ref_dark, np.ones((3, 3), np.uint8)), 0.0, 1.0)

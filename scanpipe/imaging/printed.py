@@ -92,7 +92,7 @@ def upright_for_ocr(gray: np.ndarray, dpi: float | None = None) -> np.ndarray:
 
 def _qr_angle_deg(gray: np.ndarray) -> float:
     """How far the page is turned (counter-clockwise degrees to undo), from the QR's top edge."""
-    for r in zxingcpp.read_barcodes(np.ascontiguousarray(gray), formats=zxingcpp.BarcodeFormat.QRCode):
+    for r in zxingcpp.read_barcodes(np.ascontiguousarray(gray), formats=zxingcpp.BarcodeFormat.QRCode):  # type: ignore[arg-type]  # stubs omit the implicit conversion to BarcodeFormats
         if r.text.startswith("SPV1"):
             p = r.position
             return float(np.degrees(np.arctan2(p.top_right.y - p.top_left.y, p.top_right.x - p.top_left.x)))

@@ -394,8 +394,8 @@ def refine_by_patches(
             card_pts.append((x + shift[0], y + shift[1]))
     if len(ref_pts) < 8:
         return None
-    src = np.float64(ref_pts) / reference_dpi
-    dst = cv2.perspectiveTransform(np.float64(card_pts).reshape(-1, 1, 2), np.linalg.inv(to_ref)).reshape(-1, 2)
+    src = np.asarray(ref_pts, dtype=np.float64) / reference_dpi
+    dst = cv2.perspectiveTransform(np.asarray(card_pts, dtype=np.float64).reshape(-1, 1, 2), np.linalg.inv(to_ref)).reshape(-1, 2)
     scale = float(np.sqrt(abs(np.linalg.det(matrix[:2, :2]))))
     fitted, mask = cv2.findHomography(src, dst, cv2.RANSAC, 0.01 * scale)
     if fitted is None or int(mask.sum()) < 8:
@@ -468,7 +468,8 @@ def _reduced(gray: np.ndarray, dpi: float) -> tuple[np.ndarray, float]:
 
 
 def _orb_features(small: np.ndarray) -> tuple:
-    orb = cv2.ORB_create(nfeatures=ORB_FEATURES, scaleFactor=1.2, nlevels=4, fastThreshold=10)
+    # ORB_create exists at runtime (4.x); the bundled cv2 stubs only declare ORB.create.
+    orb = cv2.ORB_create(nfeatures=ORB_FEATURES, scaleFactor=1.2, nlevels=4, fastThreshold=10)  # type: ignore[attr-defined]
     return orb.detectAndCompute(small, None)
 
 
@@ -506,8 +507,8 @@ def _orb_homography(ref_features: tuple, card_features: tuple) -> tuple[np.ndarr
         return RegistrationFailure(
             Reason.NO_FIDUCIALS, f"only {len(good)} features match the reference scan (need {MIN_REFERENCE_INLIERS})"
         )
-    src = np.float32([ref_kp[m.queryIdx].pt for m in good]).reshape(-1, 1, 2)
-    dst = np.float32([card_kp[m.trainIdx].pt for m in good]).reshape(-1, 1, 2)
+    src = np.asarray([ref_kp[m.queryIdx].pt for m in good], dtype=np.float32).reshape(-1, 1, 2)
+    dst = np.asarray([card_kp[m.trainIdx].pt for m in good], dtype=np.float32).reshape(-1, 1, 2)
     matrix, inlier_mask = cv2.findHomography(src, dst, cv2.RANSAC, 2.0, maxIters=4000, confidence=0.999)
     inliers = int(inlier_mask.sum()) if inlier_mask is not None else 0
     if matrix is None or inliers < MIN_REFERENCE_INLIERS:
@@ -523,7 +524,7 @@ def _orb_homography(ref_features: tuple, card_features: tuple) -> tuple[np.ndarr
 def _turns_page(matrix: np.ndarray, page: LayoutPage) -> bool:
     """True when the layout's left-to-right direction points leftwards in the image."""
     w, h = page.size_in
-    pts = cv2.perspectiveTransform(np.float64([[[w * 0.25, h / 2]], [[w * 0.75, h / 2]]]), matrix)
+    pts = cv2.perspectiveTransform(np.asarray([[[w * 0.25, h / 2]], [[w * 0.75, h / 2]]], dtype=np.float64), matrix)
     return bool(pts[1, 0, 0] < pts[0, 0, 0])
 
 

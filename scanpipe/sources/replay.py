@@ -23,7 +23,7 @@ from types import TracebackType
 from typing import Self
 
 from scanpipe.errors import SourceError
-from scanpipe.sources.base import AcquiredPage, DeviceGone, DeviceInfo, DeviceNotFound, FeederEmpty, PaperJam, ScanSettings
+from scanpipe.sources.base import AcquiredPage, DeviceGone, DeviceInfo, DeviceNotFound, FeederEmpty, PaperJam, ScanSettings, Side
 
 PREFIX = "replay:"
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff", ".pdf"})
@@ -102,5 +102,5 @@ class ReplaySource:
                 raise DeviceGone(self.name, pages_delivered=seq - 1, detail=f"replayed disconnection at {path.name}")
             if self.plan.delay_s:
                 time.sleep(self.plan.delay_s)
-            side = "back" if self.settings.duplex and seq % 2 == 0 else "front"
+            side: Side = "back" if self.settings.duplex and seq % 2 == 0 else "front"
             yield AcquiredPage(seq, path.read_bytes(), path.suffix.lower(), side)

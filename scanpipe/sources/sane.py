@@ -51,6 +51,7 @@ from scanpipe.sources.base import (
     FeederEmpty,
     PaperJam,
     ScanSettings,
+    Side,
     provenance,
     stamp_png,
 )
@@ -245,7 +246,7 @@ class SaneSource:
             data = path.read_bytes()
             path.unlink()
             seq += 1
-            side = "back" if self.settings.duplex and seq % 2 == 0 else "front"
+            side: Side = "back" if self.settings.duplex and seq % 2 == 0 else "front"
             yield AcquiredPage(seq, stamp_png(data, provenance(self.name, seq, side)), ".png", side)
         returncode = self._proc.wait()
         self._stderr.seek(0)

@@ -31,6 +31,7 @@ from scanpipe.sources.base import (
     FeederEmpty,
     PaperJam,
     ScanSettings,
+    Side,
     provenance,
     stamp_png,
 )
@@ -154,7 +155,7 @@ class TwainSource:
                 finally:
                     t.windows.GlobalFree(handle)
                 seq += 1
-                side = "back" if self.settings.duplex and seq % 2 == 0 else "front"
+                side: Side = "back" if self.settings.duplex and seq % 2 == 0 else "front"
                 yield AcquiredPage(seq, stamp_png(bmp_to_png(bmp), provenance(self.name, seq, side)), ".png", side)
         except t.exceptions.TwainError as e:
             raise map_twain_error(self.name, e, t.exceptions, pages=seq) from e

@@ -299,7 +299,7 @@ def _scan_and_write(opts: DeckOptions, index: int, ov: dict[str, Any], rng: np.r
         files = [(name, k + 1, written, quality if written == "pdf" else None, scans[k][1].color and written == "pdf")
                  for k in range(len(scans))]
     entries = []
-    for (lp, _, targets, damage), (_, meta), (name, page_of_file, fmt_name, quality, is_color) in zip(pages, scans, files):
+    for (lp, _, targets, damage), (_, meta), (name, page_of_file, fmt_name, jpeg_quality, is_color) in zip(pages, scans, files):
         if fmt_name == "tif_g4":  # a bilevel scanner flattens the paper: only damage still visible counts
             for t in targets:
                 t.damage = t.damage_bilevel
@@ -309,7 +309,7 @@ def _scan_and_write(opts: DeckOptions, index: int, ov: dict[str, Any], rng: np.r
             "color": bool(is_color), "expect": ov.get("expect", "read"),
             "targets": [t.as_json() for t in targets],
             "contests": contest_outcomes(election, targets),
-            "profile": profile.name, "jpeg_quality": quality, "damage": damage,
+            "profile": profile.name, "jpeg_quality": jpeg_quality, "damage": damage,
             "scan": {"rotation_deg": round(meta.rotation_deg, 3), "scale": [round(v, 5) for v in meta.scale],
                      "shift_in": [round(v, 4) for v in meta.shift_in], "blur_sigma_px": round(meta.blur_sigma_px, 3),
                      "noise_sigma": round(meta.noise_sigma, 3)},

@@ -213,7 +213,7 @@ def _composite(rgb: np.ndarray, r: _Roi, alpha: np.ndarray, color: np.ndarray) -
 def _grain(r: _Roi, rng: np.random.Generator, amount: float) -> np.ndarray:
     """Paper-grain texture of graphite: a factor in ``[1 - amount, 1]`` (never darker than drawn)."""
     noise = rng.standard_normal((r.h, r.w)).astype(np.float32)
-    noise = cv2.GaussianBlur(noise, (0, 0), max(0.6, r.dpi / 300))
+    noise = np.asarray(cv2.GaussianBlur(noise, (0, 0), max(0.6, r.dpi / 300)), dtype=np.float32)  # already float32: no copy
     noise /= max(float(noise.std()), 1e-6)
     return (1.0 - amount * (0.5 + 0.5 * np.clip(noise / 2.0, -1.0, 1.0))).astype(np.float32)
 

@@ -124,8 +124,8 @@ def _blank(election: Election, style_id: str, page: int, precinct_id: str, dpi: 
     for target in layout_page.targets:
         draw_target(img, box_px(target.box_in, dpi), dpi)
     if card_code and layout_page.qr_in is not None:
-        text = payload or card_code_payload(election.id, style_id, precinct_id, page)
-        draw_modules(img, qr_modules(text), box_px(layout_page.qr_in, dpi))
+        code_text = payload or card_code_payload(election.id, style_id, precinct_id, page)
+        draw_modules(img, qr_modules(code_text), box_px(layout_page.qr_in, dpi))
     img.setflags(write=False)
     return img
 

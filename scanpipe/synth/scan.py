@@ -137,7 +137,7 @@ def _photometric(img: np.ndarray, blur: float, noise: float, gain: tuple[float, 
     if noise > 0:
         cv2.setRNGSeed(int(rng.integers(0, 2**31 - 1)))
         n = np.empty((img.shape[0], img.size // img.shape[0]), np.int16)  # one channel: randn's scalar
-        cv2.randn(n, 0, noise)
+        cv2.randn(n, 0, noise)  # type: ignore[call-overload]  # stubs omit the scalar mean/stddev OpenCV accepts
         n = n.reshape(img.shape)
         n[paper] = 0  # bare paper is quiet (and PNGs stay small): noise only on print and ink
         img = cv2.add(img, n, dtype=cv2.CV_8U)
