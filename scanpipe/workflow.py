@@ -121,7 +121,11 @@ class Standing:
 
 
 def standing(store: Store) -> Standing:
-    """Read every card and decision and say what counts (the one truth for tally, queue, CVR)."""
+    """Read every card and decision and say what counts (the one truth for tally, queue, CVR).
+
+    Cards are read without their per-target raw scores (counting needs the contest readings
+    and statuses only): ``Standing.cards`` is for pairing and counting; load a card whole
+    with ``store.get_card`` to show or export its targets."""
     election = store.current_election()
     decisions = tuple(to_decision(d) for d in store.decisions())
     finals = final_decisions(decisions)
@@ -129,7 +133,7 @@ def standing(store: Store) -> Standing:
     stated = store.stated_serials()
     cards: list[InterpretedCard] = []  # only cards that may pair: the rest is not kept in memory
     per_card: dict[str, CardCount] = {}
-    for stored in store.iter_cards():
+    for stored in store.iter_cards(targets=False):
         if stored.card.label is not None or stored.card_id in stated:
             cards.append(stored.card)
         per_card[stored.card_id] = count_card(election, stored.card, finals, voided=stored.batch_voided,

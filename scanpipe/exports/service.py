@@ -49,11 +49,14 @@ def cvr_entries(store: Store, s: Standing | None = None) -> Iterator[CvrEntry]:
 
 
 def _new_duplicate_entries(store: Store, s: Standing, reprints: dict[str, InterpretedCard]) -> Iterator[CvrEntry]:
-    cards = {c.source.card_id: c for c in s.cards}
+    counted = {c.source.card_id for c in s.cards}
+    cards = _Whole(store, counted)  # the templates' targets go into the CVR: load those cards whole
     scanned_by_serial = {c.label.serial: c for c in reprints.values() if c.label is not None}
     for nd in store.new_duplicates():
         base_card = next((cards[c] for c in nd.superseded_cards if c in cards and isinstance(cards[c].interpretation, ReadCard)), None)
         scanned = scanned_by_serial.get(nd.serial) if nd.scanned_card_id else None
+        if scanned is not None and scanned.source.card_id in cards:
+            scanned = cards[scanned.source.card_id]
         template = scanned or base_card
         if template is None:
             template = next((cards[c] for c in nd.original_cards if c in cards and isinstance(cards[c].interpretation, ReadCard)), None)
@@ -65,6 +68,25 @@ def _new_duplicate_entries(store: Store, s: Standing, reprints: dict[str, Interp
         card = replace(template, source=source, kind=CardKind.DUPLICATE)
         yield CvrEntry(card=card, role="new_duplicate", preprinted_id=nd.serial, modified=nd.contests,
                        auditors=nd.auditors or ("unrecorded",))
+
+
+class _Whole:
+    """``card id -> card`` loaded whole (with target scores) on first use, for ids in ``known``."""
+
+    def __init__(self, store: Store, known: set[str]) -> None:
+        self._store, self._known = store, known
+        self._loaded: dict[str, InterpretedCard] = {}
+
+    def __contains__(self, card_id: object) -> bool:
+        return card_id in self._known
+
+    def __getitem__(self, card_id: str) -> InterpretedCard:
+        if card_id not in self._loaded:
+            stored = self._store.get_card(card_id)
+            if stored is None:
+                raise KeyError(card_id)
+            self._loaded[card_id] = stored.card
+        return self._loaded[card_id]
 
 
 def export_cvr_file(store: Store, out: Path, *, validate: bool = True) -> int:

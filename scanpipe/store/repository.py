@@ -288,14 +288,18 @@ class Store(PairsMixin):
         with self._read() as conn:
             return conn.execute(select(func.count()).select_from(card_table)).scalar_one()
 
-    def iter_cards(self, *, chunk: int = ITER_CHUNK) -> Iterator[StoredCard]:
+    def iter_cards(self, *, chunk: int = ITER_CHUNK, targets: bool = True) -> Iterator[StoredCard]:
         """Every card in card id order; a few queries per ``chunk`` cards, none per card.
-        No transaction is held while the caller consumes a chunk."""
+        No transaction is held while the caller consumes a chunk.
+
+        ``targets=False`` leaves out each read card's per-target raw scores (``targets`` is
+        then empty): what counting needs (every contest reading, every status) costs a
+        third of the time at 100,000 cards. Exports and views load cards whole."""
         last: str | None = None
         while True:
             with self._read() as conn:
                 cond = card_table.c.card_id > last if last is not None else None
-                cards = self._load_cards(conn, cond, limit=chunk)
+                cards = self._load_cards(conn, cond, limit=chunk, targets=targets)
             yield from cards
             if len(cards) < chunk:
                 return
@@ -312,7 +316,7 @@ class Store(PairsMixin):
             found = self._load_cards(conn, (card_table.c.path == path) & (card_table.c.page_index == page), limit=1)
         return found[0] if found else None
 
-    def _load_cards(self, conn: Connection, cond: ColumnElement[bool] | None, *, limit: int) -> list[StoredCard]:
+    def _load_cards(self, conn: Connection, cond: ColumnElement[bool] | None, *, limit: int, targets: bool = True) -> list[StoredCard]:
         q = select(card_table, batch_table.c.voided_at).join(batch_table, batch_table.c.name == card_table.c.batch)
         if cond is not None:
             q = q.where(cond)
@@ -320,7 +324,7 @@ class Store(PairsMixin):
         if not rows:
             return []
         ids = [r["card_id"] for r in rows]
-        scores = _children(conn, target_score_table, ids, as_tuples=True)
+        scores = _children(conn, target_score_table, ids, as_tuples=True) if targets else {}
         readings = _children(conn, contest_reading_table, ids)
         return [StoredCard(card=codec.rows_to_card(r, scores.get(r["card_id"], ()), readings.get(r["card_id"], ())),
                            ingested_at=r["ingested_at"], interpreted_at=r["interpreted_at"],
