@@ -34,6 +34,7 @@ from scanpipe.types import (
 CARD_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff", ".pdf"})
 COMMIT_EVERY_CARDS = 64
 COMMIT_EVERY_SECONDS = 1.0
+SHOWN_UNREADABLE = 50  # unreadable cards named one per line in the ingest summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +57,7 @@ class IngestSummary:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     missing: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     unreadable: Counter[str] = field(default_factory=Counter)
+    unreadable_cards: list[tuple[str, str, str]] = field(default_factory=list)  # (file [page], reason, detail)
     needs_person: int = 0
     seconds: float = 0.0
 
@@ -65,6 +67,10 @@ class IngestSummary:
                + f" ({self.seconds:.1f} s)"]
         for reason, n in sorted(self.unreadable.items()):
             out.append(f"  unreadable: {n} x {reason}")
+        for where, reason, detail in self.unreadable_cards[:SHOWN_UNREADABLE]:
+            out.append(f"  unreadable {where}: {reason}: {detail}")
+        if len(self.unreadable_cards) > SHOWN_UNREADABLE:
+            out.append(f"  ... and {len(self.unreadable_cards) - SHOWN_UNREADABLE} more unreadable card(s): `scanpipe queue` lists every one")
         for path, reason in self.skipped:
             out.append(f"  skipped {path}: {reason}")
         for path, reason in self.missing:
@@ -239,6 +245,10 @@ def store_results(
                 summary.needs_person += flagged
                 if isinstance(card.interpretation, UnreadableCard):
                     summary.unreadable[card.interpretation.reason.value] += 1
+                    src = card.source
+                    where = src.path + (f" (page {src.page_index} of {src.page_count})" if src.page_count > 1 else "")
+                    detail = card.interpretation.detail.removeprefix(f"{src.path}: ")  # the line names the file already
+                    summary.unreadable_cards.append((where, card.interpretation.reason.value, detail))
                 if on_card is not None:
                     on_card(card, flagged)
                 pending.append(card)

@@ -83,6 +83,10 @@ def test_bad_files_are_stored_as_unreadable_and_the_batch_goes_on(db: str, tmp_p
     assert r.returncode == 1, r.stderr
     assert "4 card(s) stored" in r.stdout
     assert "unreadable: 3 x unreadable_image" in r.stdout
+    named = {line.split(": ")[0].rsplit("/", 1)[-1]: line for line in r.stdout.splitlines() if line.startswith("  unreadable ")}
+    assert set(named) == {"empty.png", "truncated.png", "notes.jpg"}  # each file named with its reason
+    assert named["empty.png"].endswith("unreadable_image: zero-byte file")
+    assert "truncated PNG" in named["truncated.png"] and "not an image" in named["notes.jpg"]
     assert "skipped" in r.stdout and "readme.txt" in r.stdout
     assert "await a person" in r.stderr
     queue = json.loads(run(db, "queue").stdout)
