@@ -140,7 +140,7 @@ def rows_to_card(row: Row, scores: Sequence[Sequence[Any]], readings: Sequence[R
                         page_index=row["page_index"], page_count=row["page_count"], batch=row["batch"])
     contests = tuple(_reading_value(r) for r in readings)
     return InterpretedCard(
-        source=source, kind=CardKind(row["kind"]), label=_label_value(row),
+        source=source, kind=_CARD_KIND[row["kind"]], label=_label_value(row),
         card_code=_card_code_value(row["card_code"]),
         interpretation=_interpretation_value(row, tuple(_score_value(s) for s in scores), contests),
         codes=tuple(_code_value(c) for c in row["codes"]), seconds=row["seconds"],
@@ -190,6 +190,8 @@ def _registration_value(data: dict[str, Any]) -> Registration:
 
 
 _MARK_STATUS = {m.value: m for m in MarkStatus}
+_CARD_KIND = {k.value: k for k in CardKind}  # dict lookups: Enum(value) is slow over millions of rows
+_OUTCOME = {o.value: o for o in ContestOutcome}
 
 
 def _score_value(r: Sequence[Any]) -> TargetReading:
@@ -203,7 +205,7 @@ def _score_value(r: Sequence[Any]) -> TargetReading:
 
 
 def _reading_value(r: Row) -> ContestReading:
-    return ContestReading(contest=r["contest"], votes=tuple(r["votes"]), outcome=ContestOutcome(r["outcome"]),
+    return ContestReading(contest=r["contest"], votes=tuple(r["votes"]), outcome=_OUTCOME[r["outcome"]],
                           undervotes=r["undervotes"], unknown_options=tuple(r["unknown_options"]),
                           source=r["source"])
 
