@@ -7,7 +7,7 @@ so a decision made in either place goes through the same code.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +23,7 @@ from scanpipe.queue import QueueItem, build_queue
 from scanpipe.reconcile.pairing import Pairing, pair_cards
 from scanpipe.reconcile.resolve import NewDuplicate, PairOutcome, apply_pairs, resolve_pair
 from scanpipe.rules import rule_set
+from scanpipe.store.records import StoredCard
 from scanpipe.store.repository import Store
 from scanpipe.tally import TallyRow, tally_precincts
 from scanpipe.types import CardHints, CardKind, Election, InterpretedCard, Reason
@@ -120,12 +121,16 @@ class Standing:
     cards: tuple[InterpretedCard, ...] = ()  # the cards that carry a serial (labelled or stated)
 
 
-def standing(store: Store) -> Standing:
+def standing(store: Store, *, serial: str | None = None) -> Standing:
     """Read every card and decision and say what counts (the one truth for tally, queue, CVR).
 
     Cards are read without their per-target raw scores (counting needs the contest readings
     and statuses only): ``Standing.cards`` is for pairing and counting; load a card whole
-    with ``store.get_card`` to show or export its targets."""
+    with ``store.get_card`` to show or export its targets.
+
+    ``serial``: only that base serial's cards (labelled with it, or stated by a person) and
+    its new duplicates: what reconciling one serial after a decision needs, without reading
+    every card. Its ``counts`` cover those cards only (never a tally)."""
     election = store.current_election()
     decisions = tuple(to_decision(d) for d in store.decisions())
     finals = final_decisions(decisions)
@@ -133,13 +138,18 @@ def standing(store: Store) -> Standing:
     stated = store.stated_serials()
     cards: list[InterpretedCard] = []  # only cards that may pair: the rest is not kept in memory
     per_card: dict[str, CardCount] = {}
-    for stored in store.iter_cards(targets=False):
+    if serial is None:
+        stored_cards: Iterable[StoredCard] = store.iter_cards(targets=False)
+    else:
+        stated = {cid: ser for cid, ser in stated.items() if ser == serial}
+        stored_cards = store.cards_of_serial(serial, also=sorted(stated), targets=False)
+    for stored in stored_cards:
         if stored.card.label is not None or stored.card_id in stated:
             cards.append(stored.card)
         per_card[stored.card_id] = count_card(election, stored.card, finals, voided=stored.batch_voided,
                                               identified=identified.get(stored.card_id, (None, None)))
     voided = {cid for cid, c in per_card.items() if c.voided}
-    current = store.new_duplicates()
+    current = store.new_duplicates(base_serial=serial)
     late = late_cards(cards, current)  # labelled with a serial people already resolved
     pairings = tuple(pair_cards((c for c in cards if c.source.card_id not in voided | late), stated))
     outcomes = tuple(resolve_pair(election, p, per_card, finals) for p in pairings)

@@ -115,6 +115,10 @@ def test_adjudicating_a_mismatch_makes_a_new_duplicate_that_rescans_as_decided(r
     assert "final" in out.lower() or "decision" in out.lower()
     row = next(r for r in run.pairs() if r["serial"] == serial)
     assert (row["status"], row["counted"]) == ("resolved", f"{serial}-R1")
+    # the decision reconciled that serial alone: a whole reconcile finds nothing else to do
+    decided_rows = run.pairs()
+    assert f"{serial}-R2" not in run("reconcile")
+    assert run.pairs() == decided_rows
     png = root / "new-duplicates" / f"{serial}-R1.png"
     assert png.is_file() and (root / "new-duplicates" / f"{serial}-R1.pdf").is_file()
     after = run.tally()
@@ -130,6 +134,24 @@ def test_adjudicating_a_mismatch_makes_a_new_duplicate_that_rescans_as_decided(r
     assert str(png) not in row["duplicate"]  # never a second duplicate
     assert run.tally() == after
     assert "problem" not in run("reconcile", "--render-dir", str(root / "new"))
+
+
+def test_one_serials_standing_is_its_part_of_the_whole(reconciled: tuple[Run, Path]) -> None:
+    """standing(serial=S), which reads only S's cards, says for S what standing() says."""
+    from scanpipe.store.repository import Store
+    from scanpipe.workflow import standing
+
+    run, _ = reconciled
+    store = Store.open(run.db)
+    try:
+        whole = standing(store)
+        for outcome in whole.pairs:
+            own = standing(store, serial=outcome.serial)
+            assert own.pairs == (outcome,), outcome.serial
+            ids = {*outcome.duplicates, *outcome.originals}
+            assert {c.card_id: c for c in own.counts if c.card_id in ids} == {c.card_id: c for c in whole.counts if c.card_id in ids}
+    finally:
+        store.close()
 
 
 # --------------------------------------------------------------------------------------

@@ -42,12 +42,15 @@ class ReconcileSummary:
         return out
 
 
-def reconcile(store: Store, *, render_dir: Path | None = None) -> ReconcileSummary:
-    """Pair, compare, make decided new duplicates, store the pairs. Idempotent."""
+def reconcile(store: Store, *, render_dir: Path | None = None, serial: str | None = None) -> ReconcileSummary:
+    """Pair, compare, make decided new duplicates, store the pairs. Idempotent.
+
+    ``serial``: reconcile that base serial only (after a decision on it), reading only its
+    cards; every other serial's stored row is left as it is."""
     summary = ReconcileSummary()
-    s = standing(store)
+    s = standing(store, serial=serial)
     if read_originals_with_duplicate_style(store, s):
-        s = standing(store)
+        s = standing(store, serial=serial)
     current = {nd.base_serial: nd for nd in store.new_duplicates()}
     made = False
     for outcome in s.pairs:
@@ -66,11 +69,15 @@ def reconcile(store: Store, *, render_dir: Path | None = None) -> ReconcileSumma
             render_new_duplicate_files(store, s, created.serial, render_dir)
         made = True
     if made:
-        s = standing(store)
+        s = standing(store, serial=serial)
     _attach_reprints(store, s, summary)
-    store.replace_pairs([pair_row(o, s) for o in s.pairs])
+    if serial is None:
+        store.replace_pairs([pair_row(o, s) for o in s.pairs])
+    else:
+        store.replace_pairs_of(serial, [pair_row(o, s) for o in s.pairs if o.serial == serial])
     summary.statuses.update(o.status.value for o in s.pairs)
-    store.log_event("reconcile", {"statuses": dict(summary.statuses), "new_duplicates": summary.new_duplicates})
+    detail: dict[str, object] = {"statuses": dict(summary.statuses), "new_duplicates": summary.new_duplicates}
+    store.log_event("reconcile", detail if serial is None else {**detail, "serial": serial})
     return summary
 
 
@@ -179,8 +186,9 @@ def adjudicate_pair(
     rule: str | None = None, note: str | None = None, render_dir: Path | None = None, board: BoardVotes | None = None,
 ) -> DecisionOutcome:
     """Record a decision for one contest of a serial (one transaction; ``board`` as in
-    :func:`~scanpipe.workflow.record_decision`), then reconcile at once."""
-    s = standing(store)
+    :func:`~scanpipe.workflow.record_decision`), then reconcile that serial at once (reading
+    its cards only)."""
+    s = standing(store, serial=serial)
     pair = next((p for p in s.pairs if p.serial == serial), None)
     if pair is None:
         raise DecisionError(f"{serial}: no scanned card carries this serial")
@@ -189,7 +197,7 @@ def adjudicate_pair(
         raise DecisionError(f"serial {serial} ({pair.status.value}) does not list contest '{contest}' for a decision; it lists: {listed}")
     outcome = record_decision(store, s.election, item=serial, item_kind="pair", contest=contest, votes=votes, auditors=auditors,
                               rule=rule, note=note, board=board)
-    reconcile(store, render_dir=render_dir)
+    reconcile(store, render_dir=render_dir, serial=serial)
     return outcome
 
 

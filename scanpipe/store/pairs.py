@@ -82,6 +82,16 @@ class PairsMixin(Database):
             if rows:
                 conn.execute(pair_table.insert(), [{**r, "updated_at": now} for r in rows])
 
+    def replace_pairs_of(self, serial: str, rows: Sequence[dict[str, Any]]) -> None:
+        """Replace the stored reconciliation of one base serial with ``rows`` (one transaction)."""
+        if any(r["serial"] != serial for r in rows):
+            raise ValueError(f"rows of other serials than {serial} given to replace_pairs_of")
+        now = utcnow()
+        with self._write() as conn:
+            conn.execute(delete(pair_table).where(pair_table.c.serial == serial))
+            if rows:
+                conn.execute(pair_table.insert(), [{**r, "updated_at": now} for r in rows])
+
     def pairs(self, *, status: str | None = None, precinct: str | None = None, limit: int | None = None, offset: int = 0) -> list[PairRecord]:
         q = select(pair_table).order_by(pair_table.c.serial)
         if status is not None:

@@ -306,6 +306,15 @@ class Store(PairsMixin):
                 return
             last = cards[-1].card_id
 
+    def cards_of_serial(self, base_serial: str, also: Sequence[str] = (), *, targets: bool = True) -> list[StoredCard]:
+        """Cards whose label carries ``base_serial`` (any revision), and the cards ``also``
+        (e.g. those a person stated the serial of), in card id order."""
+        cond = card_table.c.base_serial == base_serial
+        if also:
+            cond = cond | card_table.c.card_id.in_(list(also))
+        with self._read() as conn:
+            return self._load_cards(conn, cond, limit=1_000_000, targets=targets)
+
     def get_card(self, card_id: str) -> StoredCard | None:
         with self._read() as conn:
             found = self._load_cards(conn, card_table.c.card_id == card_id, limit=1)
