@@ -20,7 +20,7 @@ from scanpipe.errors import ConfigError, DecisionError, SourceError
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
 from scanpipe.pipeline import FileResult, IngestSummary, find_card_files, run_local, store_results
 from scanpipe.queue import QueueItem, build_queue
-from scanpipe.reconcile.pairing import Pairing, pair_cards
+from scanpipe.reconcile.pairing import Pairing, pair_cards, serial_of
 from scanpipe.reconcile.resolve import NewDuplicate, PairOutcome, apply_pairs, resolve_pair
 from scanpipe.rules import rule_set
 from scanpipe.store.records import StoredCard
@@ -140,9 +140,10 @@ def standing(store: Store, *, serial: str | None = None) -> Standing:
     per_card: dict[str, CardCount] = {}
     if serial is None:
         stored_cards: Iterable[StoredCard] = store.iter_cards(targets=False)
-    else:
-        stated = {cid: ser for cid, ser in stated.items() if ser == serial}
-        stored_cards = store.cards_of_serial(serial, also=sorted(stated), targets=False)
+    else:  # its labelled cards and those a person stated it for; a person's statement wins over a label
+        mine = sorted(cid for cid, text in stated.items() if text.partition("-R")[0] == serial)
+        stored_cards = (c for c in store.cards_of_serial(serial, also=mine, targets=False)
+                        if (serial_of(c.card, stated) or ("",))[0] == serial)
     for stored in stored_cards:
         if stored.card.label is not None or stored.card_id in stated:
             cards.append(stored.card)

@@ -254,3 +254,22 @@ def test_bad_labels_are_stored_with_their_reason_and_nothing_decided_changes(rec
     after = run.tally()
     assert {k: v for k, v in after.items() if k[2] != "#pending" and not k[0].startswith("#")} == \
         {k: v for k, v in before_tally.items() if k[2] != "#pending" and not k[0].startswith("#")}
+
+
+def test_a_stated_serial_wins_over_the_label_in_one_serials_standing(tmp_path: Path) -> None:
+    """A card labelled A0042 that a person stated is B0007 belongs to B0007 in the whole
+    standing and in each serial's own, so deciding A0042 never sees it."""
+    from scanpipe.store.repository import Store
+    from scanpipe.workflow import standing
+    from tests.test_review_support import add_mismatched_pair, build_world
+
+    world = build_world(tmp_path)
+    add_mismatched_pair(world)  # A0042: duplicate gov-a, original gov-b
+    stray = read_card("9" * 64, world.election, "S1", "P01", {"gov": {"gov-b": MarkStatus.YES}}, kind=CardKind.ORIGINAL)
+    world.store.save_cards([replace(stray, label=PairingLabel(CardKind.ORIGINAL, "A0042", "A0042", None))])
+    world.store.set_identification("9" * 64, serial="B0007")
+    store: Store = world.store
+    whole = {p.serial: p for p in standing(store).pairs}
+    assert sorted(whole) == ["A0042", "B0007"] and whole["B0007"].originals == ("9" * 64,)
+    for serial in ("A0042", "B0007"):
+        assert standing(store, serial=serial).pairs == (whole[serial],)
