@@ -3,7 +3,8 @@
 Runs the real pipeline through the CLI (``init``, ``ingest --workers 2``, ``reconcile``,
 ``export pairs``), compares every serial with the truth in ``expected_pairs.json``, then
 adjudicates every queued pair from the truth with two auditors (the library call behind
-``adjudicate``; one ``reconcile`` at the end) and checks the final tallies against tallies
+``adjudicate`` and the review, which reconciles that serial at once; one whole ``reconcile``
+at the end must find nothing left) and checks the final tallies against tallies
 computed from the truth. Prints: mismatches found (recall, must be 100%), precision of what
 was flagged, orphans and conflicts reported, and the final tally comparison.
 
@@ -18,6 +19,7 @@ import io
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -55,11 +57,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=int(time.time()) % 100000)
-    ap.add_argument("--out", type=Path, default=Path("/tmp/bench_reconcile"))
+    ap.add_argument("--out", type=Path, default=None, help="a new or empty folder (default: a new temporary folder)")
     ap.add_argument("--profile", default="typical")
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
-    out: Path = args.out.resolve()
+    out: Path = (args.out or Path(tempfile.mkdtemp(prefix="scanpipe-bench-reconcile-"))).resolve()
+    if out.exists() and any(out.iterdir()):
+        sys.exit(f"--out {out}: not empty; give a new or empty folder (cards of an earlier deck there would be ingested too)")
     out.mkdir(parents=True, exist_ok=True)
     db = f"sqlite:///{out / 'bench.db'}"
     (out / "bench.db").unlink(missing_ok=True)
@@ -121,10 +125,13 @@ def report(truth: dict, rows: dict) -> None:
 
 
 def adjudicate_all(db: str, truth: dict, out: Path) -> None:
-    """Decide every listed contest of every queued pair from the truth (two auditors)."""
-    from scanpipe.reconcile.service import reconcile
+    """Decide every listed contest of every queued pair from the truth (two auditors), one
+    contest at a time through the call behind ``scanpipe adjudicate`` and the review (it
+    reconciles that serial at once); then one whole ``reconcile``, which must find nothing
+    left to do."""
+    from scanpipe.reconcile.service import adjudicate_pair, reconcile
     from scanpipe.store.repository import Store
-    from scanpipe.workflow import record_decision, standing
+    from scanpipe.workflow import standing
 
     store = Store.open(db)
     s = standing(store)
@@ -135,12 +142,15 @@ def adjudicate_all(db: str, truth: dict, out: Path) -> None:
             continue
         for contest in pair.waiting:
             votes = truth[pair.serial]["intent"].get(contest, [])
-            record_decision(store, s.election, item=pair.serial, item_kind="pair", contest=contest, votes=votes,
-                            auditors=["Auditor One", "Auditor Two"], rule=None, note="bench: truth")
+            adjudicate_pair(store, pair.serial, contest=contest, votes=votes, auditors=["Auditor One", "Auditor Two"],
+                            note="bench: truth", render_dir=out / "new")
             n += 1
+    elapsed = time.perf_counter() - t
+    made = [nd.serial for nd in store.new_duplicates()]
     summary = reconcile(store, render_dir=out / "new")
-    print(f"adjudicated {n} contest(s) in {time.perf_counter() - t:.0f} s; after reconcile: " + "; ".join(summary.lines()[:1]))
-    print(f"new duplicates made: {len(summary.new_duplicates)}")
+    print(f"adjudicated {n} contest(s) in {elapsed:.0f} s ({elapsed / max(n, 1) * 1000:.0f} ms a decision, "
+          f"new duplicates rendered included); then a whole reconcile: " + "; ".join(summary.lines()[:1]))
+    print(f"new duplicates made by the decisions: {len(made)}; by the whole reconcile after them: {len(summary.new_duplicates)} (must be 0)")
 
 
 if __name__ == "__main__":
