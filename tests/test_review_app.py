@@ -194,7 +194,8 @@ def test_a_board_decision_is_one_transaction(world: ReviewWorld, monkeypatch: py
         raise RuntimeError("disk gone while writing the board's votes")
 
     monkeypatch.setattr(Transaction, "add_board_votes", broken)
-    assert carol.post("/board/decide", data=form).status_code == 500  # the server's error page; nothing half-done
+    failed = carol.post("/board/decide", data=form)
+    assert failed.status_code == 500 and "Nothing from it was recorded" in _text(failed)
     assert world.store.decisions() == before
     assert [r.item for r in page_of_items(world.store, Filters(state="escalated"))[0]] == [MARGINAL_2]
     with world.store._read() as conn:

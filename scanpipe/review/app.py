@@ -8,6 +8,7 @@ the session's CSRF token (403). Library errors become a page naming the problem 
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -19,6 +20,8 @@ from scanpipe.review import accounts
 from scanpipe.review.security import PUBLIC, SAFE_METHODS, csrf_ok, roles_of
 from scanpipe.store.repository import Store
 from scanpipe.types import Election
+
+_log = logging.getLogger("scanpipe.review")
 
 SESSION_COOKIE = "sp_session"
 LOGIN_COOKIE = "sp_login"
@@ -63,6 +66,7 @@ def create_app(store: Store, config: ReviewConfig | None = None) -> Flask:
     app.before_request(_guard)
     app.after_request(_headers)
     app.register_error_handler(ScanpipeError, _library_error)
+    app.register_error_handler(500, _server_error)
     app.context_processor(lambda: {"me": getattr(g, "session", None), "csrf": _csrf_value()})
     return app
 
@@ -132,7 +136,17 @@ def refuse(status: int, message: str) -> tuple[str, int]:
     return render_template("message.html", title=_TITLES.get(status, "Refused"), message=message, status=status), status
 
 
-_TITLES = {400: "Refused", 401: "Log in first", 403: "Not allowed", 404: "Not found", 409: "Already done", 429: "Too many attempts"}
+_TITLES = {400: "Refused", 401: "Log in first", 403: "Not allowed", 404: "Not found", 409: "Already done", 429: "Too many attempts",
+           500: "Server error"}
+
+
+def _server_error(e: Exception) -> tuple[str, int]:
+    """An unexpected failure: logged with its traceback; the person is told nothing half-done
+    was kept (every state change is one transaction) and what to do."""
+    original = getattr(e, "original_exception", None) or e
+    _log.error("review: %s %s failed", request.method, request.path, exc_info=(type(original), original, original.__traceback__))
+    return refuse(500, "The server failed while handling this request. Nothing from it was recorded (each change is one "
+                       "transaction): reload the page and try again; if it fails again, tell the administrator (the error is in the server's log).")
 
 
 def _library_error(e: ScanpipeError) -> tuple[str, int]:
