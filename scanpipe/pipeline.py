@@ -9,11 +9,8 @@ SHA-256) are recognised before decoding and change nothing.
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import multiprocessing
-import platform
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -121,39 +118,6 @@ def _one_opencv_thread() -> int:
     previous = cv2.getNumThreads()
     cv2.setNumThreads(1)
     return previous
-
-
-# glibc mallopt parameters
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
-STEADY_MMAP_THRESHOLD = 32 << 20  # a 300-dpi letter page is 8.4 MB; a 600-dpi one 34 MB
-STEADY_TRIM_THRESHOLD = 64 << 20
-_ALLOCATOR_SET: list[bool] = []
-
-
-def steady_allocator() -> bool:
-    """Let glibc keep freed page-sized buffers for the next card (once per process).
-
-    Each card allocates and frees a few page-sized arrays. glibc serves a block above its
-    mmap threshold with a fresh ``mmap`` whose pages the kernel must zero on first touch;
-    normally the threshold rises after the first such free, but an explicit
-    ``MALLOC_TRIM_THRESHOLD_`` (Dask's nanny sets 65536 in every worker) freezes it at
-    128 kB, and a Dask worker then read cards at half the speed (35 vs 17 ms a card,
-    measured). Fixed thresholds keep page buffers in the heap. Called in Dask workers only:
-    elsewhere glibc's own dynamic threshold does as well (within 5%), and the process pool's
-    resident memory stays as measured by ``scripts/bench_memory.py``. Returns False where
-    the C library is not glibc (the setting is only a speed-up).
-    """
-    if _ALLOCATOR_SET:
-        return _ALLOCATOR_SET[0]
-    ok = False
-    if sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc":
-        try:
-            libc = ctypes.CDLL(None)
-            ok = bool(libc.mallopt(_M_MMAP_THRESHOLD, STEADY_MMAP_THRESHOLD)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, STEADY_TRIM_THRESHOLD))
-        except (OSError, AttributeError):
-            ok = False
-    _ALLOCATOR_SET.append(ok)
-    return ok
 
 
 def read_one(path: str, hints: CardHints, batch: str) -> FileResult:

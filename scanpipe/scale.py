@@ -24,10 +24,13 @@ checked on connecting.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import logging
 import os
+import platform
 import socket
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -82,11 +85,42 @@ def _one_opencv_thread_once() -> None:
     if not _OPENCV_SINGLE:
         import cv2
 
-        from scanpipe.pipeline import steady_allocator
-
         steady_allocator()  # undoes the cost of the nanny's MALLOC_TRIM_THRESHOLD_ (see there)
         cv2.setNumThreads(1)
         _OPENCV_SINGLE.append(True)
+
+
+# glibc mallopt parameters
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+STEADY_MMAP_THRESHOLD = 32 << 20  # a 300-dpi letter page is 8.4 MB; a 600-dpi one 34 MB
+STEADY_TRIM_THRESHOLD = 64 << 20
+_ALLOCATOR_SET: list[bool] = []
+
+
+def steady_allocator() -> bool:
+    """Let glibc keep freed page-sized buffers for the next card (once per process).
+
+    Each card allocates and frees a few page-sized arrays. glibc serves a block above its
+    mmap threshold with a fresh ``mmap`` whose pages the kernel must zero on first touch;
+    normally the threshold rises after the first such free, but an explicit
+    ``MALLOC_TRIM_THRESHOLD_`` (Dask's nanny sets 65536 in every worker) freezes it at
+    128 kB, and a Dask worker then read cards at half the speed (35 vs 17 ms a card,
+    measured). Fixed thresholds keep page buffers in the heap. Called in Dask workers only:
+    elsewhere glibc's own dynamic threshold does about as well, and the process pool's
+    resident memory stays as measured by ``scripts/bench_memory.py``. Returns False where
+    the C library is not glibc (the setting is only a speed-up).
+    """
+    if _ALLOCATOR_SET:
+        return _ALLOCATOR_SET[0]
+    ok = False
+    if sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc":
+        try:
+            libc = ctypes.CDLL(None)
+            ok = bool(libc.mallopt(_M_MMAP_THRESHOLD, STEADY_MMAP_THRESHOLD)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, STEADY_TRIM_THRESHOLD))
+        except (OSError, AttributeError):
+            ok = False
+    _ALLOCATOR_SET.append(ok)
+    return ok
 
 
 def _host() -> str:

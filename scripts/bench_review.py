@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark of the review pages: with N cards and M queued items in the store, how long the
-queue, card and pair pages take, server time to the last byte (p50 / p95 / max).
+queue, card and pair pages take, server time to the last byte (p50 / p95 / max); and what
+reading every card (``standing``) and reconciling one serial (a pair decision) cost there.
 
 Synthetic rows go straight into the store (cards through ``Store.save_cards``, pairs and
 review index rows inserted directly), so the setup takes a minute or two, not hours.
@@ -112,6 +113,22 @@ def login_cookie(base: str) -> str:
     return r.getheader("Set-Cookie", "").split(";")[0]
 
 
+def timed_standing(store: Store, serial: str) -> None:
+    """What counting costs at this size: reading every card, and reconciling one serial
+    (what a pair decision does), each the median of 3."""
+    from scanpipe.reconcile.service import reconcile
+    from scanpipe.workflow import standing
+
+    for name, call in (("standing (every card)", lambda: standing(store)),
+                       (f"reconcile one serial ({serial})", lambda: reconcile(store, serial=serial))):
+        times = []
+        for _ in range(3):
+            t = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - t)
+        print(f"{name:30} median {statistics.median(times) * 1000:8.1f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cards", type=int, default=100_000)
@@ -128,6 +145,7 @@ def main() -> None:
     cards, serials = populate(store, args.cards, args.items, image)
     add_user(store, "bench", "auditor", "bench-password")
     print(f"setup: {store.count_cards()} cards, {len(cards) + len(serials)} queued items in {time.perf_counter() - t0:.0f} s")
+    timed_standing(store, serials[0])
     app = create_app(store)
     n = args.requests
     with serving(app) as base:

@@ -176,7 +176,7 @@ def test_remote_scheduler_client_closes_cleanly(cluster: Any) -> None:
 def test_workers_keep_page_buffers_despite_the_nannys_trim_setting(cluster: Any) -> None:
     """Dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, which made every page
     buffer a fresh mmap (cards read at half speed); a worker's first task fixes glibc's
-    thresholds once (see scanpipe.pipeline.steady_allocator)."""
+    thresholds once (see scanpipe.scale.steady_allocator)."""
     import platform
 
     from distributed import Client
@@ -185,7 +185,7 @@ def test_workers_keep_page_buffers_despite_the_nannys_trim_setting(cluster: Any)
 
     def probe() -> tuple[str | None, list[bool]]:
         scale._one_opencv_thread_once()
-        from scanpipe.pipeline import _ALLOCATOR_SET
+        from scanpipe.scale import _ALLOCATOR_SET
 
         return os.environ.get("MALLOC_TRIM_THRESHOLD_"), list(_ALLOCATOR_SET)
 
