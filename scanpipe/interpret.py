@@ -32,7 +32,7 @@ from scanpipe.imaging.codes import (
     parse_machine_record,
     parse_pairing_label,
 )
-from scanpipe.imaging.decode import DecodedPage, ImageDecodeError, decode_card_bytes
+from scanpipe.imaging.decode import DecodedPage, ImageDecodeError, iter_card_pages
 from scanpipe.imaging.marks import score_targets
 from scanpipe.imaging.registration import RegistrationFailure, match_references, register_card
 from scanpipe.types import (
@@ -114,16 +114,23 @@ def interpret_file(path: str, context: InterpretContext, hints: CardHints, batch
     if data is None:
         data, sha256 = Path(path).read_bytes(), None
     sha = sha256 if sha256 is not None else hashlib.sha256(data).hexdigest()
+    cards: list[InterpretedCard] = []
     try:
-        pages = decode_card_bytes(data, path)
+        for page in iter_card_pages(data, path):  # one decoded page in memory at a time
+            cards.append(interpret_page(page, context, hints, CardSource(card_id_for(sha, page.page_index), sha, path, page.page_index, page.page_count, batch)))
+            del page
     except ImageDecodeError as e:
-        source = CardSource(card_id_for(sha, 1), sha, path, 1, 1, batch)
-        card = InterpretedCard(source, hints.kind or CardKind.BALLOT, None, None, UnreadableCard(e.reason, f"{path}: {e.detail}"))
-        return [replace(card, seconds=time.perf_counter() - started)]
-    cards = [interpret_page(page, context, hints, CardSource(card_id_for(sha, page.page_index), sha, path, page.page_index, page.page_count, batch)) for page in pages]
+        return [unreadable_file_card(path, sha, batch, hints, e, time.perf_counter() - started)]
     cards = share_sheet_identity(cards)
     elapsed = (time.perf_counter() - started) / max(1, len(cards))
     return [replace(c, seconds=elapsed) for c in cards]
+
+
+def unreadable_file_card(path: str, sha: str, batch: str, hints: CardHints, error: ImageDecodeError, seconds: float = 0.0) -> InterpretedCard:
+    """The one card a file that cannot be decoded (or is over a limit) is stored as."""
+    source = CardSource(card_id_for(sha, 1), sha, path, 1, 1, batch)
+    card = InterpretedCard(source, hints.kind or CardKind.BALLOT, None, None, UnreadableCard(error.reason, f"{path}: {error.detail}"))
+    return replace(card, seconds=seconds)
 
 
 def share_sheet_identity(cards: list[InterpretedCard]) -> list[InterpretedCard]:

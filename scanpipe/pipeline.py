@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import multiprocessing
+import os
+import stat
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -18,8 +20,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scanpipe.errors import SourceError
-from scanpipe.interpret import InterpretContext, interpret_file
+from scanpipe.sources.files import CARD_SUFFIXES, find_card_files, may_hold_cards, shown_path
+from scanpipe.imaging.decode import LIMITS, too_large_file
+from scanpipe.interpret import InterpretContext, interpret_file, unreadable_file_card
 from scanpipe.types import (
     CardHints,
     InterpretedCard,
@@ -28,7 +31,6 @@ from scanpipe.types import (
     UnreadableCard,
 )
 
-CARD_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff", ".pdf"})
 COMMIT_EVERY_CARDS = 64
 COMMIT_EVERY_SECONDS = 1.0
 SHOWN_UNREADABLE = 50  # unreadable cards named one per line in the ingest summary
@@ -58,7 +60,17 @@ class IngestSummary:
     needs_person: int = 0
     seconds: float = 0.0
 
+    def not_read(self) -> list[tuple[str, str]]:
+        """Files that may be cards and were not read (skipped ones that may hold cards, and
+        card files that could not be read): the queue lists them as ``file_unread``."""
+        return [(p, r) for p, r in self.skipped if may_hold_cards(p)] + list(self.missing)
+
     def lines(self) -> list[str]:
+        """The summary for a person; every path escaped (:func:`shown_path`), so a file name
+        cannot forge a line."""
+        return [shown_path(line) for line in self._lines()]
+
+    def _lines(self) -> list[str]:
         out = [f"{self.files} file(s) read: {self.cards_stored} card(s) stored, {self.cards_already} already stored"
                + (f", {self.needs_person} need a person" if self.needs_person else "")
                + f" ({self.seconds:.1f} s)"]
@@ -72,27 +84,11 @@ class IngestSummary:
             out.append(f"  skipped {path}: {reason}")
         for path, reason in self.missing:
             out.append(f"  not read {path}: {reason}")
+        not_read = len(self.not_read())
+        if not_read:
+            out.append(f"  {not_read} card file(s) or folder(s) not read: fix what is said above and ingest again; "
+                       "`scanpipe queue` lists them (file_unread) until they are read")
         return out
-
-
-def find_card_files(paths: Sequence[str]) -> tuple[list[str], list[tuple[str, str]]]:
-    """Card files under ``paths`` (recursively, sorted) and the files skipped with why.
-
-    A path that does not exist raises :class:`SourceError` (the command cannot run).
-    """
-    cards: list[str] = []
-    skipped: list[tuple[str, str]] = []
-    for raw in paths:
-        p = Path(raw)
-        if not p.exists():
-            raise SourceError(f"{raw}: no such file or folder")
-        files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file())
-        for f in files:
-            if f.suffix.lower() in CARD_SUFFIXES:
-                cards.append(str(f))
-            elif not f.name.startswith("."):
-                skipped.append((str(f), f"not a card file (extension '{f.suffix or 'none'}'; cards are {', '.join(sorted(CARD_SUFFIXES))})"))
-    return cards, skipped
 
 
 # --------------------------------------------------------------------------------------
@@ -130,13 +126,33 @@ def read_one(path: str, hints: CardHints, batch: str) -> FileResult:
 
 def interpret_path(path: str, context: InterpretContext, hints: CardHints, batch: str, known: frozenset[str]) -> FileResult:
     try:
-        data = Path(path).read_bytes()
+        # O_NONBLOCK: a named pipe put where a card was found must not hang the reader
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                return FileResult(path, "", (), error="not a regular file any more: nothing was read")
+            if st.st_size > LIMITS.file_bytes:  # refused unread: hashed in pieces, never held in memory
+                sha = hashlib.file_digest(f, "sha256").hexdigest()
+                data = None
+            else:
+                data = f.read()
+                sha = hashlib.sha256(data).hexdigest()
     except OSError as e:
-        return FileResult(path, "", (), error=f"cannot be read: {e.strerror or e}")
-    sha = hashlib.sha256(data).hexdigest()
+        return FileResult(path, "", (), error=read_problem(e))
     if sha in known:
         return FileResult(path, sha, (), already_stored=True)
+    if data is None:
+        return FileResult(path, sha, (unreadable_file_card(path, sha, batch, hints, too_large_file(st.st_size)),))
     return FileResult(path, sha, tuple(interpret_file(path, context, hints, batch, data=data, sha256=sha)))
+
+
+def read_problem(error: OSError) -> str:
+    """Why a card file could not be read, for a person."""
+    if isinstance(error, PermissionError):
+        return f"no permission to read it ({error.strerror}): give the ingest account read access"
+    if isinstance(error, FileNotFoundError):
+        return "it vanished before it was read"
+    return f"cannot be read: {error.strerror or error}"
 
 
 def _read_task(args: tuple[str, CardHints, str]) -> FileResult:

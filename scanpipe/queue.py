@@ -16,8 +16,8 @@ from scanpipe.types import Reason
 
 @dataclass(frozen=True, slots=True)
 class QueueItem:
-    item: str  # card id or serial
-    kind: str  # "card" | "pair"
+    item: str  # card id, serial, or the path of a card file not read
+    kind: str  # "card" | "pair" | "file"
     reason: str  # a Reason code
     precinct: str | None
     contests: tuple[str, ...]
@@ -86,9 +86,16 @@ def pair_queue_items(pair: PairOutcome, opened: Mapping[tuple[str, str], Decisio
     return items
 
 
+def file_queue_items(not_read: Iterable[tuple[str, str]]) -> list[QueueItem]:
+    """One item per card file (or folder) ingest found but could not read, by path: it stays
+    until a card is read from that path. Not an auditor's matter (nothing to decide), but
+    nothing is complete while a card may be missing."""
+    return [QueueItem(path, "file", Reason.FILE_UNREAD.value, None, ()) for path, _reason in not_read]
+
+
 def build_queue(
     cards: Iterable[CardCount], decisions: Iterable[Decision], pairs: Iterable[PairOutcome] = (), *,
-    paired_cards: frozenset[str] | set[str] = frozenset(),
+    paired_cards: frozenset[str] | set[str] = frozenset(), files_not_read: Iterable[tuple[str, str]] = (),
 ) -> list[QueueItem]:
     """Every item awaiting a person, sorted by precinct, item and reason.
 
@@ -101,4 +108,5 @@ def build_queue(
     items = [item for card in cards if not card.voided and card.card_id not in paired_cards and not card.card_id.startswith("serial:")
              and (card.counts or card.card_pending) for item in card_queue_items(card, opened)]
     items += [item for pair in pairs for item in pair_queue_items(pair, opened)]
+    items += file_queue_items(files_not_read)
     return sorted(items, key=lambda i: (i.precinct or "~", i.item, i.reason))

@@ -18,7 +18,8 @@ from scanpipe.decisions import plan_decision
 from scanpipe.election import parse_election, read_definition
 from scanpipe.errors import ConfigError, DecisionError, SourceError
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
-from scanpipe.pipeline import FileResult, IngestSummary, find_card_files, run_local, store_results
+from scanpipe.pipeline import FileResult, IngestSummary, run_local, store_results
+from scanpipe.sources.files import find_card_files, may_hold_cards, storable_path
 from scanpipe.queue import QueueItem, build_queue
 from scanpipe.reconcile.pairing import Pairing, pair_cards, serial_of
 from scanpipe.reconcile.resolve import NewDuplicate, PairOutcome, apply_pairs, resolve_pair
@@ -65,7 +66,8 @@ def ingest_paths(
 ) -> IngestSummary:
     """Read card files into the store. Re-ingesting the same bytes changes nothing."""
     started = datetime.now(UTC)
-    files, skipped = find_card_files(paths)
+    found = find_card_files(paths)
+    files, skipped = found.cards, found.skipped
     record = store.ensure_batch(batch, style=hints.style, precinct=hints.precinct, kind=hints.kind)
     hints = CardHints(style=hints.style or record.style, precinct=hints.precinct or record.precinct, kind=hints.kind or record.kind)
     context = interpret_context(store)
@@ -73,7 +75,7 @@ def ingest_paths(
     known = frozenset(store.known_sha256_all())
     summary = IngestSummary(skipped=list(skipped))
     for path, reason in skipped:
-        store.record_skipped(path, batch, reason)
+        store.record_skipped(storable_path(path), batch, reason)
     if on_total is not None:
         on_total(len(files))
     store.log_event("ingest_started", {"batch": batch, "files": len(files), "paths": list(paths)})
@@ -83,7 +85,11 @@ def ingest_paths(
         results = run_dask(files, context, hints, batch, known, scheduler=scheduler, workers=workers)
     else:
         results = run_local(files, context, hints, batch, known, workers)
-    store_results(results, store.save_cards, summary, on_card=on_card, on_file=on_file)
+    try:
+        store_results(results, store.save_cards, summary, on_card=on_card, on_file=on_file)
+    finally:
+        for path, reason in summary.missing:
+            store.record_skipped(storable_path(path), batch, reason)
     summary.seconds = (datetime.now(UTC) - started).total_seconds()
     store.log_event("ingest_finished", {"batch": batch, "stored": summary.cards_stored, "files": summary.files})
     return summary
@@ -179,10 +185,16 @@ def tally(store: Store) -> list[TallyRow]:
     return tally_precincts(s.election, s.counts)
 
 
+def files_not_read(store: Store) -> list[tuple[str, str]]:
+    """Card files (and folders) ingest found but could not read, and from which no card has
+    been read since: ``(path, reason)``."""
+    return [(path, reason) for path, reason in store.skipped_not_read() if may_hold_cards(path)]
+
+
 def queue(store: Store) -> list[QueueItem]:
     s = standing(store)
     paired = {cid for p in s.pairs for cid in (*p.duplicates, *p.originals)}
-    return build_queue(s.counts, s.decisions, s.pairs, paired_cards=paired)
+    return build_queue(s.counts, s.decisions, s.pairs, paired_cards=paired, files_not_read=files_not_read(store))
 
 
 # --------------------------------------------------------------------------------------

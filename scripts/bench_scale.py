@@ -149,7 +149,7 @@ def timed_setup(label: str, election: Path, folder: Path, work: Path, runs: int,
 
 
 def chunk_sweep(election: Path, folder: Path, work: Path, chunks: Sequence[int], workers: int) -> None:
-    from scanpipe.pipeline import find_card_files
+    from scanpipe.sources.files import find_card_files
     from scanpipe.scale import run_dask
     from scanpipe.store.repository import Store
     from scanpipe.types import CardHints
@@ -162,7 +162,7 @@ def chunk_sweep(election: Path, folder: Path, work: Path, chunks: Sequence[int],
         context = interpret_context(store)
     finally:
         store.close()
-    files, _ = find_card_files([str(folder)])
+    files = find_card_files([str(folder)]).cards
     for chunk in chunks:
         started = time.perf_counter()
         n = sum(1 for _ in run_dask(files, context, CardHints(), "sweep", frozenset(), scheduler=None, workers=workers, chunk=chunk))

@@ -181,7 +181,7 @@ def test_huge_jpeg_header_is_refused_before_decoding() -> None:
 
 
 def test_file_over_the_byte_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(decode, "MAX_FILE_BYTES", 2_000_000)
+    monkeypatch.setattr(decode, "LIMITS", decode.DecodeLimits(file_bytes=2_000_000))
     error = failure(b"\x89PNG" + b"\x00" * 3_000_000)
     assert (error.reason, error.detail) == (Reason.IMAGE_TOO_LARGE, "3 MB file, over the 2-MB limit")
 

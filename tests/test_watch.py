@@ -99,23 +99,29 @@ def test_watch_folder_stops_on_the_event_and_survives_a_file_vanishing(scan_stor
 
     hot = tmp_path / "hot"
     noise_pages(hot, 2)
-    real_can_open = watch._can_open
+    real_open_problem = watch._open_problem
 
-    def vanish_first(path: str) -> bool:  # the file goes away between the listing and the read
+    def vanish_first(path: str) -> str | None:  # the file goes away between the listing and the read
         if path.endswith("card001.png") and Path(path).exists():
-            ok = real_can_open(path)
+            problem = real_open_problem(path)
             Path(path).unlink()
-            return ok
-        return real_can_open(path)
+            return problem
+        return real_open_problem(path)
 
-    monkeypatch.setattr(watch, "_can_open", vanish_first)
+    monkeypatch.setattr(watch, "_open_problem", vanish_first)
     stop = threading.Event()
     lines: list[str] = []
-    timer = threading.Timer(0.5, stop.set)
+
+    def line(text: str) -> None:  # stop once both files were dealt with (never on a clock)
+        lines.append(text)
+        if any("card002.png" in ln for ln in lines) and any("card001.png" in ln for ln in lines):
+            stop.set()
+
+    timer = threading.Timer(120, stop.set)  # only a guard against a hang
     timer.start()
     summary = watch_folder(scan_store, [str(hot)], batch="hot", hints=CardHints(), poll_seconds=0.02, stop=stop,
-                           on_line=lines.append)
+                           on_line=line)
     timer.cancel()
     assert summary.cards_stored == 1
     assert [p for p, _ in summary.missing] == [str(hot / "card001.png")]
-    assert any(line.startswith(f"{hot / 'card001.png'}: cannot be read") and line.endswith("; skipped") for line in lines)
+    assert any(line.startswith(f"{hot / 'card001.png'}: it vanished before it was read") and line.endswith("; skipped") for line in lines)

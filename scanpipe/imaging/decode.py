@@ -7,9 +7,12 @@ Formats are recognised by their first bytes, never by the file name: PNG, JPEG, 
 Speed matters (ingest is benchmarked against a bare ``cv2.imread``), so:
 
 * every size check reads only the header, parsed here with ``struct`` (PNG IHDR/pHYs,
-  JPEG markers up to the first scan, TIFF IFD chain); nothing is decoded before the
-  limits (:data:`MAX_FILE_BYTES`, :data:`MAX_PAGE_PIXELS`) have been checked, so a
-  decompression bomb costs nothing;
+  JPEG markers up to the first scan, TIFF IFD chain; PDF page sizes and the pixel sizes
+  of the images a page draws); nothing is decoded before the limits (:data:`LIMITS`:
+  bytes per file, pixels per page, pages per file, pixels per file) have been checked,
+  so a decompression bomb, one page or many, costs nothing;
+* pages are decoded one at a time (:func:`iter_card_pages`): a caller that interprets
+  each page before asking for the next holds one decoded page at a time;
 * pixels of the two commonest scanner outputs that OpenCV's bundled codecs decode slowly
   go to imagecodecs (libpng with zlib-ng, libtiff): 8-bit gray or RGB PNG (about a third
   faster) and single-page bilevel TIFF (G4; about three times faster); everything else is
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import io
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import cv2
@@ -33,9 +37,29 @@ import numpy as np
 
 from scanpipe.types import Reason
 
-MAX_FILE_BYTES = 500_000_000
-MAX_PAGE_PIXELS = 100_000_000
 PDF_RENDER_DPI = 200.0
+
+
+@dataclass(frozen=True)
+class DecodeLimits:
+    """What one card file may hold before it is refused as ``image_too_large``.
+
+    The first two are the interface contract's (section 5: "over 100 megapixels or
+    500 MB"). The other two follow from the contract's "a multi-page TIFF or PDF holds one
+    sheet" (section 4): a sheet has two sides; four pages leave room for a scanner's
+    separator or imprinter page, and two pages at the per-page limit bound what one file
+    may make a worker decode (pages are decoded one at a time, so memory holds one page;
+    the total bounds the time). A file over any limit is refused from its header alone,
+    before any pixel is decoded, with the figures in the reason's detail.
+    """
+
+    file_bytes: int = 500_000_000
+    page_pixels: int = 100_000_000
+    file_pages: int = 4
+    file_pixels: int = 200_000_000
+
+
+LIMITS = DecodeLimits()
 
 _PNG_SIG = b"\x89PNG\r\n\x1a\n"
 _TIFF_SIGS = (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")
@@ -76,13 +100,15 @@ class _Header:
 # public API
 
 
-def decode_card_bytes(data: bytes, name: str) -> list[DecodedPage]:
-    """Decode every page of one card file.
+def decode_card_bytes(data: bytes, name: str, limits: DecodeLimits | None = None) -> list[DecodedPage]:
+    """Decode every page of one card file (all pages in memory at once: for callers that
+    need them together; ingest uses :func:`iter_card_pages`).
 
     Parameters
     ----------
     data : the whole file.
     name : the file's name or path, used only in messages.
+    limits : the limits to apply (default :data:`LIMITS`).
 
     Returns
     -------
@@ -92,47 +118,67 @@ def decode_card_bytes(data: bytes, name: str) -> list[DecodedPage]:
     ------
     ImageDecodeError
         ``UNREADABLE_IMAGE`` (empty, truncated, damaged, not an image) or
-        ``IMAGE_TOO_LARGE`` (over 500 MB, or a page over 100 megapixels).
+        ``IMAGE_TOO_LARGE`` (over a limit of :class:`DecodeLimits`).
     """
-    header = read_header(data, name)
+    return list(iter_card_pages(data, name, limits))
+
+
+def iter_card_pages(data: bytes, name: str, limits: DecodeLimits | None = None) -> Iterator[DecodedPage]:
+    """Check the whole file's header against the limits, then decode its pages one by one.
+
+    The header check happens before the first page is yielded, so a file over a limit
+    raises before any pixel is decoded; a damaged later page raises when it is reached.
+    """
+    limits = limits or LIMITS
+    header = read_header(data, name, limits)
+    return _pages(data, header, limits)
+
+
+def _pages(data: bytes, header: _Header, limits: DecodeLimits) -> Iterator[DecodedPage]:
     if header.format == "pdf":
-        return _decode_pdf(data, name)
+        yield from _decode_pdf(data)
+        return
     if header.format == "tiff" and len(header.sizes) > 1:
-        return _decode_tiff_pages(data, header, name)
+        yield from _decode_tiff_pages(data, header)
+        return
     image = _decode_single(data, header)
     if image is None:
         raise _unreadable(f"the {_label(header.format)} data could not be decoded")
     _check_decoded_size(image, header.sizes[0])
-    return [DecodedPage(image, 1, 1, header.dpi, header.format)]
+    yield DecodedPage(image, 1, 1, header.dpi, header.format)
 
 
 def page_count_of(data: bytes, name: str) -> int:
     """Number of pages (cards) in a file, from its header only."""
-    header = read_header(data, name)
-    if header.format == "pdf":
-        return _pdf_page_count(data)
-    return len(header.sizes)
+    return len(read_header(data, name).sizes)
 
 
-def read_header(data: bytes, name: str) -> _Header:
+def read_header(data: bytes, name: str, limits: DecodeLimits | None = None) -> _Header:
     """Identify the format and check the size limits without decoding pixels."""
+    limits = limits or LIMITS
     if len(data) == 0:
         raise _unreadable("zero-byte file")
-    if len(data) > MAX_FILE_BYTES:
-        raise ImageDecodeError(
-            Reason.IMAGE_TOO_LARGE,
-            f"{len(data) / 1e6:.0f} MB file, over the {MAX_FILE_BYTES // 10**6}-MB limit",
-        )
+    if len(data) > limits.file_bytes:
+        raise too_large_file(len(data), limits)
     fmt = sniff_format(data)
     if fmt is None:
         raise _unreadable(f"not an image (starts with {data[:4]!r})")
     parse = {"png": _png_header, "jpeg": _jpeg_header, "tiff": _tiff_header, "pdf": _pdf_header}
     try:
-        header = parse[fmt](data)
+        header = parse[fmt](data, limits)
     except (struct.error, IndexError, ValueError) as exc:
         raise _unreadable(f"damaged {_label(fmt)} header ({exc})") from exc
-    _check_limits(header.sizes)
+    _check_limits(header.sizes, limits)
     return header
+
+
+def too_large_file(size_bytes: int, limits: DecodeLimits | None = None) -> ImageDecodeError:
+    """The refusal of a file over the byte limit (also used before a file is read at all)."""
+    limits = limits or LIMITS
+    return ImageDecodeError(
+        Reason.IMAGE_TOO_LARGE,
+        f"{size_bytes / 1e6:.0f} MB file, over the {limits.file_bytes // 10**6}-MB limit",
+    )
 
 
 def sniff_format(data: bytes) -> str | None:
@@ -160,22 +206,39 @@ def _label(fmt: str) -> str:
     return {"png": "PNG", "jpeg": "JPEG", "tiff": "TIFF", "pdf": "PDF"}[fmt]
 
 
-def _megapixels_text(pixels: int) -> str:
+def _megapixels_text(pixels: int, limit: int) -> str:
     mp = pixels / 1e6
-    return f"{mp:.0f}" if round(mp) > MAX_PAGE_PIXELS / 1e6 else f"{mp:.1f}"
+    return f"{mp:.0f}" if round(mp) > limit / 1e6 else f"{mp:.1f}"
 
 
-def _check_limits(sizes: tuple[tuple[int, int], ...]) -> None:
+def _too_large(detail: str) -> ImageDecodeError:
+    return ImageDecodeError(Reason.IMAGE_TOO_LARGE, detail)
+
+
+def _check_page_count(count: int, limits: DecodeLimits, *, at_least: bool = False) -> None:
+    if count > limits.file_pages:
+        more = "more than " if at_least else ""
+        raise _too_large(f"{more}{count} pages in one file, over the limit of {limits.file_pages} "
+                         f"(a file holds one sheet)")
+
+
+def _check_limits(sizes: tuple[tuple[int, int], ...], limits: DecodeLimits) -> None:
+    _check_page_count(len(sizes), limits)
     for index, (width, height) in enumerate(sizes, start=1):
         if width <= 0 or height <= 0:
             raise _unreadable(f"the header gives an empty {width}x{height} page")
-        if width * height > MAX_PAGE_PIXELS:
+        if width * height > limits.page_pixels:
             where = f"page {index}: " if len(sizes) > 1 else ""
-            raise ImageDecodeError(
-                Reason.IMAGE_TOO_LARGE,
-                f"{where}{width}x{height} = {_megapixels_text(width * height)} megapixels, "
-                f"over the {MAX_PAGE_PIXELS // 10**6}-megapixel limit",
+            raise _too_large(
+                f"{where}{width}x{height} = {_megapixels_text(width * height, limits.page_pixels)} megapixels, "
+                f"over the {limits.page_pixels // 10**6}-megapixel limit"
             )
+    total = sum(w * h for w, h in sizes)
+    if total > limits.file_pixels:
+        raise _too_large(
+            f"{len(sizes)} pages of {_megapixels_text(total, limits.file_pixels)} megapixels in all, over the "
+            f"{limits.file_pixels // 10**6}-megapixel limit of one file"
+        )
 
 
 def _check_decoded_size(image: np.ndarray, size: tuple[int, int]) -> None:
@@ -190,7 +253,7 @@ def _check_decoded_size(image: np.ndarray, size: tuple[int, int]) -> None:
 # PNG
 
 
-def _png_header(data: bytes) -> _Header:
+def _png_header(data: bytes, limits: DecodeLimits) -> _Header:
     if len(data) < 33 or data[12:16] != b"IHDR":
         raise _unreadable("truncated PNG (no IHDR header)")
     width, height, depth, color_type = struct.unpack(">IIBB", data[16:26])
@@ -216,7 +279,7 @@ def _png_header(data: bytes) -> _Header:
 _SOF_MARKERS = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
 
 
-def _jpeg_header(data: bytes) -> _Header:
+def _jpeg_header(data: bytes, limits: DecodeLimits) -> _Header:
     pos, size, dpi = 2, None, None
     while pos + 4 <= len(data):
         if data[pos] != 0xFF:
@@ -259,17 +322,22 @@ _MAX_TIFF_PAGES = 10_000
 _TIFF_TAGS_READ = frozenset({256, 257, 273, 279, 282, 296, 324, 325, 258, 259, 262, 277, 320})
 
 
-def _tiff_header(data: bytes) -> _Header:
+def _tiff_header(data: bytes, limits: DecodeLimits) -> _Header:
     if data[2:4] in (b"+\x00", b"\x00+"):
-        return _bigtiff_header(data)
+        return _bigtiff_header(data, limits)
     endian = "<" if data[:2] == b"II" else ">"
     offset = struct.unpack(endian + "I", data[4:8])[0]
     sizes: list[tuple[int, int]] = []
     dpi: float | None = None
     seen: set[int] = set()
     fast: str | None = None
-    while offset and len(sizes) < _MAX_TIFF_PAGES:
-        if offset in seen or offset + 2 > len(data):
+    while offset:
+        if len(sizes) >= _MAX_TIFF_PAGES:  # the count is only for the message: stop walking
+            _check_page_count(len(sizes), limits, at_least=True)
+            break
+        if offset in seen:
+            raise _unreadable(f"damaged TIFF (page {len(sizes) + 1} directory points back at an earlier page)")
+        if offset + 2 > len(data):
             raise _unreadable(f"truncated TIFF (page {len(sizes) + 1} directory is missing)")
         seen.add(offset)
         tags, offset = _tiff_ifd(data, offset, endian)
@@ -339,13 +407,15 @@ def _tiff_dpi(tags: dict[int, tuple[int, ...]]) -> float | None:
     return {2: value, 3: value * 2.54}.get(unit)
 
 
-def _bigtiff_header(data: bytes) -> _Header:
+def _bigtiff_header(data: bytes, limits: DecodeLimits) -> _Header:
     from PIL import Image, UnidentifiedImageError
 
     try:
         with Image.open(io.BytesIO(data)) as img:
             sizes = []
-            for index in range(getattr(img, "n_frames", 1)):
+            count = getattr(img, "n_frames", 1)
+            _check_page_count(count, limits)
+            for index in range(count):
                 img.seek(index)
                 sizes.append(img.size)
             dpi = img.info.get("dpi", (None,))[0]
@@ -406,34 +476,63 @@ def _flatten_alpha(image: np.ndarray | None) -> np.ndarray | None:
     return cv2.cvtColor(flat, cv2.COLOR_BGR2GRAY)
 
 
-def _decode_tiff_pages(data: bytes, header: _Header, name: str) -> list[DecodedPage]:
-    ok, mats = cv2.imdecodemulti(np.frombuffer(data, np.uint8), cv2.IMREAD_GRAYSCALE)
+def _decode_tiff_pages(data: bytes, header: _Header) -> Iterator[DecodedPage]:
+    """Each page of a multi-page TIFF, decoded only when asked for."""
+    buf = np.frombuffer(data, np.uint8)
     count = len(header.sizes)
-    if not ok or len(mats) != count:
-        found = len(mats) if ok else 0
-        raise _unreadable(f"multi-page TIFF: decoded {found} of {count} pages")
-    pages = []
-    for index, (mat, size) in enumerate(zip(mats, header.sizes), start=1):
-        _check_decoded_size(mat, size)
-        pages.append(DecodedPage(mat, index, count, header.dpi, "tiff"))
-    return pages
+    for index, size in enumerate(header.sizes, start=1):
+        ok, mats = cv2.imdecodemulti(buf, cv2.IMREAD_GRAYSCALE, range=(index - 1, index))
+        if not ok or len(mats) != 1:
+            raise _unreadable(f"multi-page TIFF: page {index} of {count} could not be decoded")
+        _check_decoded_size(mats[0], size)
+        yield DecodedPage(mats[0], index, count, header.dpi, "tiff")
 
 
 # --------------------------------------------------------------------------------------
 # PDF
 
 
-def _pdf_header(data: bytes) -> _Header:
+def _pdf_header(data: bytes, limits: DecodeLimits) -> _Header:
+    """Page sizes at the render resolution, each page's drawn images checked too: pdfium
+    decodes an embedded image at its own size whatever the page's (a 1-bit image of
+    40,000 x 40,000 pixels is 200 KB of PDF and hundreds of MB decoded)."""
     pdf = _open_pdf(data)
     try:
+        _check_page_count(len(pdf), limits)
         scale = PDF_RENDER_DPI / 72.0
         sizes = []
+        embedded = 0
         for index in range(len(pdf)):
             width_pt, height_pt = pdf.get_page_size(index)
             sizes.append((round(width_pt * scale), round(height_pt * scale)))
+            embedded += _check_pdf_images(pdf, index, limits)
+        if embedded > limits.file_pixels:
+            raise _too_large(f"the pages draw images of {_megapixels_text(embedded, limits.file_pixels)} megapixels "
+                             f"in all, over the {limits.file_pixels // 10**6}-megapixel limit of one file")
     finally:
         pdf.close()
     return _Header("pdf", tuple(sizes), PDF_RENDER_DPI)
+
+
+def _check_pdf_images(pdf, index: int, limits: DecodeLimits) -> int:  # type: ignore[no-untyped-def]
+    """Pixels of the images page ``index`` draws (in forms too); raise for one over the page limit."""
+    import pypdfium2.raw as pdfium_c
+
+    page = pdf[index]
+    try:
+        total = 0
+        for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=8):
+            width, height = obj.get_px_size()
+            if width * height > limits.page_pixels:
+                raise _too_large(
+                    f"page {index + 1} draws an image of {width}x{height} = "
+                    f"{_megapixels_text(width * height, limits.page_pixels)} megapixels, "
+                    f"over the {limits.page_pixels // 10**6}-megapixel limit"
+                )
+            total += width * height
+        return total
+    finally:
+        page.close()
 
 
 def _open_pdf(data: bytes):  # type: ignore[no-untyped-def]
@@ -449,21 +548,12 @@ def _open_pdf(data: bytes):  # type: ignore[no-untyped-def]
     return pdf
 
 
-def _pdf_page_count(data: bytes) -> int:
-    pdf = _open_pdf(data)
-    try:
-        return len(pdf)
-    finally:
-        pdf.close()
-
-
-def _decode_pdf(data: bytes, name: str) -> list[DecodedPage]:
+def _decode_pdf(data: bytes) -> Iterator[DecodedPage]:
     import pypdfium2 as pdfium
 
     pdf = _open_pdf(data)
     try:
         count = len(pdf)
-        pages = []
         for index in range(count):
             page = pdf[index]
             try:
@@ -473,10 +563,9 @@ def _decode_pdf(data: bytes, name: str) -> list[DecodedPage]:
                 raise _unreadable(f"PDF page {index + 1} could not be rendered ({exc})") from exc
             finally:
                 page.close()
-            pages.append(DecodedPage(array, index + 1, count, PDF_RENDER_DPI, "pdf"))
+            yield DecodedPage(array, index + 1, count, PDF_RENDER_DPI, "pdf")
     finally:
         pdf.close()
-    return pages
 
 
 def _gray_of(array: np.ndarray) -> np.ndarray:

@@ -95,6 +95,7 @@ def refresh_all(store: Store, items: Sequence[QueueItem] | None = None) -> int:
     from scanpipe.workflow import queue
 
     items = queue(store) if items is None else list(items)
+    items = [i for i in items if i.kind != "file"]  # a file not read is the operator's to fix, not an auditor's to decide
     with store._write() as conn:
         rows = _rows(items, _batches(conn, items), open_decisions(_decisions(conn)))
         conn.execute(delete(review_item_table))

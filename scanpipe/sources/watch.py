@@ -9,6 +9,10 @@ Each poll lists the folders (recursively) and decides per file:
   waits :data:`EMPTY_FILE_POLLS` polls, since writers often create the file first;
 - a file that is not a card file is skipped once and recorded (``store.record_skipped``);
 - a file that vanishes before it is read is reported and dropped from the watch list;
+- a settled card file that still cannot be opened after :data:`EMPTY_FILE_POLLS` polls (no
+  read permission) is reported once and recorded as not read (the queue lists it until it is
+  read); it stays watched, and is read as soon as it can be opened;
+- every path shown is escaped (a newline in a name cannot forge a line);
 - a file whose SHA-256 is already stored changes nothing, so stopping and restarting the
   watch loses nothing and repeats nothing.
 
@@ -27,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scanpipe.errors import SourceError
-from scanpipe.pipeline import CARD_SUFFIXES, FileResult, IngestSummary, run_local, store_results
+from scanpipe.pipeline import FileResult, IngestSummary, read_problem, run_local, store_results
+from scanpipe.sources.files import CARD_SUFFIXES, shown_path, storable_path
 from scanpipe.store.repository import Store
 from scanpipe.types import CardHints, InterpretedCard
 
@@ -58,6 +63,7 @@ class PollResult:
     ready: tuple[str, ...]  # card files whose writing is over, in name order
     skipped: tuple[tuple[str, str], ...]  # (path, reason) newly seen non-card files
     vanished: tuple[str, ...]  # files that disappeared before they were read
+    unopenable: tuple[tuple[str, str], ...] = ()  # (path, why) settled card files that still cannot be opened
 
 
 @dataclass
@@ -68,11 +74,13 @@ class FolderWatcher:
     tracked: dict[str, _Tracked] = field(default_factory=dict)
     handed_out: dict[str, FileState] = field(default_factory=dict)
     skipped: set[str] = field(default_factory=set)
+    blocked: dict[str, int] = field(default_factory=dict)  # settled files that could not be opened: polls so far
 
     def poll(self) -> PollResult:
         current = dict(self._listing())
         ready: list[str] = []
         new_skips: list[tuple[str, str]] = []
+        unopenable: list[tuple[str, str]] = []
         for path, state in sorted(current.items()):
             if Path(path).suffix.lower() not in CARD_SUFFIXES:
                 if path not in self.skipped:
@@ -81,14 +89,22 @@ class FolderWatcher:
                 continue
             if self.handed_out.get(path) == state:
                 continue
-            if self._settled(path, state) and _can_open(path):
+            if not self._settled(path, state):
+                continue
+            problem = _open_problem(path)
+            if problem is None:
                 ready.append(path)
                 self.handed_out[path] = state
                 del self.tracked[path]
+                self.blocked.pop(path, None)
+                continue
+            self.blocked[path] = self.blocked.get(path, 0) + 1
+            if self.blocked[path] == EMPTY_FILE_POLLS:
+                unopenable.append((path, problem))
         vanished = tuple(p for p in self.tracked if p not in current)
         for p in vanished:
             del self.tracked[p]
-        return PollResult(tuple(ready), tuple(new_skips), vanished)
+        return PollResult(tuple(ready), tuple(new_skips), vanished, tuple(unopenable))
 
     def _settled(self, path: str, state: FileState) -> bool:
         seen = self.tracked.get(path)
@@ -120,11 +136,16 @@ def _stat(path: str) -> list[tuple[str, FileState]]:
 
 def _can_open(path: str) -> bool:
     """False while another program holds the file exclusively (Windows) or it just vanished."""
+    return _open_problem(path) is None
+
+
+def _open_problem(path: str) -> str | None:
+    """Why the file cannot be opened now, else None."""
     try:
         with open(path, "rb"):
-            return True
-    except OSError:
-        return False
+            return None
+    except OSError as e:
+        return read_problem(e)
 
 
 def watch_folder(
@@ -168,9 +189,9 @@ def watch_folder(
 
     def file_done(result: FileResult) -> None:
         if result.error is not None:
-            say(f"{result.path}: {result.error}; skipped")
+            say(f"{shown_path(result.path)}: {result.error}; skipped")
         elif result.already_stored:
-            say(f"{result.path}: already stored (same SHA-256): nothing changes")
+            say(f"{shown_path(result.path)}: already stored (same SHA-256): nothing changes")
 
     try:
         while not stop.is_set():
@@ -178,10 +199,14 @@ def watch_folder(
             for path, reason in polled.skipped:
                 store.record_skipped(path, batch, reason)
                 summary.skipped.append((path, reason))
-                say(f"{path}: skipped, {reason}")
+                say(f"{shown_path(path)}: skipped, {reason}")
             for path in polled.vanished:
                 summary.missing.append((path, "vanished before it was read"))
-                say(f"{path}: vanished before it was read; skipped")
+                say(f"{shown_path(path)}: vanished before it was read; skipped")
+            for path, reason in polled.unopenable:
+                store.record_skipped(storable_path(path), batch, reason)
+                summary.missing.append((path, reason))
+                say(f"{shown_path(path)}: not read: {reason}; it is read once it can be opened")
             if polled.ready:
                 known = frozenset(store.known_sha256(_hashes(polled.ready)))
                 results = run_local(list(polled.ready), context, hints, batch, known, workers)
