@@ -85,14 +85,31 @@ def ingest_paths(
         results = run_dask(files, context, hints, batch, known, scheduler=scheduler, workers=workers)
     else:
         results = run_local(files, context, hints, batch, known, workers)
+    read_now = list(found.folders)
+
+    def file_read(result: FileResult) -> None:
+        if result.error is None:
+            read_now.append(result.path)
+        if on_file is not None:
+            on_file(result)
+
     try:
-        store_results(results, store.save_cards, summary, on_card=on_card, on_file=on_file)
+        store_results(results, store.save_cards, summary, on_card=on_card, on_file=file_read)
     finally:
         for path, reason in summary.missing:
             store.record_skipped(storable_path(path), batch, reason)
+        forget_skipped(store, read_now)
     summary.seconds = (datetime.now(UTC) - started).total_seconds()
     store.log_event("ingest_finished", {"batch": batch, "stored": summary.cards_stored, "files": summary.files})
     return summary
+
+
+def forget_skipped(store: Store, read: Sequence[str]) -> None:
+    """Entries skipped earlier that were read (files) or listed (folders) now: no longer
+    skipped, so no longer queued; logged."""
+    cleared = store.clear_skipped(storable_path(p) for p in read)
+    if cleared:
+        store.log_event("skipped_now_read", {"paths": cleared})
 
 
 def _check_hints(election: Election, hints: CardHints) -> None:
@@ -186,9 +203,13 @@ def tally(store: Store) -> list[TallyRow]:
 
 
 def files_not_read(store: Store) -> list[tuple[str, str]]:
-    """Card files (and folders) ingest found but could not read, and from which no card has
-    been read since: ``(path, reason)``."""
-    return [(path, reason) for path, reason in store.skipped_not_read() if may_hold_cards(path)]
+    """Card files (and folders) ingest found but could not read, and has not read since:
+    ``(path, reason)``, the first reason recorded for a path."""
+    out: dict[str, str] = {}
+    for row in store.skipped_files():
+        if may_hold_cards(row.path):
+            out.setdefault(row.path, row.reason)
+    return list(out.items())
 
 
 def queue(store: Store) -> list[QueueItem]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import struct
 import zlib
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -195,3 +196,124 @@ def test_garbage_after_a_png_signature_is_unreadable() -> None:
 def test_damaged_pdf() -> None:
     error = failure(b"%PDF-1.7\n" + b"garbage" * 20)
     assert error.reason is Reason.UNREADABLE_IMAGE and error.detail.startswith("damaged PDF")
+
+
+# --------------------------------------------------------------------------------------
+# Limits per file (issue 9 item 6): refused from the header, before any pixel is decoded
+
+
+@pytest.fixture
+def no_pixel_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any pixel decoding fails the test: a bomb must be refused from its header."""
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("pixels were decoded")
+
+    monkeypatch.setattr(decode.cv2, "imdecode", refuse)
+    monkeypatch.setattr(decode.cv2, "imdecodemulti", refuse)
+    monkeypatch.setattr(decode, "_decode_fast", refuse)
+    monkeypatch.setattr(decode, "_decode_pdf", refuse)
+
+
+def test_a_tiff_of_500_pages_is_refused_from_its_header(no_pixel_decoding: None) -> None:
+    from scanpipe.synth.badfiles import tiff_pages
+
+    error = failure(tiff_pages(500, 850, 1100))
+    assert (error.reason, error.detail) == (
+        Reason.IMAGE_TOO_LARGE, "500 pages in one file, over the limit of 4 (a file holds one sheet)")
+
+
+def test_pages_each_under_the_page_limit_but_too_many_pixels_in_all_are_refused(no_pixel_decoding: None) -> None:
+    from scanpipe.synth.badfiles import tiff_claiming
+
+    error = failure(tiff_claiming(3, 9000, 10000))
+    assert (error.reason, error.detail) == (
+        Reason.IMAGE_TOO_LARGE, "3 pages of 270 megapixels in all, over the 200-megapixel limit of one file")
+    error = failure(tiff_claiming(2, 60000, 60000))
+    assert error.detail == "page 1: 60000x60000 = 3600 megapixels, over the 100-megapixel limit"
+
+
+def test_a_pdf_of_300_pages_is_refused_before_rendering(no_pixel_decoding: None) -> None:
+    from scanpipe.synth.badfiles import pdf_document
+
+    error = failure(pdf_document(300))
+    assert (error.reason, error.detail) == (
+        Reason.IMAGE_TOO_LARGE, "300 pages in one file, over the limit of 4 (a file holds one sheet)")
+
+
+def test_a_pdf_page_drawing_a_huge_image_is_refused_before_rendering(no_pixel_decoding: None) -> None:
+    from scanpipe.synth.badfiles import pdf_document
+
+    error = failure(pdf_document(1, image_px=(12000, 9000)))
+    assert (error.reason, error.detail) == (
+        Reason.IMAGE_TOO_LARGE, "page 1 draws an image of 12000x9000 = 108 megapixels, over the 100-megapixel limit")
+    error = failure(pdf_document(1, size_pt=(14400.0, 14400.0)))  # a 200-inch page rendered at 200 dpi
+    assert error.detail == "40000x40000 = 1600 megapixels, over the 100-megapixel limit"
+
+
+def test_limits_are_data_a_caller_can_tighten() -> None:
+    images = [Image.fromarray(page_image(seed)) for seed in range(2)]
+    data = pil_bytes(images[0], "TIFF", save_all=True, append_images=images[1:])
+    assert len(decode_card_bytes(data, "a.tif")) == 2
+    with pytest.raises(ImageDecodeError) as info:
+        decode_card_bytes(data, "a.tif", decode.DecodeLimits(file_pages=1))
+    assert info.value.detail == "2 pages in one file, over the limit of 1 (a file holds one sheet)"
+
+
+def test_pages_are_decoded_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    frames = [Image.fromarray(page_image(seed)) for seed in range(3)]
+    data = pil_bytes(frames[0], "TIFF", save_all=True, append_images=frames[1:])
+    calls: list[object] = []
+    real = decode.cv2.imdecodemulti
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(kwargs.get("range"))
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(decode.cv2, "imdecodemulti", counted)
+    pages = decode.iter_card_pages(data, "a.tif")
+    assert calls == []  # the header is checked when asked; no page decoded yet
+    first = next(pages)
+    assert first.page_index == 1 and calls == [(0, 1)]
+    assert [p.page_index for p in pages] == [2, 3] and calls == [(0, 1), (1, 2), (2, 3)]
+
+
+def test_a_bomb_file_is_one_unreadable_card_naming_the_file(tmp_path: Path) -> None:
+
+    from scanpipe.classify import load_thresholds
+    from scanpipe.election import load_election
+    from scanpipe.interpret import InterpretContext, interpret_file
+    from scanpipe.synth.badfiles import tiff_pages
+    from scanpipe.types import CardHints, UnreadableCard
+
+    election = load_election(Path(__file__).resolve().parents[1] / "fixtures" / "ballot_images" / "election" / "election.json")
+    path = str(tmp_path / "bomb.tif")
+    Path(path).write_bytes(tiff_pages(500, 850, 1100))
+    cards = interpret_file(path, InterpretContext(election, load_thresholds()), CardHints(), "b")
+    assert len(cards) == 1
+    result = cards[0].interpretation
+    assert isinstance(result, UnreadableCard) and result.reason is Reason.IMAGE_TOO_LARGE
+    assert result.detail == f"{path}: 500 pages in one file, over the limit of 4 (a file holds one sheet)"
+
+
+def test_a_file_over_the_byte_limit_is_refused_without_being_read(tmp_path: Path) -> None:
+    import hashlib
+    import tracemalloc
+
+    from scanpipe.pipeline import interpret_path
+    from scanpipe.types import CardHints, UnreadableCard
+
+    path = tmp_path / "huge.png"
+    with open(path, "wb") as f:  # sparse: 600 MB on paper, nothing on disk
+        f.write(decode._PNG_SIG)
+        f.truncate(600_000_000)
+    tracemalloc.start()
+    try:
+        result = interpret_path(str(path), None, CardHints(), "b", frozenset())  # type: ignore[arg-type]  # never interpreted
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20_000_000  # hashed in pieces, never held whole
+    (card,) = result.cards
+    assert result.sha256 == card.source.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert isinstance(card.interpretation, UnreadableCard) and card.interpretation.reason is Reason.IMAGE_TOO_LARGE
+    assert card.interpretation.detail == f"{path}: 600 MB file, over the 500-MB limit"

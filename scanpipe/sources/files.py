@@ -21,7 +21,7 @@ a name that is not valid UTF-8           skipped: the name cannot be stored (ren
 
 A skipped entry that may hold a card (a card suffix, or a folder) is a *card file not
 read*: ingest records it and the queue lists it (``file_unread``) until a later ingest reads
-a card from that path (:func:`may_hold_cards`).
+that path, or lists that folder (:func:`may_hold_cards`).
 
 Names are shown through :func:`shown_path`: control characters (a newline in a file name)
 are escaped, so a name cannot forge lines of a summary.
@@ -43,10 +43,12 @@ CARD_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff", ".pdf"})
 
 @dataclass
 class FoundFiles:
-    """Card files to read (sorted) and ``(path, reason)`` of every entry skipped."""
+    """Card files to read (sorted), ``(path, reason)`` of every entry skipped, and the
+    folders listed (``path/``)."""
 
     cards: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    folders: list[str] = field(default_factory=list)
 
 
 def may_hold_cards(path: str) -> bool:
@@ -119,6 +121,7 @@ def _visit_folder(path: str, st: os.stat_result, found: FoundFiles, folders_read
     except OSError as e:
         found.skipped.append((path.rstrip("/") + "/", f"folder cannot be listed: {e.strerror or e}"))
         return
+    found.folders.append(path.rstrip("/") + "/")
     for name in names:
         _visit(os.path.join(path, name), found, folders_read)
 

@@ -411,20 +411,18 @@ class Store(PairsMixin):
         with self._read() as conn:
             return [SkippedFile(path=r.path, batch=r.batch, reason=r.reason, at=r.at) for r in conn.execute(q)]
 
-    def skipped_not_read(self) -> list[tuple[str, str]]:
-        """``(path, reason)`` of every skipped entry from whose path no card was read since
-        (the first reason recorded for a path)."""
+    def clear_skipped(self, paths: Iterable[str]) -> list[str]:
+        """Forget skipped entries at ``paths`` (in any batch) now that they were read; returns
+        the paths that had been recorded."""
+        wanted = sorted(set(paths))
         t = skipped_file_table
-        with self._read() as conn:
-            rows = [(r.path, r.reason) for r in conn.execute(select(t.c.path, t.c.reason).order_by(t.c.id))]
-            paths = sorted({p for p, _ in rows})
-            read = {r.path for i in range(0, len(paths), 500)
-                    for r in conn.execute(select(card_table.c.path).where(card_table.c.path.in_(paths[i:i + 500])).distinct())}
-        out: dict[str, str] = {}
-        for path, reason in rows:
-            if path not in read and path not in out:
-                out[path] = reason
-        return list(out.items())
+        cleared: set[str] = set()
+        with self._write() as conn:
+            for i in range(0, len(wanted), 500):
+                chunk = wanted[i:i + 500]
+                cleared |= {r.path for r in conn.execute(select(t.c.path).where(t.c.path.in_(chunk)))}
+                conn.execute(delete(t).where(t.c.path.in_(chunk)))
+        return sorted(cleared)
 
     def log_event(self, action: str, detail: Mapping[str, Any], actor: str | None = None) -> int:
         """Append one event to the operational log; returns its id."""

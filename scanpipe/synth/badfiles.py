@@ -104,6 +104,23 @@ def jpeg_header_only(width: int, height: int) -> bytes:
     return b"\xff\xd8" + sof + b"\xff\xda\x00\x02" + b"\x00" * 64 + b"\xff\xd9"
 
 
+def tiff_claiming(pages: int, width: int, height: int) -> bytes:
+    """A tiny TIFF of ``pages`` pages whose directories claim ``width x height`` each (the
+    strips hold a 64-pixel page: a header bomb that must be refused before decoding)."""
+    data = bytearray(tiff_pages(pages, 64, 64))
+    offset = struct.unpack("<I", data[4:8])[0]
+    while offset:
+        count = struct.unpack("<H", data[offset:offset + 2])[0]
+        for i in range(count):
+            entry = offset + 2 + 12 * i
+            tag, typ = struct.unpack("<HH", data[entry:entry + 4])
+            if tag in (256, 257):
+                value = width if tag == 256 else height
+                data[entry + 2:entry + 12] = struct.pack("<HII", 4, 1, value)  # LONG, one value
+        offset = struct.unpack("<I", data[offset + 2 + 12 * count:offset + 6 + 12 * count])[0]
+    return bytes(data)
+
+
 def tiff_ifd_loop() -> bytes:
     """A TIFF whose second page directory points back at the first."""
     data = bytearray(tiff_pages(2, 64, 64))
@@ -148,6 +165,7 @@ def write_bad_files(folder: Path, good_card: bytes, *, with_huge_sparse: bool = 
     put("bomb-tiff-500-pages.tif", "500-page TIFF bomb", "image_too_large", tiff_pages(500, 2550, 3300))
     put("bomb-tiff-8x100mp.tif", "8 pages of 100 megapixels", "image_too_large", tiff_pages(8, 10000, 10000))
     put("bomb-tiff-3x90mp.tif", "3 pages of 90 megapixels (each under the page limit)", "image_too_large", tiff_pages(3, 9000, 10000))
+    put("bomb-tiff-header.tif", "TIFF header claiming 2 pages of 60,000 x 60,000", "image_too_large", tiff_claiming(2, 60000, 60000))
     put("bomb-pdf-300-pages.pdf", "300-page PDF", "image_too_large", pdf_document(300))
     put("bomb-pdf-huge-image.pdf", "PDF page drawing a 40,000 x 40,000 image", "image_too_large", pdf_document(1, image_px=(40000, 40000)))
     put("bomb-pdf-huge-page.pdf", "PDF page of 200 x 200 inches", "image_too_large", pdf_document(1, size_pt=(14400.0, 14400.0)))
