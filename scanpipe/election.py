@@ -4,11 +4,21 @@ Validation is a pipeline of small checks that each *append* problems instead of 
 a board sees every problem of a definition at once (file, JSON path, reason). Only when the
 whole definition is clean is it turned into frozen :mod:`scanpipe.types` values; otherwise
 :class:`scanpipe.errors.DefinitionError` carries the full list and nothing is written anywhere.
+
+Before any field is read, each file's JSON as a whole is checked for what no field may hold
+and what the store could not keep (:func:`check_json_values`): nesting deeper than
+:data:`MAX_JSON_DEPTH`, ``NaN`` or infinite numbers (Python's JSON reader accepts them),
+integers beyond a 32-bit column, strings with a NUL character or a lone surrogate. Every
+field is then checked for its type before it is used as an id, so a list where an id
+belongs is a problem like any other, never a crash. Sizes have plausible bounds
+(:data:`MIN_BOX_IN`, :data:`MAX_PAGE_IN`): a definition that passes ``init`` can be read
+into the store and used to read cards.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from pathlib import Path
@@ -31,6 +41,15 @@ from scanpipe.types import (
 ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 CONTEST_KINDS = ("candidate", "question")
+# A definition is about six levels deep; anything much deeper is not a definition (and
+# Python's JSON reader fails with a RecursionError near 1,000 levels).
+MAX_JSON_DEPTH = 32
+MAX_JSON_INT = 2**31 - 1  # page numbers, vote_for, dpi: what a 32-bit integer column holds
+# Boxes smaller than this are under a pixel at 50 dpi: nothing can be measured there.
+MIN_BOX_IN = 0.02
+# The longest ballot cards printed are 22-25 inches; a page far larger would make every
+# registered card an enormous image.
+MAX_PAGE_IN = 40.0
 
 
 class _Problems:
@@ -77,13 +96,24 @@ class _Problems:
             return None
         return value
 
+    def ids(self, obj: dict[str, Any], key: str, path: str, what: str) -> list[str]:
+        """``obj[key]`` as a list of strings; each element that is not one is a problem."""
+        items = self.field(obj, key, path, list) or []
+        good = []
+        for j, item in enumerate(items):
+            if isinstance(item, str):
+                good.append(item)
+            else:
+                self.add(f"{path}.{key}[{j}]", f"must be {what} id (a string), not {type(item).__name__}")
+        return good
+
     def box(self, value: Any, path: str, size_in: tuple[float, float] | None) -> Box | None:
         if not (isinstance(value, list) and len(value) == 4 and all(_is_number(v) for v in value)):
             self.add(path, "must be a box [x, y, w, h] of 4 numbers (inches)")
             return None
         x, y, w, h = (float(v) for v in value)
-        if w <= 0 or h <= 0:
-            self.add(path, f"box width and height must be positive, got {w} x {h}")
+        if w < MIN_BOX_IN or h < MIN_BOX_IN:
+            self.add(path, f"box width and height must be at least {MIN_BOX_IN} in, got {w} x {h}")
             return None
         if size_in is not None and (x < 0 or y < 0 or x + w > size_in[0] + 1e-9 or y + h > size_in[1] + 1e-9):
             self.add(path, f"box {value} lies outside the {size_in[0]} x {size_in[1]} in page")
@@ -101,7 +131,44 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_json_values(value: Any, file: str, problems: list[Problem]) -> bool:
+    """Note every value of a parsed JSON document that no definition may hold (see the
+    module docstring); returns whether there was none. Iterative: any depth is safe."""
+    before = len(problems)
+    stack: list[tuple[Any, str, int]] = [(value, "$", 0)]
+    while stack:
+        node, path, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            problems.append(Problem(file, path, f"nested more than {MAX_JSON_DEPTH} levels deep: not an election definition"))
+            continue
+        if isinstance(node, dict):
+            for key in node:
+                key_problem = _text_problem(key)
+                if key_problem:
+                    problems.append(Problem(file, path, f"a key {key_problem}"))
+            stack.extend((v, f"{path}.{k}", depth + 1) for k, v in reversed(list(node.items())))
+        elif isinstance(node, list):
+            stack.extend((v, f"{path}[{i}]", depth + 1) for i, v in reversed(list(enumerate(node))))
+        elif isinstance(node, float) and not math.isfinite(node):
+            problems.append(Problem(file, path, f"{node} is not a number (JSON has no NaN or infinity)"))
+        elif isinstance(node, int) and not isinstance(node, bool) and abs(node) > MAX_JSON_INT:
+            problems.append(Problem(file, path, f"{node} is too large a number (at most {MAX_JSON_INT})"))
+        elif isinstance(node, str) and _text_problem(node):
+            problems.append(Problem(file, path, f"the text {_text_problem(node)}"))
+    return len(problems) == before
+
+
+def _text_problem(text: str) -> str | None:
+    if "\x00" in text:
+        return "contains a NUL character"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "is not valid Unicode (a lone surrogate escape)"
+    return None
 
 
 # --------------------------------------------------------------------------------------
@@ -150,10 +217,15 @@ def _read_json(path: Path, problems: list[Problem]) -> Any:
         problems.append(Problem(str(path), "$", f"cannot be read: {e}"))
         return None
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as e:
         problems.append(Problem(str(path), "$", f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}"))
         return None
+    except RecursionError:
+        problems.append(Problem(str(path), "$", f"nested too deeply to read (more than {MAX_JSON_DEPTH} levels "
+                                                "is not an election definition)"))
+        return None
+    return value if check_json_values(value, str(path), problems) else None
 
 
 def load_election(election_path: Path | str) -> Election:
@@ -297,8 +369,10 @@ def _parse_style(
     layouts: dict[str, dict[str, Any]], base: Path | None, problems: list[Problem], check_files: bool,
 ) -> BallotStyle | None:
     sid = p.ident(style, path)
-    sprecincts = p.field(style, "precincts", path, list) or []
-    scontests = p.field(style, "contests", path, list) or []
+    sprecincts = p.ids(style, "precincts", path, "a precinct")
+    before = len(problems)
+    scontests = p.ids(style, "contests", path, "a contest")
+    contests_listed = len(problems) == before  # else the layout's targets are not checked against a broken list
     rel = p.field(style, "layout", path, str)
     for j, pid in enumerate(sprecincts):
         if pid not in precinct_ids:
@@ -306,15 +380,15 @@ def _parse_style(
     for j, cid in enumerate(scontests):
         if cid not in contests:
             p.add(f"{path}.contests[{j}]", f"contest '{cid}' is not defined in $.contests")
-    if not sprecincts and isinstance(style.get("precincts"), list):
+    if not style.get("precincts") and isinstance(style.get("precincts"), list):
         p.add(f"{path}.precincts", "a ballot style must serve at least one precinct")
-    if sid is None or rel is None:
+    if sid is None or rel is None or not contests_listed:
         return None
     if rel not in layouts:
         return None  # read_definition already reported the missing file
     layout_file = (base / rel) if base is not None else Path(rel)
     lp = _Problems(str(layout_file), problems)
-    style_contests = {cid: contests[cid] for cid in scontests if isinstance(cid, str) and cid in contests}
+    style_contests = {cid: contests[cid] for cid in scontests if cid in contests}
     layout = _parse_layout(layouts[rel], sid, style_contests, lp, layout_file, check_files)
     if layout is None:
         return None
@@ -333,8 +407,8 @@ def _parse_layout(
     for i, page in enumerate(p.list_of_dicts(data, "pages", "$")):
         raw_targets = page.get("targets")
         for t in raw_targets if isinstance(raw_targets, list) else []:
-            if isinstance(t, dict):
-                seen[(t.get("contest"), t.get("option"))] += 1  # type: ignore[index]
+            if isinstance(t, dict) and isinstance(t.get("contest"), str) and isinstance(t.get("option"), str):
+                seen[(t["contest"], t["option"])] += 1
         parsed = _parse_page(page, f"$.pages[{i}]", p, contests, layout_file, check_files)
         if parsed is not None:
             pages.append(parsed)
@@ -363,10 +437,10 @@ def _parse_page(
     size = p.field(page, "size", path, list)
     size_in: tuple[float, float] | None = None
     if size is not None:
-        if len(size) == 2 and all(_is_number(v) and v > 0 for v in size):
+        if len(size) == 2 and all(_is_number(v) and 1.0 <= v <= MAX_PAGE_IN for v in size):
             size_in = (float(size[0]), float(size[1]))
         else:
-            p.add(f"{path}.size", "must be [width, height] in inches, both positive")
+            p.add(f"{path}.size", f"must be [width, height] in inches, each from 1 to {MAX_PAGE_IN:g}")
     fiducials = _parse_boxes(page, "fiducials", path, p, size_in)
     if fiducials and len(fiducials) != 4:
         p.add(f"{path}.fiducials", f"must list 4 boxes (TL, TR, BL, BR), got {len(fiducials)}")
@@ -404,7 +478,27 @@ def _parse_reference(page: dict[str, Any], path: str, p: _Problems, layout_file:
     ref = (layout_file.parent / rel).resolve()
     if check_files and not ref.is_file():
         p.add(f"{path}.reference", f"reference scan {ref} does not exist")
+    elif check_files:
+        problem = _reference_problem(ref)
+        if problem is not None:
+            p.add(f"{path}.reference", f"reference scan {ref}: {problem}")
     return ref, float(dpi) if dpi is not None else None
+
+
+def _reference_problem(ref: Path) -> str | None:
+    """Why a reference scan could not serve (not an image, over the decode limits), else None:
+    every ingest worker decodes it, so a bomb here would be a bomb in every worker."""
+    from scanpipe.imaging.decode import LIMITS, ImageDecodeError, read_header, too_large_file
+
+    try:
+        if ref.stat().st_size > LIMITS.file_bytes:
+            return too_large_file(ref.stat().st_size).detail
+        read_header(ref.read_bytes(), str(ref))
+    except OSError as e:
+        return f"cannot be read: {e.strerror or e}"
+    except ImageDecodeError as e:
+        return e.detail
+    return None
 
 
 def _parse_targets(page: dict[str, Any], path: str, p: _Problems, contests: dict[str, Contest], size_in: tuple[float, float] | None) -> list[TargetDef]:

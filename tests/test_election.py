@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scanpipe.election import load_election
 from scanpipe.errors import DefinitionError
@@ -110,3 +112,158 @@ def test_wrong_types_are_reported_not_raised(tmp_path: Path) -> None:
     assert "election.json: $.precincts: must be a list, not dict" in found
     assert "election.json: $.contests[1].vote_for: must be an integer, not str" in found
     assert "election.json: $.contests[1].options: must be a list, not str" in found
+
+
+# --------------------------------------------------------------------------------------
+# Hostile definitions (issue 9 item 8): every one a named problem, never a crash
+
+
+def test_json_nested_too_deeply_to_read_is_a_problem(tmp_path: Path) -> None:
+    (tmp_path / "election.json").write_text('{"id": "x", "extra": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(DefinitionError) as e:
+        load_election(tmp_path / "election.json")
+    assert [(p.json_path, p.reason) for p in e.value.problems] == [
+        ("$", "nested too deeply to read (more than 32 levels is not an election definition)")]
+
+
+def test_json_nested_deeper_than_a_definition_is_a_problem_at_its_path(tmp_path: Path) -> None:
+    election = copy.deepcopy(ELECTION)
+    election["precincts"][0]["notes"] = json.loads("[" * 40 + "]" * 40)
+    assert problems(tmp_path, election, LAYOUT) == [
+        "election.json: $.precincts[0].notes" + "[0]" * 30 + ": nested more than 32 levels deep: not an election definition"]
+
+
+@pytest.mark.parametrize(("where", "value", "reason"), [
+    ("style precinct", ["P01"], "$.ballot_styles[0].precincts[0]: must be a precinct id (a string), not list"),
+    ("style contest", {"id": "gov"}, "$.ballot_styles[0].contests[0]: must be a contest id (a string), not dict"),
+    ("precinct id", ["P01"], "$.precincts[0].id: must be a string, not list"),
+    ("target contest", ["gov"], "$.pages[0].targets[0].contest: must be a string, not list"),
+])
+def test_a_list_or_object_where_an_id_belongs_is_a_problem(tmp_path: Path, where: str, value: object, reason: str) -> None:
+    election, layout = copy.deepcopy(ELECTION), copy.deepcopy(LAYOUT)
+    if where == "style precinct":
+        election["ballot_styles"][0]["precincts"][0] = value
+    elif where == "style contest":
+        election["ballot_styles"][0]["contests"][0] = value
+    elif where == "precinct id":
+        election["precincts"][0]["id"] = value
+    else:
+        layout["pages"][0]["targets"][0]["contest"] = value
+    assert reason in [p.split(": ", 1)[1] for p in problems(tmp_path, election, layout)]
+
+
+@pytest.mark.parametrize(("literal", "shown"), [("NaN", "nan"), ("Infinity", "inf"), ("-Infinity", "-inf"), ("1e999", "inf")])
+def test_a_number_json_does_not_have_is_a_problem(tmp_path: Path, literal: str, shown: str) -> None:
+    write(tmp_path, ELECTION, None)
+    text = json.dumps(LAYOUT).replace("[0.9, 2.1, 0.22, 0.14]", f"[{literal}, 2.1, 0.22, 0.14]", 1)
+    (tmp_path / "layouts" / "S1.json").write_text(text)
+    with pytest.raises(DefinitionError) as e:
+        load_election(tmp_path / "election.json")
+    assert [(Path(p.file).name, p.json_path, p.reason) for p in e.value.problems] == [
+        ("S1.json", "$.pages[0].targets[0].box[0]", f"{shown} is not a number (JSON has no NaN or infinity)")]
+
+
+def test_values_the_store_cannot_keep_are_problems(tmp_path: Path) -> None:
+    election, layout = copy.deepcopy(ELECTION), copy.deepcopy(LAYOUT)
+    election["precincts"][0]["name"] = "Precinct\x001"
+    election["contests"][0]["vote_for"] = 2**40
+    layout["pages"][0]["size"] = [8.5, 1100.0]
+    layout["pages"][0]["targets"][0]["box"] = [0.9, 2.1, 1e-9, 0.14]
+    assert problems(tmp_path, election, layout) == [  # what no field may hold is found before fields are read
+        "election.json: $.precincts[0].name: the text contains a NUL character",
+        "election.json: $.contests[0].vote_for: 1099511627776 is too large a number (at most 2147483647)",
+    ]
+    assert problems(tmp_path, ELECTION, layout) == [
+        "S1.json: $.pages[0].size: must be [width, height] in inches, each from 1 to 40",
+        "S1.json: $.pages[0].targets[0].box: box width and height must be at least 0.02 in, got 1e-09 x 0.14"]
+
+
+def test_a_reference_scan_that_is_a_bomb_is_a_problem(tmp_path: Path) -> None:
+    from scanpipe.synth.badfiles import tiff_claiming
+
+    layout = copy.deepcopy(LAYOUT)
+    layout["pages"][0]["reference"] = "blank.tif"
+    layout["pages"][0]["reference_dpi"] = 200
+    (tmp_path / "layouts").mkdir()
+    (tmp_path / "layouts" / "blank.tif").write_bytes(tiff_claiming(1, 60000, 60000))
+    reference = (tmp_path / "layouts" / "blank.tif").resolve()
+    assert problems(tmp_path, ELECTION, layout) == [
+        f"S1.json: $.pages[0].reference: reference scan {reference}: 60000x60000 = 3600 megapixels, over the 100-megapixel limit"]
+
+
+def _json_paths(value: object, path: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    out = [path]
+    if isinstance(value, dict):
+        out += [p for k, v in value.items() for p in _json_paths(v, (*path, k))]
+    elif isinstance(value, list):
+        out += [p for i, v in enumerate(value) for p in _json_paths(v, (*path, i))]
+    return out
+
+
+def _replaced(doc: object, path: tuple[object, ...], value: object) -> object:
+    if not path:
+        return value
+    doc = copy.deepcopy(doc)
+    node = doc
+    for key in path[:-1]:
+        node = node[key]  # type: ignore[index]
+    node[path[-1]] = value  # type: ignore[index]
+    return doc
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=6)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_any_value_anywhere_is_a_definition_or_a_list_of_problems(data: st.DataObject) -> None:
+    """Replace one node of the election or its layout by any JSON value (or by that node
+    wrapped in a list): loading gives an Election or a DefinitionError, nothing else."""
+    import tempfile
+
+    from scanpipe.types import Election
+
+    in_layout = data.draw(st.booleans(), label="in layout")
+    doc = LAYOUT if in_layout else ELECTION
+    path = data.draw(st.sampled_from(_json_paths(doc)[1:]), label="path")
+    node: object = doc
+    for key in path:
+        node = node[key]  # type: ignore[index]
+    value = data.draw(st.one_of(JSON_VALUES, st.just([node])), label="value")
+    mutated = _replaced(doc, path, value)
+    with tempfile.TemporaryDirectory() as folder:
+        election_file = write(Path(folder), ELECTION if in_layout else mutated, LAYOUT if not in_layout else None)  # type: ignore[arg-type]
+        if in_layout:
+            (Path(folder) / "layouts" / "S1.json").write_text(json.dumps(mutated))
+        try:
+            assert isinstance(load_election(election_file), Election)
+        except DefinitionError as e:
+            assert e.problems and all(p.file and p.json_path.startswith("$") and p.reason for p in e.problems)
+
+
+def test_init_refuses_a_hostile_definition_with_exit_2_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from scanpipe.cli import main
+
+    election = copy.deepcopy(ELECTION)
+    election["ballot_styles"][0]["precincts"] = [["P01"]]
+    path = write(tmp_path, election, LAYOUT)
+    text = json.dumps(LAYOUT).replace("[0.9, 2.1, 0.22, 0.14]", "[NaN, 2.1, 0.22, 0.14]", 1)
+    (tmp_path / "layouts" / "S1.json").write_text(text)
+    url = f"sqlite:///{tmp_path / 'x.db'}"
+    with pytest.raises(SystemExit) as done:
+        main(["--db", url, "init", "--election", str(path)])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and "Traceback" not in err
+    assert f"{tmp_path / 'layouts' / 'S1.json'}: $.pages[0].targets[0].box[0]: nan is not a number" in err
+    path.write_text(json.dumps(election))  # the layout mended, the list where an id belongs remains
+    (tmp_path / "layouts" / "S1.json").write_text(json.dumps(LAYOUT))
+    with pytest.raises(SystemExit) as done:
+        main(["--db", url, "init", "--election", str(path)])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and "Traceback" not in err
+    assert f"{path}: $.ballot_styles[0].precincts[0]: must be a precinct id (a string), not list" in err
+    with pytest.raises(SystemExit) as done:
+        main(["--db", url, "tally"])
+    assert done.value.code == 2  # nothing was loaded
