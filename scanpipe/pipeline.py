@@ -13,6 +13,7 @@ import hashlib
 import multiprocessing
 import os
 import stat
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -23,6 +24,7 @@ from pathlib import Path
 from scanpipe.sources.files import CARD_SUFFIXES, find_card_files, may_hold_cards, shown_path
 from scanpipe.imaging.decode import LIMITS, too_large_file
 from scanpipe.interpret import InterpretContext, interpret_file, unreadable_file_card
+from scanpipe.lifeline import die_with
 from scanpipe.types import (
     CardHints,
     InterpretedCard,
@@ -97,7 +99,8 @@ class IngestSummary:
 _WORKER: dict[str, object] = {}
 
 
-def _init_worker(context: InterpretContext, known: frozenset[str]) -> None:
+def _init_worker(context: InterpretContext, known: frozenset[str], coordinator: int) -> None:
+    die_with(coordinator)  # a worker never outlives the ingest it works for (scanpipe.lifeline)
     _WORKER["context"] = context
     _WORKER["known"] = known
     _one_opencv_thread()
@@ -124,13 +127,19 @@ def read_one(path: str, hints: CardHints, batch: str) -> FileResult:
     return interpret_path(path, context, hints, batch, known)
 
 
-def interpret_path(path: str, context: InterpretContext, hints: CardHints, batch: str, known: frozenset[str]) -> FileResult:
+def interpret_path(path: str, context: InterpretContext, hints: CardHints, batch: str, known: frozenset[str], *,
+                   location: str | None = None, where: str = "") -> FileResult:
+    """Read one card file and interpret it (never raises for a bad card or file).
+
+    ``location``: where to read it when not at ``path`` (a Dask worker reads an absolute
+    path; the result keeps ``path`` as ingest found it); ``where`` ends a read problem's
+    text (" on worker X")."""
     try:
         # O_NONBLOCK: a named pipe put where a card was found must not hang the reader
-        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+        with open(os.open(location or path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
             st = os.fstat(f.fileno())
             if not stat.S_ISREG(st.st_mode):
-                return FileResult(path, "", (), error="not a regular file any more: nothing was read")
+                return FileResult(path, "", (), error=f"not a regular file any more: nothing was read{where}")
             if st.st_size > LIMITS.file_bytes:  # refused unread: hashed in pieces, never held in memory
                 sha = hashlib.file_digest(f, "sha256").hexdigest()
                 data = None
@@ -138,7 +147,7 @@ def interpret_path(path: str, context: InterpretContext, hints: CardHints, batch
                 data = f.read()
                 sha = hashlib.sha256(data).hexdigest()
     except OSError as e:
-        return FileResult(path, "", (), error=read_problem(e))
+        return FileResult(path, "", (), error=read_problem(e) + where)
     if sha in known:
         return FileResult(path, sha, (), already_stored=True)
     if data is None:
@@ -181,7 +190,10 @@ def run_local(files: Sequence[str], context: InterpretContext, hints: CardHints,
     # then forks can leave the child holding a lock no thread will release (seen: the child
     # hung in cv2.setNumThreads after the demo had generated cards in the parent).
     mp = multiprocessing.get_context("forkserver")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=mp, initializer=_init_worker, initargs=(context, known)) as pool:
+    if threading.current_thread() is threading.main_thread():  # the fork server dies with the thread that starts it
+        mp.set_forkserver_preload(["scanpipe._forkserver_lifeline"])
+    with ProcessPoolExecutor(max_workers=workers, mp_context=mp, initializer=_init_worker,
+                             initargs=(context, known, os.getpid())) as pool:
         yield from pool.map(_read_task, [(f, hints, batch) for f in files], chunksize=chunk)
 
 

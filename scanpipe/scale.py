@@ -25,7 +25,6 @@ checked on connecting.
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import logging
 import os
 import platform
@@ -38,8 +37,8 @@ from typing import TYPE_CHECKING, Any
 
 import scanpipe
 from scanpipe.errors import SourceError
-from scanpipe.interpret import InterpretContext, interpret_file
-from scanpipe.pipeline import FileResult
+from scanpipe.interpret import InterpretContext
+from scanpipe.pipeline import FileResult, interpret_path
 from scanpipe.types import CardHints
 
 if TYPE_CHECKING:
@@ -66,14 +65,7 @@ def read_files(items: Sequence[tuple[str, str]], shared: tuple[InterpretContext,
 
 def _read_file(path: str, location: str, context: InterpretContext, hints: CardHints, batch: str,
                known: frozenset[str]) -> FileResult:
-    try:
-        data = Path(location).read_bytes()
-    except OSError as e:
-        return FileResult(path, "", (), error=f"cannot be read on worker {_host()}: {e.strerror or e}")
-    sha = hashlib.sha256(data).hexdigest()
-    if sha in known:
-        return FileResult(path, sha, (), already_stored=True)
-    return FileResult(path, sha, tuple(interpret_file(path, context, hints, batch, data=data, sha256=sha)))
+    return interpret_path(path, context, hints, batch, known, location=location, where=f" (on worker {_host()})")
 
 
 _OPENCV_SINGLE: list[bool] = []
