@@ -3,6 +3,10 @@
 Sections:
   1. PostgreSQL: a throwaway server for the session (``postgres_url``), a fresh database per
      test (``pg_database_url``), and ``db_url`` giving each repository test both backends.
+  2. Optional extras a test needs (``ocr_engine``).
+
+Anything a test needs from the machine is skipped when missing locally, and fails under CI
+(env ``CI`` set): CI must never silently skip what it is there to run.
 """
 
 from __future__ import annotations
@@ -115,3 +119,25 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'scanpipe.db'}"
     return str(request.getfixturevalue("pg_database_url"))
+
+
+# ======================================================================================
+# 2. Optional extras
+
+
+def require(what: str, install: str) -> None:
+    """Skip (locally) or fail (under CI) a test whose requirement is missing."""
+    message = f"{what} is not installed: {install}"
+    if os.environ.get("CI"):
+        pytest.fail(f"{message} (CI is set: these tests must run)")
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def ocr_engine() -> None:
+    """The OCR extra (rapidocr with onnxruntime): without it machine-printed records are
+    queued ``text_unread``, so tests of the OCR itself cannot run."""
+    try:
+        import rapidocr_onnxruntime  # noqa: F401
+    except ImportError as e:
+        require(f"the OCR extra ({e})", "pip install --no-deps 'rapidocr-onnxruntime>=1.4' && pip install 'scanpipe[ocr]'")

@@ -9,6 +9,7 @@ import pytest
 
 from scanpipe.election import load_election
 from scanpipe.imaging.codes import parse_machine_record
+from scanpipe.imaging import printed
 from scanpipe.imaging.printed import compare_with_code, match_printed_lines, read_printed_selections, with_printed_check
 from scanpipe.interpret import InterpretContext, read_machine_record
 from scanpipe.classify import load_thresholds
@@ -36,7 +37,7 @@ def test_a_contest_whose_text_is_missing_or_differs_is_a_disagreement() -> None:
 
 
 @pytest.mark.parametrize("printed_gov, disagree", [(["gov-b"], False), (["gov-c"], True)])
-def test_a_scanned_record_upside_down_reads_and_flags_text_that_disagrees(printed_gov: list[str], disagree: bool) -> None:
+def test_a_scanned_record_upside_down_reads_and_flags_text_that_disagrees(printed_gov: list[str], disagree: bool, ocr_engine: None) -> None:
     rgb = render_bmd_card(ELECTION, "S1", "P01", SELECTED, 150, printed={**SELECTED, "gov": printed_gov})
     image, _ = simulate_scan(rgb, PROFILES["typical"], np.random.default_rng(3), dpi=150, fmt="png", flip180=True, color=False)
     reading = read_printed_selections(image, ELECTION, "S1", dpi=150)
@@ -46,6 +47,18 @@ def test_a_scanned_record_upside_down_reads_and_flags_text_that_disagrees(printe
     checked = with_printed_check(image, card, ELECTION, dpi=150)
     assert (Reason.TEXT_CODE_DISAGREE in checked.reasons) is disagree
     assert "Governor" in checked.printed_text
+
+
+def test_without_the_ocr_extra_a_record_is_queued_text_unread(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "rapidocr_onnxruntime", None)  # import fails as when not installed
+    monkeypatch.setattr("scanpipe.imaging.printed._engine", getattr(printed._engine, "__wrapped__", printed._engine))
+    rgb = render_bmd_card(ELECTION, "S1", "P01", SELECTED, 150)
+    image, _ = simulate_scan(rgb, PROFILES["typical"], np.random.default_rng(3), dpi=150, fmt="png", color=False)
+    card = read_machine_record(parse_machine_record(record_payload(ELECTION, "S1", "P01", SELECTED)), InterpretContext(ELECTION, load_thresholds()))
+    checked = with_printed_check(image, card, ELECTION, dpi=150)
+    assert Reason.TEXT_UNREAD in checked.reasons and checked.printed_text is None
 
 
 def test_pairing_sticker_text_run_into_a_line_is_dropped_but_ocr_slips_are_kept() -> None:

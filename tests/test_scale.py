@@ -57,7 +57,7 @@ def test_dask_and_local_executors_export_identical_cvrs(deck: tuple[Path, Path],
         db = tmp_path / f"{name}.db"
         assert scanpipe_cli(db, "init", "--election", str(election)).returncode == 0
         done = scanpipe_cli(db, "ingest", str(cards), "--batch", "b1", "-q", *extra)
-        assert done.returncode in (0, 1), done.stderr
+        assert done.returncode == 1, done.stderr  # the deck's marginal marks await a person
         out = tmp_path / f"{name}.json"
         exported = scanpipe_cli(db, "export", "cvr", "--out", str(out))
         assert exported.returncode == 0, exported.stderr
