@@ -19,12 +19,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from scanpipe.sources.files import CARD_SUFFIXES, find_card_files, may_hold_cards, shown_path
 from scanpipe.imaging.decode import LIMITS, too_large_file
 from scanpipe.interpret import InterpretContext, interpret_file, unreadable_file_card
 from scanpipe.lifeline import die_with
+from scanpipe.sources.files import may_hold_cards, shown_path
 from scanpipe.types import (
     CardHints,
     InterpretedCard,

@@ -32,7 +32,6 @@ import socket
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import scanpipe

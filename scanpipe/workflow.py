@@ -19,11 +19,11 @@ from scanpipe.election import parse_election, read_definition
 from scanpipe.errors import ConfigError, DecisionError, SourceError
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
 from scanpipe.pipeline import FileResult, IngestSummary, run_local, store_results
-from scanpipe.sources.files import find_card_files, may_hold_cards, storable_path
 from scanpipe.queue import QueueItem, build_queue
 from scanpipe.reconcile.pairing import Pairing, pair_cards, serial_of
 from scanpipe.reconcile.resolve import NewDuplicate, PairOutcome, apply_pairs, resolve_pair
 from scanpipe.rules import rule_set
+from scanpipe.sources.files import find_card_files, may_hold_cards, storable_path
 from scanpipe.store.records import StoredCard
 from scanpipe.store.repository import Store
 from scanpipe.tally import TallyRow, tally_precincts

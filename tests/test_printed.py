@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from scanpipe.election import load_election
-from scanpipe.imaging.codes import parse_machine_record
 from scanpipe.imaging import printed
+from scanpipe.imaging.codes import parse_machine_record
 from scanpipe.imaging.printed import compare_with_code, match_printed_lines, read_printed_selections, with_printed_check
 from scanpipe.interpret import InterpretContext, read_machine_record
 from scanpipe.classify import load_thresholds
