@@ -84,6 +84,7 @@ def shared_folder() -> Iterator[Path]:
     shutil.rmtree(folder)
 
 
+@pytest.mark.slow
 def test_card_files_not_read_are_queued_until_they_are_read(shared_folder: Path) -> None:
     work = shared_folder
     batch = work / "batch"

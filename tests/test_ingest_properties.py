@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -39,6 +40,7 @@ def test_reingesting_the_same_files_changes_nothing(tmp_path: Path) -> None:
     assert store.count_cards() == first.cards_stored
 
 
+@pytest.mark.slow
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.permutations(FILES), st.integers(1, len(FILES) - 1))
 def test_tally_and_queue_do_not_depend_on_ingest_order_or_batching(tmp_path: Path, order: list[str], cut: int) -> None:

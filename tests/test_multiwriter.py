@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.slow  # two ingest processes at once, through the CLI, several attempts
+
 REAL_SHEETS = 4
 JUNK_PER_FOLDER = 300
 ATTEMPTS = 3  # runs on fresh databases until the two ingests overlap in time

@@ -22,6 +22,8 @@ from tests.test_review_support import (
     serving,
 )
 
+pytestmark = pytest.mark.slow  # a real browser against the review app
+
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]
 

@@ -50,6 +50,7 @@ def deck(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return election, root / "deck" / "cards"
 
 
+@pytest.mark.slow
 def test_dask_and_local_executors_export_identical_cvrs(deck: tuple[Path, Path], tmp_path: Path) -> None:
     election, cards = deck
     reports = {}
@@ -96,6 +97,7 @@ def cluster() -> Any:
         yield c
 
 
+@pytest.mark.slow
 def test_killed_worker_loses_nothing_and_counts_nothing_twice(deck: tuple[Path, Path], tmp_path: Path, cluster: Any) -> None:
     from scanpipe.store.repository import Store
     from scanpipe.types import CardHints

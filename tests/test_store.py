@@ -257,9 +257,19 @@ def test_unsupported_and_malformed_urls_are_storage_errors() -> None:
 # election
 
 
+def _tiny_png() -> bytes:
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("L", (17, 22), 255).save(buf, "PNG")
+    return buf.getvalue()
+
+
 def write_election(folder: Path, *, title: str = "Governor") -> Path:
     (folder / "layouts").mkdir(parents=True, exist_ok=True)
-    (folder / "layouts" / "blank-S1.png").write_bytes(b"\x89PNG not really, bytes are kept as they are")
+    (folder / "layouts" / "blank-S1.png").write_bytes(_tiny_png())  # init checks it is an image; bytes are kept as they are
     definition = {
         "id": "demo-2026", "name": "Demo", "date": "2026-11-03", "jurisdiction": "MD",
         "precincts": [{"id": "P01", "name": "Precinct 1"}],

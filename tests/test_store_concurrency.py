@@ -90,6 +90,7 @@ def migrated_url(db_url: str) -> str:
     return db_url
 
 
+@pytest.mark.slow
 def test_several_writers_store_every_card_exactly_once(migrated_url: str) -> None:
     inserted = run_writers(migrated_url)
     assert sum(inserted.values()) == CARDS  # each card inserted by exactly one of its two writers
