@@ -9,8 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -64,32 +62,21 @@ def test_a_name_with_a_newline_cannot_forge_summary_lines() -> None:
 
 
 def _unprivileged(argv: list[str]) -> list[str]:
-    """Run as an account without root's power to read any file (root ignores permissions)."""
+    """Run without root's power to read any file (root ignores permission bits): root keeps
+    its uid but loses CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH, for the command and all the
+    processes it starts."""
     if os.geteuid() != 0:
         return argv
     if shutil.which("setpriv") is None:
         pytest.skip("running as root without setpriv: a file without read permission cannot be made")
-    return ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *argv]
-
-
-@pytest.fixture
-def shared_folder() -> Iterator[Path]:
-    """A folder the unprivileged account can write (pytest's own are root's alone)."""
-    folder = Path(tempfile.mkdtemp(prefix="scanpipe-files-"))
-    folder.chmod(0o777)
-    yield folder
-    for path in folder.rglob("*"):
-        if not path.is_symlink():
-            path.chmod(0o755)
-    shutil.rmtree(folder)
+    return ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", *argv]
 
 
 @pytest.mark.slow
-def test_card_files_not_read_are_queued_until_they_are_read(shared_folder: Path) -> None:
-    work = shared_folder
+def test_card_files_not_read_are_queued_until_they_are_read(tmp_path: Path) -> None:
+    work = tmp_path
     batch = work / "batch"
     batch.mkdir(parents=True)
-    batch.chmod(0o777)
     shutil.copy(GOOD, batch / "good.png")
     locked = batch / "locked.png"
     locked.write_bytes(GOOD.read_bytes() + b"\x00")  # another card id
