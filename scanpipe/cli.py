@@ -355,6 +355,9 @@ from scanpipe.cli_review import register as _register_review  # noqa: E402  (rev
 _register_scan(cli)
 _register_calibrate(cli)
 _register_review(cli)
+from scanpipe.cli_recount import register as _register_recount  # noqa: E402  (recount)
+
+_register_recount(cli)
 
 
 def main(argv: list[str] | None = None) -> None:
