@@ -24,8 +24,6 @@ def left_text(report: Mapping[str, Any]) -> str:
     """What keeps a recount from being complete, in words."""
     prog = report["progress"]
     parts = [f"{p['precinct_name']}: {p['pending']} card(s) awaiting a person" for p in prog["precincts"] if p["pending"]]
-    parts += [f"{p['precinct_name']}: {p['counted']} of {p['certified_ballots']} certified ballots counted" for p in prog["precincts"]
-              if not p["pending"] and p["certified_ballots"] is not None and p["counted"] < p["certified_ballots"]]
     parts += [f"{p['precinct_name']}: no card counted yet" for p in prog["precincts"] if p["counted"] == 0 and not p["pending"]]
     if prog["cards_of_no_known_precinct"]:
         parts.append(f"{prog['cards_of_no_known_precinct']} card(s) of no known precinct to identify")

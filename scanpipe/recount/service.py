@@ -310,10 +310,11 @@ class BuiltReport:
     complete: bool
 
 
-def build(store: Store, *, now: datetime | None = None) -> BuiltReport:
-    """The report of the current case, as a value (nothing written)."""
-    case = load_case(store)
-    snap = snapshot(store, case)
+def build(store: Store, *, now: datetime | None = None, loaded: tuple[Case, Snapshot] | None = None) -> BuiltReport:
+    """The report of the current case, as a value (nothing written). ``loaded``: the case and
+    its snapshot when the caller has them already."""
+    case, snap = loaded if loaded is not None else (load_case(store), None)
+    snap = snap if snap is not None else snapshot(store, case)
     cost = costs_of(case, snap)
     cj = case_json(case)
     cert = RecountStore(store).certification(case.record.id)
