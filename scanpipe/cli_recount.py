@@ -12,11 +12,14 @@ import sys
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from scanpipe.cli import Ctx, pass_ctx
+if TYPE_CHECKING:
+    from scanpipe.cli import Ctx
+
+pass_ctx = click.pass_obj  # the group's Ctx (imported from scanpipe.cli only for typing: `python -m scanpipe.cli` runs it as __main__)
 
 
 def _echo(doc: Any) -> None:
