@@ -13,7 +13,13 @@ from scanpipe.review.index import Filters, page_of_items
 from scanpipe.types import MarkStatus
 from tests.helpers import read_card
 from tests.recount_support import certified_csv
-from tests.test_review_support import MARGINAL, MARGINAL_2, ReviewWorld, build_world, login
+from tests.test_review_support import (
+    MARGINAL,
+    MARGINAL_2,
+    ReviewWorld,
+    build_world,
+    login,
+)
 
 
 def _open_case(world: ReviewWorld, precincts: tuple[str, ...] = ("P01",)) -> None:

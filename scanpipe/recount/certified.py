@@ -181,10 +181,10 @@ def _err_rows(text: str, election: Election, file: str) -> tuple[list[Row], str 
     if doc.get("Status") != "certified":
         problems.append(f"$.Status: '{doc.get('Status')}' results are not the certified results (Status must be 'certified')")
     rows: list[Row] = []
-    for ei, e in enumerate(elections):
-        if not _is_this_election(e, election):
+    for ei, found in enumerate(elections):
+        if not _is_this_election(found, election):
             continue
-        for ci, contest in enumerate(e.get("Contest", [])):
+        for ci, contest in enumerate(found.get("Contest", [])):
             rows.extend(_contest_rows(f"$.Election[{ei}].Contest[{ci}]", contest))
     return rows, doc.get("Status"), problems
 

@@ -16,7 +16,16 @@ from datetime import date, timedelta
 from typing import Any
 
 from scanpipe.errors import ConfigError
-from scanpipe.recount.figures import Counts, Standing, at_most, compare_text, describe_standing, fmt, percent_text, standing_over
+from scanpipe.recount.figures import (
+    Counts,
+    Standing,
+    at_most,
+    compare_text,
+    describe_standing,
+    fmt,
+    percent_text,
+    standing_over,
+)
 from scanpipe.rules.recount import RecountRules
 from scanpipe.tally import contests_by_precinct
 from scanpipe.types import Contest, Election

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from scanpipe.counting import CardCount, Decision
 from scanpipe.queue import QueueItem
+from scanpipe.reconcile.resolve import PairOutcome
 from scanpipe.recount.figures import OVER, UNDER, Counts
 from scanpipe.recount.scope import Scope
-from scanpipe.reconcile.resolve import PairOutcome
 from scanpipe.tally import TallyRow
 from scanpipe.types import ContestOutcome, Election
 

@@ -117,7 +117,13 @@ def render_pdf(report: Mapping[str, Any]) -> bytes:
     from reportlab.lib.pagesizes import letter
     from reportlab.lib.styles import ParagraphStyle
     from reportlab.lib.units import inch
-    from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
+    from reportlab.platypus import (
+        Paragraph,
+        SimpleDocTemplate,
+        Spacer,
+        Table,
+        TableStyle,
+    )
 
     regular, bold = _font()
     body = ParagraphStyle("body", fontName=regular, fontSize=9, leading=12)
@@ -169,7 +175,7 @@ def render_pdf(report: Mapping[str, Any]) -> bytes:
               Spacer(1, 6),
               table([["Scope totals", "Certified", "Recount", "Change"]]
                     + [[t["option_name"], t["certified"], t["recount"], f"{t['change']:+,}"] for t in r["totals"]]),
-              p("Change per precinct", h2), _pdf_chart(r, regular)]
+              p("Change per precinct", h2), *_pdf_charts(r, regular)]
     story.append(p("Per precinct", h2))
     rows = [["Precinct", "Option", "Certified", "Recount", "Change"]]
     rows += [[x["precinct_name"] + ("" if x["recounted"] else " (certified kept)"), x["option_name"], x["certified"], x["recount"],
@@ -210,12 +216,22 @@ def render_pdf(report: Mapping[str, Any]) -> bytes:
     return buf.getvalue()
 
 
-def _pdf_chart(report: Mapping[str, Any], font: str) -> Any:
+def _pdf_charts(report: Mapping[str, Any], font: str, *, max_bars: int = 44) -> list[Any]:
+    """The chart of the change per precinct, in as many drawings as fit a page each."""
+    groups = change_per_precinct(report)
+    biggest = max([abs(n) for _, ch in groups for _, n in ch] + [1])
+    chunks: list[list[tuple[str, list[tuple[str, int]]]]] = [[]]
+    for g in groups:
+        if chunks[-1] and sum(len(ch) for _, ch in chunks[-1]) + len(g[1]) > max_bars:
+            chunks.append([])
+        chunks[-1].append(g)
+    return [_pdf_chart(chunk, biggest, font) for chunk in chunks if chunk]
+
+
+def _pdf_chart(groups: list[tuple[str, list[tuple[str, int]]]], biggest: int, font: str) -> Any:
     from reportlab.graphics.shapes import Drawing, Line, Rect, String
     from reportlab.lib import colors
 
-    groups = change_per_precinct(report)
-    biggest = max([abs(n) for _, ch in groups for _, n in ch] + [1])
     row_h, label_w, half = 11, 150, 130
     height = sum(len(ch) * row_h + 6 for _, ch in groups) + 24
     d = Drawing(label_w + 2 * half + 60, height)

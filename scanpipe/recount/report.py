@@ -20,7 +20,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from scanpipe.recount.figures import OVER, UNDER, Counts, option_names, precinct_names, rank, totals
+from scanpipe.recount.figures import (
+    OVER,
+    UNDER,
+    Counts,
+    option_names,
+    precinct_names,
+    rank,
+    totals,
+)
 from scanpipe.recount.progress import Snapshot
 from scanpipe.rules.recount import RecountRules
 from scanpipe.types import Election
@@ -81,7 +89,7 @@ def build_report(inp: ReportInputs) -> dict[str, Any]:
     onames, pnames = option_names(e, contest.id), precinct_names(e)
     labels = [o.id for o in contest.options] + [OVER, UNDER]
     recounted = set(inp.recounted)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for p in [x.precinct for x in snap.precincts]:
         source = snap.recount if p in recounted else inp.certified
         for label in labels:
@@ -148,8 +156,8 @@ def _duplicates(inp: ReportInputs) -> dict[str, Any]:
         if pair.base_status.value == "conflict":
             conflicts.append({"serial": pair.serial, "status": pair.status.value})
         decided_by.update(pair.auditors)
-    rows = [{"precinct": p.precinct, "precinct_name": pnames[p.precinct], **{k: per.get(p.precinct, Counter())[k] for k in PAIR_COLUMNS}}
-            for p in inp.snapshot.precincts]
+    rows: list[dict[str, Any]] = [{"precinct": p.precinct, "precinct_name": pnames[p.precinct],
+                                   **{k: per.get(p.precinct, Counter())[k] for k in PAIR_COLUMNS}} for p in inp.snapshot.precincts]
     total = {k: sum(r[k] for r in rows) for k in PAIR_COLUMNS}
     scope = {p.precinct for p in inp.snapshot.precincts}
     made = [{"serial": nd.serial, "replaces": nd.base_serial, "precinct": nd.precinct, "precinct_name": pnames.get(nd.precinct or "", None),

@@ -20,9 +20,20 @@ from scanpipe import __version__
 from scanpipe.errors import ConfigError
 from scanpipe.recount.certified import read_certified
 from scanpipe.recount.costs import CostInput, assess_costs
-from scanpipe.recount.petition import Assessment, EarlierCase, PetitionRequest, assess_petition, contest_precincts
+from scanpipe.recount.petition import (
+    EarlierCase,
+    PetitionRequest,
+    assess_petition,
+    contest_precincts,
+)
 from scanpipe.recount.progress import Snapshot, take_snapshot
-from scanpipe.recount.report import BoardRuling, NewDuplicateFact, ReportInputs, build_report, data_sha256
+from scanpipe.recount.report import (
+    BoardRuling,
+    NewDuplicateFact,
+    ReportInputs,
+    build_report,
+    data_sha256,
+)
 from scanpipe.recount.scope import Scope, scope_items
 from scanpipe.rules.recount import RecountRules, recount_rules
 from scanpipe.store.recount import CaseRecord, RecountStore
@@ -346,11 +357,10 @@ def _board_rulings(store: Store, snap: Snapshot, case: Case) -> tuple[BoardRulin
     for v in votes:
         if v.decision_id in mine:
             members.setdefault(v.decision_id, {})[v.member] = v.vote
-    paths = {}
     out = []
     for did, who in members.items():
         d = mine[did]
-        label = f"serial {d.item}" if d.item_kind == "pair" else f"card {paths.get(d.item) or _card_name(store, d.item)}"
+        label = f"serial {d.item}" if d.item_kind == "pair" else f"card {_card_name(store, d.item)}"
         out.append(BoardRuling(label, case.election.contest(d.contest).title, d.votes, who, d.created_at))
     return tuple(out)
 

@@ -10,7 +10,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import CheckConstraint, ForeignKey, Integer, LargeBinary, String, Table, Text
+from sqlalchemy import (
+    CheckConstraint,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    String,
+    Table,
+    Text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from scanpipe.store.models import CODE, ID, Base
