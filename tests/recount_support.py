@@ -39,10 +39,18 @@ def card_id(precinct: str, n: int, option: str) -> str:
     return f"{precinct}{option}{n:04d}".lower().replace("-", "x").ljust(64, "0")
 
 
-def build_world(tmp_path: Path, cards: Mapping[str, Mapping[str, int]] = CARDS) -> RecountWorld:
+def build_world(tmp_path: Path, cards: Mapping[str, Mapping[str, int]] = CARDS, *, jurisdiction: str = "MD") -> RecountWorld:
     store = Store.open(f"sqlite:///{tmp_path / 'recount.db'}")
     store.migrate()
-    election, _ = init_election(store, ELECTION)
+    definition = ELECTION
+    if jurisdiction != "MD":  # the fixture election under another jurisdiction's rules
+        import json
+        import shutil
+
+        shutil.copytree(ELECTION.parent, tmp_path / "election")
+        definition = tmp_path / "election" / "election.json"
+        definition.write_text(json.dumps({**json.loads(ELECTION.read_text()), "jurisdiction": jurisdiction}))
+    election, _ = init_election(store, definition)
     stored = []
     for precinct, per in cards.items():
         for option, count in per.items():

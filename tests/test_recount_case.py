@@ -269,3 +269,31 @@ def test_certification_waits_for_the_recount_to_be_complete(world: RecountWorld,
     code, doc, _ = run(world, capsys, "recount", "certify", "--member", "carol", "--member", "dave", "--report", str(out))
     assert code == 1 and doc["reasons"][0] == "the recount is not complete: Precinct 2 Eastbrook: 1 card(s) awaiting a person"
     assert RecountStore(world.store).certification(1) is None
+
+
+def test_a_counterpetition_adds_the_other_precincts_once_the_outcome_changed(world: RecountWorld, capsys) -> None:
+    _open_case(world, capsys, "P01")  # Ada Alvarez loses a vote in P01: 44 to 44, a tie, so the outcome changed
+    counter = ["recount", "petition", "--counter", "--contest", "gov", "--petitioner", "gov-a", "--filed", "2026-12-02",
+               "--certified-on", "2026-11-18"]
+    code, doc, _ = run(world, capsys, *counter, "--determined-on", "2026-11-29")
+    assert code == 1 and doc["reasons"] == ["filed 2026-12-02, after the last day to file (2026-12-01)"]
+    code, doc, err = run(world, capsys, *counter, "--determined-on", "2026-12-01")
+    assert code == 0, err
+    assert doc["kind"] == "counterpetition" and doc["precincts"] == ["P02", "P03", "P04", "P05"] and doc["deadline"] == "2026-12-03"
+    status = run(world, capsys, "recount", "status")[1]
+    assert status["scope"] == ["P01", "P02", "P03", "P04", "P05"] and status["complete"] is False  # P04, P05: no card counted yet
+    costs = run(world, capsys, "recount", "costs")[1]
+    assert [p["kind"] for p in costs["petitions"]] == ["petition", "counterpetition"]
+
+
+def test_arkansas_charges_the_capped_cost_and_allows_one_recount_per_candidate(tmp_path: Path, capsys) -> None:
+    world = build_world(tmp_path, jurisdiction="AR")
+    run(world, capsys, "recount", "certified", str(certified_csv(world.folder / "certified.csv")))
+    args = ["recount", "petition", "--contest", "gov", "--petitioner", "gov-a", "--precincts", "P01,P02,P03",
+            "--unofficial-on", "2026-11-04", "--filed", "2026-11-06", "--certified-on", "2026-11-18"]
+    code, doc, err = run(world, capsys, *args)
+    assert code == 0 and doc["rule_set"] == "AR-2026.1" and doc["limit_percent"] is None and doc["notice_by"] == "2026-11-08", err
+    code, doc, _ = run(world, capsys, "recount", "costs", "--actual-cost", "5000")
+    cap = next(t for t in doc["tests"] if t["rule"] == "charge_cap")
+    assert cap["inputs"]["votes_cast"] == 29 and doc["charge"] == "7.25" and doc["refund"] is True and doc["payer"] == "county"
+    assert run(world, capsys, "recount", "costs", "--actual-cost", "lots")[0] == 2

@@ -179,13 +179,16 @@ def snapshot(store: Store, case: Case) -> Snapshot:
 
 
 def outstanding_new_duplicates(store: Store, scope: Scope) -> tuple[str, ...]:
-    """New duplicates of the scope whose printed card has not been scanned back yet.
+    """New duplicates of the scope whose paper is not done: to print, to scan back, or scanned
+    back but not read as decided.
 
-    HOOK for the new-duplicate lifecycle (helper ``statute``): until that lands, a new
-    duplicate is outstanding from its creation until a scanned printed card is attached
-    (``scanned_card_id``); the lifecycle's own states (printed, scanned, checked) replace this test.
+    HOOK for the new-duplicate lifecycle (helper ``statute``: ``printed_at``, ``scan_problem``,
+    ``stored_at`` on the record). Without those fields a new duplicate is outstanding until a
+    scanned printed card is attached (``scanned_card_id``); with them, a scan problem keeps it
+    outstanding too.
     """
-    return tuple(nd.serial for nd in store.new_duplicates() if nd.precinct in scope.precincts and nd.scanned_card_id is None)
+    return tuple(nd.serial for nd in store.new_duplicates() if nd.precinct in scope.precincts
+                 and (nd.scanned_card_id is None or getattr(nd, "scan_problem", None)))
 
 
 def case_json(case: Case) -> dict[str, Any]:
