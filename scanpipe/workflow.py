@@ -270,8 +270,8 @@ def record_decision(
     if len(set(auditors)) != len(auditors):
         raise DecisionError(f"the same auditor is named twice: {', '.join(auditors)}")
     rules = rule_set(election.jurisdiction)
-    if rule is not None and rule not in {code for code, _ in rules.intent_rules}:
-        raise DecisionError(f"--rule {rule}: not a voter-intent rule of {rules.name}; rules: {', '.join(code for code, _ in rules.intent_rules)}")
+    if rule is not None and rule not in rules.intent_rule_codes():
+        raise DecisionError(f"--rule {rule}: not a voter-intent rule of {rules.name}; rules: {', '.join(rules.intent_rule_codes())}")
     ordered = tuple(o.id for o in c.options if o.id in set(votes))
     with store.transaction() as tx:
         existing = [to_decision(d) for d in tx.decisions(item=item) if d.contest == contest]
