@@ -192,7 +192,7 @@ def test_a_board_decision_needs_the_quorum_members_only_and_a_majority() -> None
     refused = {
         "a board decision needs at least 2 members present; 1 present": ({"carol": "for"}, 2),
         "not board members: mallory": ({"carol": "for", "mallory": "for"}, 2),
-        "1 of 2 members present voted for it: a majority must": ({"carol": "for", "dave": "against"}, 2),
+        "1 of 2 members present voted for it: a majority of the members present must vote for it": ({"carol": "for", "dave": "against"}, 2),
         "each member present votes for, against or abstain; not so: dave": ({"carol": "for", "dave": "maybe"}, 2),
     }
     for message, (members, quorum) in refused.items():

@@ -141,7 +141,9 @@ def examination_rows(store: Store) -> list[ExaminationRow]:
     for p in store.pairs():
         cards = sorted((*p.duplicates, *p.originals))
         base = str(p.detail.get("base_status", p.status))
-        how, by, rules = "", (), None
+        how: str = ""
+        by: tuple[str, ...] = ()
+        rules: str | None = None
         if base == PairStatus.MATCH.value:
             valid = [e for e in signed.get(p.serial, []) if sorted(e.cards) == cards]
             if valid:

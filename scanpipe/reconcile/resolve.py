@@ -102,13 +102,13 @@ def resolve_pair(
     if base is PairStatus.NEEDS_REVIEW and not listed:
         listed = comparison.compared  # unreadable card or text/code disagreement: every contest
     precinct = _sheet_precinct(home, counts)
-    common = dict(ballot_type=scope.ballot_type, text_code_disagree=disagree)
+    bt = scope.ballot_type
     if base is PairStatus.MATCH:
-        return PairOutcome(pairing.serial, base, base, precinct, home.style, dup_ids, org_ids, (), comparison, (), "duplicate", None, **common)
+        return PairOutcome(pairing.serial, base, base, precinct, home.style, dup_ids, org_ids, (), comparison, (), "duplicate", None, ballot_type=bt, text_code_disagree=disagree)
     decided, auditors = _decided(pairing.serial, listed, finals)
     if len(decided) < len(listed):
         return PairOutcome(pairing.serial, base, base, precinct, home.style, dup_ids, org_ids, listed, comparison, decided, "none", None,
-                           auditors, **common)
+                           auditors, ballot_type=bt, text_code_disagree=disagree)
     original = pairing.originals[0]
     style = _new_style(election, scope, dup_read.contests, dict(decided), (home.style, original.style), precinct)
     new = _new_duplicate_contests(election, style, scope, dup_read.contests, dict(decided))
@@ -117,9 +117,9 @@ def resolve_pair(
     new_precinct = _precinct_for(election, style, (precinct, _sheet_precinct(original, counts)))
     if same:
         return PairOutcome(pairing.serial, PairStatus.RESOLVED, base, precinct, home.style, dup_ids, org_ids, listed, comparison, decided,
-                           "duplicate", None, auditors, **common)
+                           "duplicate", None, auditors, ballot_type=bt, text_code_disagree=disagree)
     return PairOutcome(pairing.serial, PairStatus.RESOLVED, base, new_precinct, style, dup_ids, org_ids, listed, comparison, decided,
-                       "new", new, auditors, new_precinct=new_precinct, **common)
+                       "new", new, auditors, new_precinct=new_precinct, ballot_type=bt, text_code_disagree=disagree)
 
 
 def _resolve_board_matter(
@@ -132,23 +132,23 @@ def _resolve_board_matter(
     sheets = (*pairing.duplicates, *pairing.originals)
     basis = next((s for s in sheets if ruling is not None and ruling.card in s.card_ids), sheets[0])
     precinct = _sheet_precinct(basis, counts)
-    common = dict(ballot_type=scope.ballot_type, ruling=ruling)
+    bt = scope.ballot_type
     if ruling is None:
-        return PairOutcome(pairing.serial, structural, structural, precinct, basis.style, dup_ids, org_ids, (), None, (), "none", None, **common)
+        return PairOutcome(pairing.serial, structural, structural, precinct, basis.style, dup_ids, org_ids, (), None, (), "none", None, ballot_type=bt, ruling=ruling)
     if ruling.ruling is RulingKind.NOTHING:
         return PairOutcome(pairing.serial, PairStatus.RESOLVED, structural, precinct, basis.style, dup_ids, org_ids, (), None, (), "none",
-                           None, **common)
+                           None, ballot_type=bt, ruling=ruling)
     if ruling.ruling is RulingKind.COUNTS_AS_IS:
         return PairOutcome(pairing.serial, PairStatus.RESOLVED, structural, precinct, basis.style, dup_ids, org_ids, (), None, (),
-                           "duplicate", None, chosen=basis.card_ids, **common)
+                           "duplicate", None, chosen=basis.card_ids, ballot_type=bt, ruling=ruling)
     listed = _carried(election, basis.style, scope)
     decided, auditors = _decided(pairing.serial, listed, finals)
     if not listed or len(decided) < len(listed):
         return PairOutcome(pairing.serial, structural, structural, precinct, basis.style, dup_ids, org_ids, listed, None, decided, "none",
-                           None, auditors, **common)
+                           None, auditors, ballot_type=bt, ruling=ruling)
     new = _new_duplicate_contests(election, basis.style, scope, {}, dict(decided))
     return PairOutcome(pairing.serial, PairStatus.RESOLVED, structural, precinct, basis.style, dup_ids, org_ids, listed, None, decided,
-                       "new", new, auditors, new_precinct=precinct, **common)
+                       "new", new, auditors, new_precinct=precinct, ballot_type=bt, ruling=ruling)
 
 
 def _decided(serial: str, listed: Sequence[str], finals: Mapping[tuple[str, str], Decision]) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], tuple[str, ...]]:

@@ -80,5 +80,5 @@ def check_board_votes(members: Mapping[str, str], board_members: Sequence[str], 
         raise DecisionError(f"a board decision needs at least {quorum} members present; {len(members)} present")
     ayes = tuple(sorted(m for m, v in members.items() if v == "for"))
     if len(ayes) * 2 <= len(members):
-        raise DecisionError(f"{len(ayes)} of {len(members)} members present voted for it: a majority must")
+        raise DecisionError(f"{len(ayes)} of {len(members)} members present voted for it: a majority of the members present must vote for it")
     return ayes

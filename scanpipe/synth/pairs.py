@@ -260,7 +260,8 @@ def expected_comparison(election: Election, dup: Mapping[str, list[str] | None],
     if ballot_type == "provisional":
         allowed = set(eligible if eligible is not None else dup)
         scope = [c for c in scope if c in allowed]
-    differ, unknown = [], []
+    differ: list[str] = []
+    unknown: list[str] = []
     for cid in scope:
         if cid not in org:
             unknown.append(cid)
@@ -578,5 +579,5 @@ def generate_pair_deck(election_path: Path, out_dir: Path, *, pairs: int, seed: 
                 "serials": {r["serial"]: r for r in sorted(results, key=lambda r: r["serial"])}}
     path = out_dir / "expected_pairs.json"
     path.write_text(json.dumps(expected, indent=1) + "\n")
-    write_duplication_log(out_dir / "duplication_log.csv", [expected["serials"][s] for s in sorted(expected["serials"])])
+    write_duplication_log(out_dir / "duplication_log.csv", sorted(results, key=lambda r: r["serial"]))
     return path
