@@ -86,7 +86,7 @@ def render_new_duplicate(election: Election, spec: PaperSpec, *, dpi: int = DEFA
 
 def png_bytes(rgb: np.ndarray, dpi: int) -> bytes:
     buf = io.BytesIO()
-    Image.fromarray(rgb).save(buf, format="PNG", dpi=(dpi, dpi))
+    Image.fromarray(rgb).save(buf, format="PNG", dpi=(dpi, dpi), compress_level=1)
     return buf.getvalue()
 
 
