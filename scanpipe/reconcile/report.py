@@ -31,6 +31,7 @@ class DuplicateReport:
     examinations: tuple[ExaminationRow, ...]
     pending_paper: tuple[PaperStatus, ...]
     awaiting_board: tuple[str, ...]
+    reconciled: bool = True  # `reconcile` has run on this database
 
     @property
     def unexamined(self) -> tuple[str, ...]:
@@ -38,7 +39,7 @@ class DuplicateReport:
 
     @property
     def final(self) -> bool:
-        return not self.unexamined and not self.pending_paper and not self.awaiting_board
+        return self.reconciled and not self.unexamined and not self.pending_paper and not self.awaiting_board
 
 
 def duplicate_report(store: Store) -> DuplicateReport:
@@ -59,7 +60,8 @@ def duplicate_report(store: Store) -> DuplicateReport:
         c["new duplicates"] += p.serial in new_dups and p.counted not in ("duplicate", "none")
         c["resolved"] += p.status == "resolved"
     awaiting = tuple(p.serial for p in pairs if p.detail.get("awaits_board"))
-    report = DuplicateReport((), tuple(rows), tuple(pending), awaiting)
+    reconciled = bool(pairs) or bool(store.events("reconcile"))
+    report = DuplicateReport((), tuple(rows), tuple(pending), awaiting, reconciled)
     lines = [rules.report_heading("Duplicate reconciliation report"),
              f"Rule set {rules.id} ({rules.name}); every pair is examined: {rules.examine_source}",
              "FINAL" if report.final else "NOT FINAL: " + _why_not_final(report), ""]
@@ -80,11 +82,11 @@ def duplicate_report(store: Store) -> DuplicateReport:
     if awaiting:
         lines += ["", f"Serials awaiting the board ({rules.missing_record_source.citation}): {', '.join(awaiting)}"]
     lines += _log_lines(store, {p.serial for p in pairs})
-    return DuplicateReport(tuple(lines), tuple(rows), tuple(pending), awaiting)
+    return DuplicateReport(tuple(lines), tuple(rows), tuple(pending), awaiting, reconciled)
 
 
 def _why_not_final(report: DuplicateReport) -> str:
-    parts = []
+    parts = [] if report.reconciled else ["`scanpipe reconcile` has not been run"]
     if report.unexamined:
         parts.append(f"{len(report.unexamined)} pair(s) not yet examined")
     if report.awaiting_board:
