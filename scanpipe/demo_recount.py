@@ -122,7 +122,7 @@ def run_recount_demo(store: Store, directory: Path, expected_path: Path) -> list
              + f" (margin {petition['margin_votes']} = {petition['margin_percent']} %, limit {petition['limit_percent']} %, rule set {petition['rule_set']})"]
     if not accepted:
         return lines
-    intent_rules = {code for code, _ in rule_set(election.jurisdiction).intent_rules}
+    intent_rules = set(rule_set(election.jurisdiction).intent_rule_codes())
     made = 0
     for item in queue(store):  # the case's scope only
         stored = store.get_card(item.item)

@@ -297,3 +297,29 @@ def test_arkansas_charges_the_capped_cost_and_allows_one_recount_per_candidate(t
     cap = next(t for t in doc["tests"] if t["rule"] == "charge_cap")
     assert cap["inputs"]["votes_cast"] == 29 and doc["charge"] == "7.25" and doc["refund"] is True and doc["payer"] == "county"
     assert run(world, capsys, "recount", "costs", "--actual-cost", "lots")[0] == 2
+
+
+def test_the_recount_waits_for_new_duplicates_to_be_printed_and_scanned_back(world: RecountWorld, capsys) -> None:
+    from dataclasses import replace
+
+    from scanpipe.reconcile.service import adjudicate_pair, reconcile
+    from scanpipe.types import CardKind, PairingLabel
+
+    def labelled(seed: str, kind: CardKind, option: str):
+        card = read_card(seed * 64, world.election, "S1", "P01", {"gov": {option: MarkStatus.YES}}, kind=kind)
+        return replace(card, label=PairingLabel(kind, "A0042", "A0042", None))
+
+    world.store.save_cards([labelled("1", CardKind.DUPLICATE, "gov-a"), labelled("2", CardKind.ORIGINAL, "gov-b")])
+    reconcile(world.store)
+    _open_case(world, capsys, "P01,P02")
+    adjudicate_pair(world.store, "A0042", contest="gov", votes=["gov-b"], auditors=["ann", "bob"], rule="md-fill")
+    status = run(world, capsys, "recount", "status")[1]
+    assert status["new_duplicates_to_print_and_scan"] == ["A0042-R1"] and status["complete"] is False
+    out = world.folder / "report"
+    run(world, capsys, "recount", "report", "--out", str(out))
+    report = json.loads((out / "report.json").read_text())
+    assert report["duplicates"]["new_duplicates"][0]["paper"] == "to print" and report["duplicates"]["totals"]["mismatch"] == 1
+    assert report["duplicates"]["decided_by"] == {"ann": 1, "bob": 1}
+    assert "new duplicate(s) to print and scan: A0042-R1" in (out / "report.html").read_text()
+    world.store.attach_scanned_new_duplicate("A0042-R1", "3" * 64)  # its printed card scanned back and read as decided
+    assert run(world, capsys, "recount", "status")[1]["complete"] is True

@@ -51,7 +51,7 @@ def render_html(report: Mapping[str, Any]) -> str:
     names = {p["petitioner"]: p["petitioner_name"] for p in c["petitions"]}
     return str(_env().get_template("report.html").render(
         r=report, c=c, per_precinct=list(per.items()), chart=svg_chart(report), pair_columns=PAIR_COLUMNS, left_text=left_text(report),
-        rule_names=dict(rule_set(c["jurisdiction"]).intent_rules), petitioner_names=names))
+        rule_names=dict(rule_set(c["jurisdiction"]).intent_choices()), petitioner_names=names))
 
 
 def svg_chart(report: Mapping[str, Any]) -> str:
@@ -187,7 +187,7 @@ def render_pdf(report: Mapping[str, Any]) -> bytes:
                     + [[row["precinct_name"]] + [row[k] for k in PAIR_COLUMNS] for row in d["per_precinct"]]
                     + [["All"] + [d["totals"][k] for k in PAIR_COLUMNS]]),
               p("New duplicates: " + (", ".join(f"{nd['serial']} (replaces {nd['replaces']}, decided by {' and '.join(nd['decided_by'])}"
-                                                 f"{'' if nd['printed_and_scanned'] else '; not yet printed and scanned'})" for nd in d["new_duplicates"]) or "none") + "."),
+                                                 f"; paper: {nd['paper']})" for nd in d["new_duplicates"]) or "none") + "."),
               p("Orphans: " + (", ".join(f"{o['serial']} ({o['kind'].replace('_', ' ')})" for o in d["orphans"]) or "none")
                 + ". Conflicts: " + (", ".join(o["serial"] for o in d["conflicts"]) or "none") + "."),
               p("Decided by: " + (", ".join(f"{k} ({n})" for k, n in d["decided_by"].items()) or "nobody") + ".")]

@@ -51,7 +51,8 @@ class NewDuplicateFact:
     base_serial: str
     precinct: str | None
     auditors: tuple[str, ...]
-    scanned: bool
+    scanned: bool  # printed, scanned back and read as decided
+    paper: str = ""  # where its paper is, in words
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +162,8 @@ def _duplicates(inp: ReportInputs) -> dict[str, Any]:
     total = {k: sum(r[k] for r in rows) for k in PAIR_COLUMNS}
     scope = {p.precinct for p in inp.snapshot.precincts}
     made = [{"serial": nd.serial, "replaces": nd.base_serial, "precinct": nd.precinct, "precinct_name": pnames.get(nd.precinct or "", None),
-             "decided_by": list(nd.auditors), "printed_and_scanned": nd.scanned} for nd in inp.new_duplicates if nd.precinct in scope]
+             "decided_by": list(nd.auditors), "printed_and_scanned": nd.scanned, "paper": nd.paper}
+            for nd in inp.new_duplicates if nd.precinct in scope]
     return {"per_precinct": rows, "totals": total, "new_duplicates": made, "orphans": orphans, "conflicts": conflicts,
             "decided_by": dict(sorted(decided_by.items()))}
 

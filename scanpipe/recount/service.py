@@ -179,16 +179,22 @@ def snapshot(store: Store, case: Case) -> Snapshot:
 
 
 def outstanding_new_duplicates(store: Store, scope: Scope) -> tuple[str, ...]:
-    """New duplicates of the scope whose paper is not done: to print, to scan back, or scanned
-    back but not read as decided.
-
-    HOOK for the new-duplicate lifecycle (helper ``statute``: ``printed_at``, ``scan_problem``,
-    ``stored_at`` on the record). Without those fields a new duplicate is outstanding until a
-    scanned printed card is attached (``scanned_card_id``); with them, a scan problem keeps it
-    outstanding too.
-    """
+    """New duplicates of the scope whose paper is not done (§12-108(c)(2), the lifecycle of
+    ``scanpipe duplicates``): not printed, printed but not scanned back, or scanned back and
+    not read as decided. A recount is not complete, and its report not final, until none is left."""
     return tuple(nd.serial for nd in store.new_duplicates() if nd.precinct in scope.precincts
-                 and (nd.scanned_card_id is None or getattr(nd, "scan_problem", None)))
+                 and (nd.scanned_card_id is None or nd.scan_problem is not None))
+
+
+def paper_state(nd: Any) -> str:
+    """Where a new duplicate's paper is, in words."""
+    if nd.scan_problem is not None:
+        return f"scanned back, not read as decided: {nd.scan_problem}"
+    if nd.stored_at is not None:
+        return "printed, scanned back and stored"
+    if nd.scanned_card_id is not None:
+        return "printed and scanned back"
+    return "printed, to scan back" if nd.printed_at is not None else "to print"
 
 
 def case_json(case: Case) -> dict[str, Any]:
@@ -343,7 +349,8 @@ def build(store: Store, *, now: datetime | None = None, loaded: tuple[Case, Snap
 
 
 def _new_duplicates(store: Store) -> tuple[NewDuplicateFact, ...]:
-    return tuple(NewDuplicateFact(nd.serial, nd.base_serial, nd.precinct, nd.auditors, nd.scanned_card_id is not None)
+    return tuple(NewDuplicateFact(nd.serial, nd.base_serial, nd.precinct, nd.auditors,
+                                  nd.scanned_card_id is not None and nd.scan_problem is None, paper_state(nd))
                  for nd in store.new_duplicates())
 
 

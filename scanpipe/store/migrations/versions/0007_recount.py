@@ -1,7 +1,7 @@
 """recount case: certified results, cases, petitions, reports, certifications
 
 Revision ID: 0007
-Revises: 0004
+Revises: 0006
 Create Date: 2026-12-01 15:23:45.429794
 """
 
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = '0007'
-down_revision: str | None = '0004'
+down_revision: str | None = '0006'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
