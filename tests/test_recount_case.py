@@ -323,3 +323,26 @@ def test_the_recount_waits_for_new_duplicates_to_be_printed_and_scanned_back(wor
     assert "new duplicate(s) to print and scan: A0042-R1" in (out / "report.html").read_text()
     world.store.attach_scanned_new_duplicate("A0042-R1", "3" * 64)  # its printed card scanned back and read as decided
     assert run(world, capsys, "recount", "status")[1]["complete"] is True
+
+
+def test_the_report_names_the_boards_ruling_on_an_orphan(world: RecountWorld, capsys) -> None:
+    from dataclasses import replace
+
+    from scanpipe.reconcile.pairing import PairStatus
+    from scanpipe.reconcile.rulings import RulingKind
+    from scanpipe.reconcile.service import reconcile
+    from scanpipe.types import CardKind, PairingLabel
+
+    card = read_card("1" * 64, world.election, "S1", "P01", {"gov": {"gov-b": MarkStatus.YES}}, kind=CardKind.DUPLICATE)
+    world.store.save_cards([replace(card, label=PairingLabel(CardKind.DUPLICATE, "A0007", "A0007", None))])
+    reconcile(world.store)
+    world.store.add_board_ruling(serial="A0007", matter=PairStatus.ORPHAN_DUPLICATE, ruling=RulingKind.COUNTS_AS_IS, card="1" * 64,
+                                 cards=["1" * 64], members={"carol": "for", "dave": "for", "erin": "against"}, actor="carol",
+                                 rule_set="MD-2026.1", note=None)
+    _open_case(world, capsys, "P01")
+    out = world.folder / "report"
+    run(world, capsys, "recount", "report", "--out", str(out))
+    orphans = json.loads((out / "report.json").read_text())["duplicates"]["orphans"]
+    assert orphans == [{"serial": "A0007", "kind": "orphan_duplicate", "status": orphans[0]["status"],
+                        "board_ruling": {"ruling": "counts_as_is", "members": {"carol": "for", "dave": "for", "erin": "against"}, "note": None}}]
+    assert "A0007 (orphan duplicate" in (out / "report.html").read_text() and "the board ruled counts as is: carol for, dave for, erin against" in (out / "report.html").read_text()

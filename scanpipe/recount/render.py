@@ -188,8 +188,8 @@ def render_pdf(report: Mapping[str, Any]) -> bytes:
                     + [["All"] + [d["totals"][k] for k in PAIR_COLUMNS]]),
               p("New duplicates: " + (", ".join(f"{nd['serial']} (replaces {nd['replaces']}, decided by {' and '.join(nd['decided_by'])}"
                                                  f"; paper: {nd['paper']})" for nd in d["new_duplicates"]) or "none") + "."),
-              p("Orphans: " + (", ".join(f"{o['serial']} ({o['kind'].replace('_', ' ')})" for o in d["orphans"]) or "none")
-                + ". Conflicts: " + (", ".join(o["serial"] for o in d["conflicts"]) or "none") + "."),
+              p("Orphans: " + (", ".join(f"{o['serial']} ({o['kind'].replace('_', ' ')}{_ruled(o)})" for o in d["orphans"]) or "none")
+                + ". Conflicts: " + (", ".join(f"{o['serial']}{_ruled(o)}" for o in d["conflicts"]) or "none") + "."),
               p("Decided by: " + (", ".join(f"{k} ({n})" for k, n in d["decided_by"].items()) or "nobody") + ".")]
     dec = r["decisions"]
     story += [p("Decisions of people", h2),
@@ -214,6 +214,13 @@ def render_pdf(report: Mapping[str, Any]) -> bytes:
                             title=_plain(f"Recount of {c['contest_title']}"), author=r["software_version"], invariant=1)
     doc.build(story)
     return buf.getvalue()
+
+
+def _ruled(matter: Mapping[str, Any]) -> str:
+    r = matter.get("board_ruling")
+    if not r:
+        return ""
+    return f"; the board ruled {r['ruling'].replace('_', ' ')}: " + ", ".join(f"{m} {v}" for m, v in r["members"].items())
 
 
 def _pdf_charts(report: Mapping[str, Any], font: str, *, max_bars: int = 44) -> list[Any]:

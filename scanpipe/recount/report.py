@@ -16,7 +16,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -69,6 +69,7 @@ class ReportInputs:
     certification: dict[str, Any] | None  # the board's earlier sign-off, with "stale"
     generated_at: datetime
     software: str
+    pair_rulings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # serial -> the board's ruling on an orphan or conflict
 
 
 def data_sha256(case: Mapping[str, Any], certified: Counts, snapshot: Snapshot) -> str:
@@ -152,11 +153,14 @@ def _duplicates(inp: ReportInputs) -> dict[str, Any]:
         c[pair.base_status.value] += 1
         c["resolved"] += pair.status.value == "resolved"
         c["new_duplicates"] += pair.counted == "new" and pair.serial in current
+        ruling = inp.pair_rulings.get(pair.serial)
         if pair.base_status.value.startswith("orphan"):
-            orphans.append({"serial": pair.serial, "kind": pair.base_status.value, "status": pair.status.value})
+            orphans.append({"serial": pair.serial, "kind": pair.base_status.value, "status": pair.status.value, "board_ruling": ruling})
         if pair.base_status.value == "conflict":
-            conflicts.append({"serial": pair.serial, "status": pair.status.value})
+            conflicts.append({"serial": pair.serial, "status": pair.status.value, "board_ruling": ruling})
         decided_by.update(pair.auditors)
+        if ruling is not None:
+            decided_by.update(m for m, vote in ruling["members"].items() if vote == "for")
     rows: list[dict[str, Any]] = [{"precinct": p.precinct, "precinct_name": pnames[p.precinct],
                                    **{k: per.get(p.precinct, Counter())[k] for k in PAIR_COLUMNS}} for p in inp.snapshot.precincts]
     total = {k: sum(r[k] for r in rows) for k in PAIR_COLUMNS}

@@ -343,8 +343,10 @@ def build(store: Store, *, now: datetime | None = None, loaded: tuple[Case, Snap
         current = data_sha256(cj, case.certified, snap)
         certification = {"certified_at": _iso(cert.certified_at), "members": list(cert.members), "report_sha256": cert.report_sha256,
                           "data_sha256": cert.data_sha256, "stale": current != cert.data_sha256}
+    rulings = {serial: {"ruling": r.ruling.value, "members": dict(r.members), "note": r.note}
+               for serial, r in store.board_rulings().items() if serial in {p.serial for p in snap.pairs}}
     inputs = ReportInputs(case.election, case.rules, cj, case.certified, snap, case.recounted, cost, _new_duplicates(store),
-                          _board_rulings(store, snap, case), certification, now or datetime.now(UTC), SOFTWARE)
+                          _board_rulings(store, snap, case), certification, now or datetime.now(UTC), SOFTWARE, rulings)
     return BuiltReport(case, build_report(inputs), snap.complete)
 
 
