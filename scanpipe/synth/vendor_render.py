@@ -91,14 +91,15 @@ def _arrow(img: np.ndarray, box: tuple[float, float, float, float], dpi: float, 
     cy = y + h / 2
     tail = 0.20 * dpi
     width = max(1, int(round(t)))
-    cv2.line(img, (_fx(x - tail), _fx(cy)), (_fx(x), _fx(cy)), INK, width, cv2.LINE_AA, SHIFT)
+    cap = width / 2 + 1  # round line caps stay out of the gap
+    cv2.line(img, (_fx(x - tail), _fx(cy)), (_fx(x - cap), _fx(cy)), INK, width, cv2.LINE_AA, SHIFT)
     for dx in (0.0, 0.05 * dpi):  # the feathers
         cv2.line(img, (_fx(x - tail + dx), _fx(cy)), (_fx(x - tail + dx - 0.05 * dpi), _fx(cy - 0.05 * dpi)), INK,
                  max(1, width // 2), cv2.LINE_AA, SHIFT)
         cv2.line(img, (_fx(x - tail + dx), _fx(cy)), (_fx(x - tail + dx - 0.05 * dpi), _fx(cy + 0.05 * dpi)), INK,
                  max(1, width // 2), cv2.LINE_AA, SHIFT)
     shaft = 0.08 * dpi
-    cv2.line(img, (_fx(x + w), _fx(cy)), (_fx(x + w + shaft), _fx(cy)), INK, width, cv2.LINE_AA, SHIFT)
+    cv2.line(img, (_fx(x + w + cap), _fx(cy)), (_fx(x + w + shaft), _fx(cy)), INK, width, cv2.LINE_AA, SHIFT)
     head = np.array([[x + w + shaft - 0.01 * dpi, cy - 0.06 * dpi], [x + w + shaft + 0.09 * dpi, cy],
                      [x + w + shaft - 0.01 * dpi, cy + 0.06 * dpi]])
     cv2.fillPoly(img, [np.round(head * _ONE).astype(np.int32)], INK, cv2.LINE_AA, SHIFT)
