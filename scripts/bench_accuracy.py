@@ -50,7 +50,7 @@ from scanpipe.types import CardHints, MarkIntent, MarkStatus, ReadCard, TargetSc
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from deck_truth import Deck, DeckError, load_deck  # noqa: E402
 
-TUNING_SEED = 9  # the seed calibration/thresholds.json was derived on: never report on it
+TUNING_SEED = 9  # the seed scanpipe/calibration/thresholds.json was derived on: never report on it
 _CONTEXT: InterpretContext | None = None
 
 
