@@ -264,26 +264,36 @@ def scan(img: Image.Image, rnd: random.Random, dpi: int) -> tuple[Image.Image, s
     return img, fmt, color
 
 
-def make_deck(out: Path, *, cards: int, seed: int) -> Path:
-    """Write the election, ``cards`` marked and scanned cards and ``expected.json``; return its path."""
+def make_card(out: Path, seed: int, i: int) -> dict[str, Any]:
+    """Print, mark, scan and write card ``i`` of the deck; its truth entry."""
+    rnd = random.Random(seed * 100_003 + i)
+    style = rnd.choice(sorted(STYLES))
+    precinct = rnd.choice(STYLES[style][0])
+    dpi = rnd.choice((200, 300))
+    img, page = print_card(style, precinct, dpi)
+    truth = mark_card(img, page, dpi, rnd)
+    scanned, fmt, color = scan(img, rnd, dpi)
+    name = f"cards/{i + 1:04d}.{fmt}"
+    (out / "cards").mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
+    scanned.save(buf, "PNG" if fmt == "png" else "JPEG", dpi=(dpi, dpi), **({} if fmt == "png" else {"quality": rnd.randint(85, 95)}))
+    (out / name).write_bytes(buf.getvalue())
+    return {"file": name, "page_of_file": 1, "style": style, "page": 1, "precinct": precinct, "dpi": dpi,
+            "format": fmt, "color": color, "expect": "read", "targets": truth, "contests": _outcomes(truth)}
+
+
+def make_deck(out: Path, *, cards: int, seed: int, jobs: int = 1) -> Path:
+    """Write the election, ``cards`` marked and scanned cards and ``expected.json``; return its path.
+    Each card depends only on ``(seed, its index)``, so ``jobs`` processes give the same deck."""
     out = Path(out)
     election = write_election(out / "election")
-    entries = []
-    for i in range(cards):
-        rnd = random.Random(seed * 100_003 + i)
-        style = rnd.choice(sorted(STYLES))
-        precinct = rnd.choice(STYLES[style][0])
-        dpi = rnd.choice((200, 300))
-        img, page = print_card(style, precinct, dpi)
-        truth = mark_card(img, page, dpi, rnd)
-        scanned, fmt, color = scan(img, rnd, dpi)
-        name = f"cards/{i + 1:04d}.{fmt}"
-        (out / "cards").mkdir(parents=True, exist_ok=True)
-        buf = io.BytesIO()
-        scanned.save(buf, "PNG" if fmt == "png" else "JPEG", dpi=(dpi, dpi), **({} if fmt == "png" else {"quality": rnd.randint(85, 95)}))
-        (out / name).write_bytes(buf.getvalue())
-        entries.append({"file": name, "page_of_file": 1, "style": style, "page": 1, "precinct": precinct, "dpi": dpi,
-                        "format": fmt, "color": color, "expect": "read", "targets": truth, "contests": _outcomes(truth)})
+    if jobs > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(jobs) as pool:
+            entries = list(pool.map(make_card, [out] * cards, [seed] * cards, range(cards)))
+    else:
+        entries = [make_card(out, seed, i) for i in range(cards)]
     path = out / "expected.json"
     path.write_text(json.dumps({"election": str(election.relative_to(out)), "seed": seed, "profile": "foreign",
                                 "cards": entries}, indent=1))
@@ -295,8 +305,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("out", type=Path)
     ap.add_argument("--cards", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=1)
     args = ap.parse_args(argv)
-    print(make_deck(args.out, cards=args.cards, seed=args.seed))
+    print(make_deck(args.out, cards=args.cards, seed=args.seed, jobs=args.jobs))
     return 0
 
 
