@@ -150,7 +150,8 @@ def interpret_path(path: str, context: InterpretContext, hints: CardHints, batch
     if sha in known:
         return FileResult(path, sha, (), already_stored=True)
     if data is None:
-        return FileResult(path, sha, (unreadable_file_card(path, sha, batch, hints, too_large_file(st.st_size)),))
+        refused = too_large_file(st.st_size)
+        return FileResult(path, sha, (unreadable_file_card(path, sha, batch, hints, UnreadableCard(refused.reason, f"{path}: {refused.detail}")),))
     return FileResult(path, sha, tuple(interpret_file(path, context, hints, batch, data=data, sha256=sha)))
 
 
