@@ -21,6 +21,7 @@ from scanpipe.reconcile.compare import counted_votes
 from scanpipe.reconcile.resolve import PairOutcome
 from scanpipe.store.repository import Store
 from scanpipe.types import CardHints, ReadCard, Reason, UnreadableCard
+from scanpipe.decisions import Attestation
 from scanpipe.workflow import BoardVotes, DecisionOutcome, Standing, record_decision, standing
 
 SERIAL_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
@@ -182,7 +183,7 @@ def _attach_reprints(store: Store, s: Standing, summary: ReconcileSummary) -> No
 
 
 def adjudicate_pair(
-    store: Store, serial: str, *, contest: str, votes: Sequence[str], auditors: Sequence[str],
+    store: Store, serial: str, *, contest: str, votes: Sequence[str], auditors: Sequence[str], attestation: Attestation,
     rule: str | None = None, note: str | None = None, render_dir: Path | None = None, board: BoardVotes | None = None,
 ) -> DecisionOutcome:
     """Record a decision for one contest of a serial (one transaction; ``board`` as in
@@ -196,7 +197,7 @@ def adjudicate_pair(
         listed = ", ".join(pair.listed) or ("none: it matches" if pair.status.value == "match" else "none: identify its cards' style first")
         raise DecisionError(f"serial {serial} ({pair.status.value}) does not list contest '{contest}' for a decision; it lists: {listed}")
     outcome = record_decision(store, s.election, item=serial, item_kind="pair", contest=contest, votes=votes, auditors=auditors,
-                              rule=rule, note=note, board=board)
+                              rule=rule, note=note, attestation=attestation, board=board)
     reconcile(store, render_dir=render_dir, serial=serial)
     return outcome
 

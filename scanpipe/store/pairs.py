@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import delete, func, select, update
 
+from scanpipe.store import ledger
 from scanpipe.store.database import Database
 from scanpipe.store.models import duplication_log_table, identification_table, new_duplicate_table, pair_table, utcnow
 from scanpipe.types import ContestOutcome, ContestReading
@@ -133,6 +134,8 @@ class PairsMixin(Database):
             last = conn.execute(select(func.max(t.c.revision)).where(t.c.base_serial == base_serial)).scalar()
             revision = (last or 0) + 1
             serial = f"{base_serial}-R{revision}"
+            current = conn.execute(select(t.c.serial).where(t.c.base_serial == base_serial, t.c.superseded_by.is_(None))).scalars().all()
+            ledger.before(conn, "new_duplicate", [*current, serial])
             conn.execute(update(t).where(t.c.base_serial == base_serial, t.c.superseded_by.is_(None)).values(superseded_by=serial))
             conn.execute(t.insert(), {
                 "serial": serial, "base_serial": base_serial, "revision": revision, "style": style, "precinct": precinct,
@@ -144,11 +147,13 @@ class PairsMixin(Database):
 
     def set_new_duplicate_files(self, serial: str, *, image_path: str, image_sha256: str, pdf_path: str | None) -> None:
         with self._write() as conn:
+            ledger.before(conn, "new_duplicate", [serial])
             conn.execute(update(new_duplicate_table).where(new_duplicate_table.c.serial == serial)
                          .values(image_path=image_path, image_sha256=image_sha256, pdf_path=pdf_path))
 
     def attach_scanned_new_duplicate(self, serial: str, card_id: str) -> None:
         with self._write() as conn:
+            ledger.before(conn, "new_duplicate", [serial])
             conn.execute(update(new_duplicate_table).where(new_duplicate_table.c.serial == serial).values(scanned_card_id=card_id))
 
     # identify --serial
@@ -166,6 +171,7 @@ class PairsMixin(Database):
         now = utcnow()
         rows = list(rows)
         with self._write() as conn:
+            ledger.before(conn, "duplication_log", [serial for serial, _, _ in rows])
             for serial, precinct, reason in rows:
                 conn.execute(delete(duplication_log_table).where(duplication_log_table.c.serial == serial))
                 conn.execute(duplication_log_table.insert(), {"serial": serial, "precinct": precinct, "reason": reason, "source": source, "imported_at": now})
