@@ -169,7 +169,7 @@ def approve_user(store: Store, username: str, *, approver: str) -> User:
     t = user_table
     now = utcnow()
     with store._write() as conn:
-        row = conn.execute(select(t).where(t.c.username == username)).first()
+        row = conn.execute(select(t).where(t.c.username == username).with_for_update()).first()
         if row is None:
             raise ConfigError(f"there is no user {username!r}")
         if _active_admin(conn, approver) is None:
@@ -193,7 +193,7 @@ def disable_user(store: Store, username: str, *, actor: str | None = None) -> Us
     t = user_table
     now = utcnow()
     with store._write() as conn:
-        row = conn.execute(select(t).where(t.c.username == username)).first()
+        row = conn.execute(select(t).where(t.c.username == username).with_for_update()).first()
         if row is None:
             raise ConfigError(f"there is no user {username!r}")
         if row.disabled_at is None:
