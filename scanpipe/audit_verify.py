@@ -48,7 +48,7 @@ class AuditReport:
         return self.chain.ok and self.head_found is not False and not self.rows and not self.tally and self.logged_tally_ok
 
 
-def _events(conn: Connection, chunk: int = 2000) -> Iterator[Mapping[str, Any]]:
+def _events(conn: Connection, chunk: int = 2000) -> Iterator[Any]:
     t = event_table
     last = -1
     while True:

@@ -37,7 +37,8 @@ def review(ctx: object, host: str, port: int, idle_minutes: int, session_hours: 
     if not no_refresh:
         click.echo(f"queue index: {refresh_all(store)} item(s)", err=True)
     if not list_users(store):
-        click.echo("no accounts yet: add one with `scanpipe user add NAME --role admin`", err=True)
+        click.echo("no accounts yet: set-up adds two administrators (`scanpipe user add NAME --role admin`, each typing their own "
+                   "password); they add and approve every other account", err=True)
     app = create_app(store, ReviewConfig(idle=timedelta(minutes=idle_minutes), absolute=timedelta(hours=session_hours),
                                          secure_cookies=secure_cookies, trusted_proxies=frozenset(trusted_proxies)))
     click.echo(f"scanpipe review on http://{host}:{port}/ (Ctrl-C stops)", err=True)

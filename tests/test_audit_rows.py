@@ -13,10 +13,25 @@ from sqlalchemy import delete, insert, select, update
 from scanpipe.cli import cli
 from scanpipe.cli_review import register
 from scanpipe.decisions import Attestation
-from scanpipe.store.models import batch_table, contest_reading_table, decision_table, event_table, identification_table, pair_table, utcnow
+from scanpipe.store.models import (
+    batch_table,
+    contest_reading_table,
+    decision_table,
+    event_table,
+    identification_table,
+    pair_table,
+    utcnow,
+)
 from scanpipe.store.models_people import decision_attestation_table
 from scanpipe.workflow import adjudicate_card
-from tests.test_review_support import CLEAN, MARGINAL, MARGINAL_2, ReviewWorld, add_mismatched_pair, build_world
+from tests.test_review_support import (
+    CLEAN,
+    MARGINAL,
+    MARGINAL_2,
+    ReviewWorld,
+    add_mismatched_pair,
+    build_world,
+)
 
 if "audit" not in cli.commands:
     register(cli)

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import select, update
 
@@ -32,7 +33,11 @@ from scanpipe.review.decide import _check_reading, _record, escalations
 from scanpipe.review.index import refresh_item
 from scanpipe.rules.board import board_rule
 from scanpipe.store.models import utcnow
-from scanpipe.store.models_people import BOARD_VOTES, board_ballot_table, board_proposal_table
+from scanpipe.store.models_people import (
+    BOARD_VOTES,
+    board_ballot_table,
+    board_proposal_table,
+)
 from scanpipe.store.repository import Store
 from scanpipe.types import Election
 from scanpipe.workflow import BoardVotes, DecisionOutcome
@@ -92,8 +97,8 @@ def get_proposal(store: Store, proposal_id: int) -> Proposal:
     return _proposal(row, [Ballot(r["member"], r["vote"], r["at"]) for r in ballots])
 
 
-def _proposal(r: object, ballots: list[Ballot]) -> Proposal:
-    g = r.__getitem__  # type: ignore[attr-defined]
+def _proposal(r: Any, ballots: list[Ballot]) -> Proposal:
+    g = r.__getitem__
     return Proposal(int(g("id")), g("item"), g("item_kind"), g("contest"), int(g("escalation")), tuple(g("votes")), g("rule"),
                     g("note"), g("proposed_by"), g("state"), tuple(ballots))
 

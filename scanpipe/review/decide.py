@@ -20,12 +20,12 @@ from typing import Any
 
 from sqlalchemy import select
 
+from scanpipe.decisions import Attestation
 from scanpipe.errors import DecisionError
 from scanpipe.review.index import refresh_item, rows_of
 from scanpipe.store.models import decision_table
 from scanpipe.store.repository import Store
 from scanpipe.types import CardKind, Election
-from scanpipe.decisions import Attestation
 from scanpipe.workflow import BoardVotes, DecisionOutcome, identify, record_decision
 
 

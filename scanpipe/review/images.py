@@ -72,10 +72,10 @@ def _lookup(store: Store, card_id: str) -> tuple[str, int, str | None]:
     with store._read() as conn:
         if card_id.startswith("nd-"):
             t = new_duplicate_table
-            row = conn.execute(select(t.c.image_path, t.c.image_sha256).where(t.c.serial == card_id[3:])).first()
-            if row is None or row.image_path is None:
+            nd = conn.execute(select(t.c.image_path, t.c.image_sha256).where(t.c.serial == card_id[3:])).first()
+            if nd is None or nd.image_path is None:
                 raise ImageMissing(f"there is no new duplicate image for {card_id}")
-            return str(row.image_path), 1, row.image_sha256
+            return str(nd.image_path), 1, nd.image_sha256
         row = conn.execute(select(card_table.c.path, card_table.c.page_index, card_table.c.sha256).where(card_table.c.card_id == card_id)).first()
     if row is None:
         raise ImageMissing(f"there is no card {card_id}")

@@ -34,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -135,8 +135,8 @@ def _int_key(cov: Coverage) -> bool:
     return cov.table.c[cov.key].type.python_type is int
 
 
-def _digests(conn: Connection, cov: Coverage, rows: list[Any], keys: list[Any]) -> dict[str, str]:
-    kids: dict[str, dict[str, list[Mapping[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+def _digests(conn: Connection, cov: Coverage, rows: Sequence[Any], keys: list[Any]) -> dict[str, str]:
+    kids: dict[str, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
     for child, column in cov.children:
         if not keys:
             continue
@@ -164,9 +164,9 @@ def all_digests(conn: Connection, name: str) -> Iterator[tuple[str, str]]:
         last = keys[-1]
 
 
-def _digests_ranged(conn: Connection, cov: Coverage, rows: list[Any], keys: list[Any]) -> dict[str, str]:
+def _digests_ranged(conn: Connection, cov: Coverage, rows: Sequence[Any], keys: list[Any]) -> dict[str, str]:
     """As :func:`_digests`, the children read by key range (one index range scan)."""
-    kids: dict[str, dict[str, list[Mapping[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    kids: dict[str, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
     wanted = {_key_text(k) for k in keys}
     for child, column in cov.children:
         for r in conn.execute(select(child).where(child.c[column].between(keys[0], keys[-1]))).mappings():

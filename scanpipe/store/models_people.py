@@ -10,7 +10,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Boolean, CheckConstraint, ForeignKey, Index, Integer, String, Table, Text
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Table,
+    Text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from scanpipe.store.models import CARD_ID, CODE, ID, Base
