@@ -29,7 +29,7 @@ from scanpipe.store.models import event_table
 from scanpipe.store.repository import Store
 from scanpipe.tally import TallyRow, tally_csv
 
-COUNTING_TABLES = frozenset(ledger.COVERED) - {"user_account"}
+COUNTING_TABLES = frozenset(ledger.COVERED) - {"user_account", "pair_signoff"}
 
 
 @dataclass(frozen=True)
@@ -159,8 +159,8 @@ class VerifiedView:
     """The store with the rows the log does not vouch for left out (for recounting only).
 
     Cards named, cards of batches named, decisions named (with their board votes),
-    identifications named and new duplicates named are not read; everything else is the
-    store's own method."""
+    identifications, new duplicates, board rulings and duplication-log rows named are not
+    read; everything else is the store's own method."""
 
     def __init__(self, store: Store, bad: Mapping[str, set[str]]) -> None:
         self._store = store
@@ -187,6 +187,12 @@ class VerifiedView:
 
     def stated_serials(self) -> dict[str, str]:
         return {k: v for k, v in self._store.stated_serials().items() if k not in self._bad.get("identification", ())}
+
+    def board_rulings(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return {k: r for k, r in self._store.board_rulings(*args, **kwargs).items() if str(r.id) not in self._bad.get("board_ruling", ())}
+
+    def comparison_scopes(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return {k: v for k, v in self._store.comparison_scopes(*args, **kwargs).items() if k not in self._bad.get("duplication_log", ())}
 
     def new_duplicates(self, *args: Any, **kwargs: Any) -> list[Any]:
         return [n for n in self._store.new_duplicates(*args, **kwargs) if n.serial not in self._bad.get("new_duplicate", ())]

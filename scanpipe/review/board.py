@@ -8,7 +8,7 @@ An escalated contest (two auditors read it differently) is settled by the board:
    review session; the vote is stored with the member's account and session, never taken
    from a form field naming someone else;
 3. a member who voted **closes** the vote: with fewer members present (voted) than the
-   board's quorum (:mod:`scanpipe.rules.board`) it is refused and nothing is recorded;
+   rule set's board quorum (``board_quorum``) it is refused and nothing is recorded;
    with a majority of those present for the reading it is recorded through the same library
    call as every decision (escalation superseded, reading final, each member's vote kept,
    one transaction); otherwise the proposal is rejected and another can be made.
@@ -31,7 +31,7 @@ from scanpipe.decisions import Attestation
 from scanpipe.errors import DecisionError
 from scanpipe.review.decide import _check_reading, _record, escalations
 from scanpipe.review.index import refresh_item
-from scanpipe.rules.board import board_rule
+from scanpipe.rules import rule_set
 from scanpipe.store.models import utcnow
 from scanpipe.store.models_people import (
     BOARD_VOTES,
@@ -158,12 +158,11 @@ def close_vote(store: Store, election: Election, *, proposal_id: int, member: st
     gone = sorted(b.member for b in prop.ballots if b.member not in set(board_members))
     if gone:
         raise DecisionError(f"no longer active board members: {', '.join(gone)}; their votes cannot count (withdraw and propose again)")
-    rule = board_rule(election.jurisdiction)
-    quorum = rule.quorum(len(board_members))
+    rules = rule_set(election.jurisdiction)
     present = len(prop.ballots)
-    if present < quorum:
+    if present < rules.board_quorum:
         raise DecisionError(f"{present} of the board's {len(board_members)} members present (voted); a board decision needs "
-                            f"{quorum} present ({rule.source.split(':')[0]}): nothing was recorded")
+                            f"{rules.board_quorum} present ({rules.board_quorum_source}): nothing was recorded")
     members = {b.member: b.vote for b in prop.ballots}
     if prop.ayes * 2 <= present:
         _end(store, prop, "rejected", member, {"members": members})

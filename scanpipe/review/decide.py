@@ -33,7 +33,7 @@ def rule_set_of(election: Election) -> tuple[tuple[str, str], ...]:
     """The voter-intent rules an auditor cites in this election's jurisdiction."""
     from scanpipe.rules import rule_set
 
-    return rule_set(election.jurisdiction).intent_rules
+    return rule_set(election.jurisdiction).intent_choices()
 
 
 def listed_contests(store: Store, item: str, *, states: Sequence[str]) -> set[str]:
@@ -104,7 +104,7 @@ def _check_reading(election: Election, contest: str, votes: Sequence[str], rule:
     valid = {o.id for o in election.contest(contest).options}
     if set(votes) - valid:
         raise DecisionError(f"not options of contest '{contest}': {', '.join(sorted(set(votes) - valid))}")
-    rules = {code for code, _ in rule_set(election.jurisdiction).intent_rules}
+    rules = set(rule_set(election.jurisdiction).intent_rule_codes())
     if rule is not None and rule not in rules:
         raise DecisionError(f"rule {rule!r} is not a voter-intent rule of this jurisdiction")
 

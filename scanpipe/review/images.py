@@ -43,6 +43,13 @@ def card_image(store: Store, card_id: str, *, actor: str | None = None) -> CardI
     are checked against the stored SHA-256 (a mismatch: :class:`ImageChanged`, logged)."""
     if not CARD_ID.fullmatch(card_id):
         raise ImageMissing(f"{card_id[:90]!r} is not a card id")
+    if card_id.startswith("nd-"):  # a new duplicate's rendered card is kept in the database
+        pages = store.new_duplicate_pages(card_id[3:])
+        if pages:
+            data, _dpi = pages[0]
+            check_image_bytes(store, card_id, f"the database's rendered page of {card_id}", data, _rendered_sha256(store, card_id[3:]),
+                              actor=actor)
+            return CardImage(data, "image/png")
     path, page, expected = _lookup(store, card_id)
     file = Path(path)
     if not file.is_file():
@@ -66,6 +73,12 @@ def check_image_bytes(store: Store, card_id: str, path: str, data: bytes, expect
     what = "no SHA-256 was stored for it" if expected is None else f"its SHA-256 is {found[:16]}.., the card read was {expected[:16]}.."
     raise ImageChanged(f"card {card_id}: the file {path} is not the image that was read ({what}); it is not shown. "
                        "Tell the administrator: the file was replaced or damaged after ingest.")
+
+
+def _rendered_sha256(store: Store, serial: str) -> str | None:
+    """The SHA-256 recorded when the new duplicate's first page was rendered."""
+    with store._read() as conn:
+        return conn.execute(select(new_duplicate_table.c.image_sha256).where(new_duplicate_table.c.serial == serial)).scalar()
 
 
 def _lookup(store: Store, card_id: str) -> tuple[str, int, str | None]:

@@ -21,7 +21,7 @@ from scanpipe.review.security import (
     consume_form_token,
     issue_form_token,
 )
-from scanpipe.rules.board import board_rule
+from scanpipe.rules import rule_set
 from scanpipe.types import CardKind
 
 
@@ -141,7 +141,7 @@ def board() -> Any:
             for step in ("vote", "close", "withdraw"):
                 tokens[(i.item, e.contest + "|" + step)] = issue_form_token(secret, f"board-{step}|{prop.id}")
     members = usernames_with_role(store(), BOARD)
-    quorum = board_rule(election().jurisdiction).quorum(len(members))
+    quorum = rule_set(election().jurisdiction).board_quorum
     return render_template("board.html", cases=cases, proposals=proposals, tokens=tokens, members=members, quorum=quorum,
                            election=election(), rules=decide.rule_set_of(election()))
 

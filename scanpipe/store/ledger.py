@@ -3,7 +3,9 @@
 The hash chain (:mod:`scanpipe.audit`) proves the log itself; this module makes the log cover
 the data. Every write of a *covered* row (:data:`COVERED`: the election definition, batches
 and their voids, cards with their contest readings, people's identifications, decisions with
-their board votes and attestation, new duplicates, the duplication log, accounts) records,
+their board votes and attestation, new duplicates with their rendered pages, the board's
+rulings on orphans and conflicts and its sign-offs of matched pairs, the duplication log,
+accounts) records,
 in a chained log entry of the same transaction, the row's digest **before** and **after** the
 write (``None``: absent). ``detail["rows"]`` of that entry is ``{table: {key: [before,
 after]}}``.
@@ -54,6 +56,12 @@ from scanpipe.store.models import (
 )
 from scanpipe.store.models_people import decision_attestation_table
 from scanpipe.store.models_review import board_vote_table, user_table
+from scanpipe.store.models_statute import (
+    board_ruling_table,
+    new_duplicate_page_table,
+    pair_signoff_serial_table,
+    pair_signoff_table,
+)
 
 _PENDING = "scanpipe_ledger_pending"
 CHUNK = 1000  # rows per query when reading a whole table
@@ -79,7 +87,9 @@ COVERED: dict[str, Coverage] = {c.name(): c for c in (
     Coverage(identification_table, "card_id", what="identification of card"),
     Coverage(decision_table, "id", ((board_vote_table, "decision_id"), (decision_attestation_table, "decision_id")),
              what="decision (with its board votes and attestation)"),
-    Coverage(new_duplicate_table, "serial", what="new duplicate"),
+    Coverage(new_duplicate_table, "serial", ((new_duplicate_page_table, "serial"),), what="new duplicate (with its rendered pages)"),
+    Coverage(board_ruling_table, "id", what="board ruling"),
+    Coverage(pair_signoff_table, "id", ((pair_signoff_serial_table, "signoff_id"),), what="board sign-off of matched pairs"),
     Coverage(duplication_log_table, "serial", what="duplication log row"),
     Coverage(user_table, "id", what="account"),
 )}

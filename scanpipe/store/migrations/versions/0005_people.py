@@ -1,7 +1,7 @@
 """people: account approval, board proposals with members' own votes, decision attestations
 
 Revision ID: 0005
-Revises: 0004
+Revises: 0006
 Create Date: 2026-12-01 10:00:00.000000
 """
 
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = '0005'
-down_revision: str | None = '0004'
+down_revision: str | None = '0006'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
