@@ -44,6 +44,18 @@ def read_passwords(names: list[str], *, from_stdin: bool) -> list[str]:
     return [click.prompt(f"password of {name}", hide_input=True, err=True) for name in names]
 
 
+def authenticate_members(store: Store, names: list[str], *, password_stdin: bool) -> None:
+    """Each board member named at the command line proves it is them (their password), so a
+    vote recorded for a member is that member's own act; a test deck without accounts skips this."""
+    from scanpipe.review.accounts import any_accounts, authenticate
+
+    if not any_accounts(store):
+        return  # the library refuses free names unless --no-accounts
+    operator = cli_operator()
+    for name, password in zip(names, read_passwords(names, from_stdin=password_stdin), strict=True):
+        authenticate(store, name, password, operator=operator)
+
+
 def attest_auditors(store: Store, auditors: list[str], *, no_accounts: bool, password_stdin: bool,
                     override: str | None) -> Attestation:
     """The attestation of a command-line decision, once every named auditor proved who they are."""

@@ -158,3 +158,27 @@ def test_an_edited_pair_row_is_a_note_naming_the_serial(world: ReviewWorld) -> N
         conn.execute(update(pair_table).where(pair_table.c.serial == "A0042").values(status="match", counted="duplicate"))
     r = _verify(world)
     assert r.exit_code == 0 and "note: serial A0042: the stored pair row says match, counted duplicate, contests gov, verified data gives mismatch, counted none, contests gov" in r.output
+
+
+def test_an_edited_board_ruling_is_named(world: ReviewWorld) -> None:
+    from dataclasses import replace
+
+    from scanpipe.reconcile.board import rule_on_serial
+    from scanpipe.reconcile.rulings import RulingKind
+    from scanpipe.reconcile.service import reconcile
+    from scanpipe.store.models_statute import board_ruling_table
+    from scanpipe.types import CardKind, MarkStatus, PairingLabel
+    from tests.helpers import read_card
+    from tests.test_review_support import UNREADABLE
+
+    card = read_card("7" * 64, world.election, "S1", "P01", {"gov": {"gov-a": MarkStatus.YES}}, kind=CardKind.DUPLICATE)
+    world.store.save_cards([replace(card, label=PairingLabel(CardKind.DUPLICATE, "B0007", "B0007", None),
+                                    source=replace(card.source, sha256=UNREADABLE))])
+    reconcile(world.store)
+    made = rule_on_serial(world.store, "B0007", ruling=RulingKind.NOTHING, card=None, members={"carol": "for", "dave": "for"}, actor="carol")
+    assert _verify(world).exit_code == 0
+    with world.store._write() as conn:
+        conn.execute(update(board_ruling_table).where(board_ruling_table.c.id == made.id).values(ruling="counts_as_is"))
+    r = _verify(world)
+    assert r.exit_code == 1 and f"board ruling {made.id} was edited outside the log" in r.output
+    assert "TALLY: P01 / gov / gov-a: the store says 2, verified data gives 1" in r.output, r.output

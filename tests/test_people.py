@@ -278,3 +278,29 @@ def test_export_refuses_image_files_that_changed_and_writes_nothing(world: Revie
     assert r.exit_code != 0 and "image file(s) are not the images that were read" in _refusal(r) and str(world.folder / "card.png") in _refusal(r)
     assert not out.exists()
     assert [e.detail["refused"] for e in world.store.events("image_mismatch")] == [f"export cvr {out}"]
+
+
+# --------------------------------------------------------------------------------------
+# the board at the command line: each member present types their own password
+
+
+def test_a_board_ruling_at_the_command_line_needs_each_members_password(world: ReviewWorld) -> None:
+    from dataclasses import replace
+
+    from scanpipe.reconcile.service import reconcile
+    from scanpipe.types import CardKind, MarkStatus, PairingLabel
+    from tests.helpers import read_card
+    from tests.test_review_support import UNREADABLE
+
+    card = read_card("7" * 64, world.election, "S1", "P01", {"gov": {"gov-a": MarkStatus.YES}}, kind=CardKind.DUPLICATE)
+    world.store.save_cards([replace(card, label=PairingLabel(CardKind.DUPLICATE, "B0007", "B0007", None),
+                                    source=replace(card.source, path=str(world.folder / "card.png"), sha256=UNREADABLE))])
+    reconcile(world.store)
+    args = ["--db", _url(world), "board", "rule", "B0007", "--ruling", "counts-as-is", "--member", "carol=for", "--member", "dave=for",
+            "--by", "carol", "--password-stdin"]
+    forged = CliRunner().invoke(cli, args, input=f"{PASSWORDS['carol']}\nnot-daves-password\n")
+    assert forged.exit_code != 0 and "dave: wrong user name or password" in _refusal(forged)
+    assert world.store.board_rulings() == {}
+    ok = CliRunner().invoke(cli, args, input=f"{PASSWORDS['carol']}\n{PASSWORDS['dave']}\n")
+    assert ok.exit_code == 0 and "for: carol, dave" in ok.output, _refusal(ok)
+    assert dict(world.store.board_rulings()["B0007"].members) == {"carol": "for", "dave": "for"}

@@ -1,20 +1,25 @@
 """Board decisions, each member's vote from that member's own login.
 
-An escalated contest (two auditors read it differently) is settled by the board:
+Every board decision in the review goes the same way: the reading of an escalated contest
+(two auditors read it differently), a ruling on an orphan or a conflict (§12-108(c)), and the
+sign-off of a batch of matched pairs (§12-108(d)(1)):
 
-1. a member **proposes** a reading (options, the voter-intent rule, a note); proposing is
-   that member's vote *for* it;
+1. a member **proposes** it (a reading: options, the voter-intent rule, a note; a ruling:
+   counts as it is, a new duplicate, or nothing; a sign-off: the pairs); proposing is that
+   member's vote *for* it;
 2. every other member present **votes** on it (for, against, abstain) from their own
    review session; the vote is stored with the member's account and session, never taken
    from a form field naming someone else;
 3. a member who voted **closes** the vote: with fewer members present (voted) than the
    rule set's board quorum (``board_quorum``) it is refused and nothing is recorded;
-   with a majority of those present for the reading it is recorded through the same library
-   call as every decision (escalation superseded, reading final, each member's vote kept,
-   one transaction); otherwise the proposal is rejected and another can be made.
+   with a majority of those present for it, it is recorded through the same library call as
+   when it is entered any other way (a reading: escalation superseded, reading final, each
+   member's vote kept; a ruling or sign-off: recorded with each member's vote), the proposal
+   closed in that same transaction; otherwise the proposal is rejected and another can be made.
 
-Only active board accounts vote; one proposal per escalated contest is open at a time; the
-member who proposed may withdraw it while it is open. Every step is in the audit log.
+Only active board accounts vote; one proposal per escalated contest, per serial, and one
+sign-off is open at a time; the member who proposed may withdraw it while it is open. Every
+step is in the audit log.
 """
 
 from __future__ import annotations
@@ -53,11 +58,13 @@ class Ballot:
 @dataclass(frozen=True, slots=True)
 class Proposal:
     id: int
-    item: str
-    item_kind: str
-    contest: str
-    escalation: int
+    matter: str  # "reading" | "ruling" | "sign_off"
+    item: str | None
+    item_kind: str | None
+    contest: str | None
+    escalation: int | None
     votes: tuple[str, ...]
+    payload: dict[str, Any]
     rule: str | None
     note: str | None
     proposed_by: str
@@ -71,20 +78,54 @@ class Proposal:
     def ayes(self) -> int:
         return sum(b.vote == "for" for b in self.ballots)
 
+    @property
+    def members(self) -> dict[str, str]:
+        return {b.member: b.vote for b in self.ballots}
 
-def open_proposals(store: Store, items: Sequence[str]) -> dict[tuple[str, str], Proposal]:
-    """The open proposal of each escalated contest of these items: ``(item, contest) -> proposal``."""
+
+@dataclass(frozen=True)
+class Closed:
+    """What closing a vote did: the decision, ruling or sign-off recorded, or rejected (all None)."""
+
+    proposal: Proposal
+    decision: DecisionOutcome | None = None
+    ruling: Any = None  # BoardRuling
+    signoff: int | None = None
+
+    @property
+    def rejected(self) -> bool:
+        return self.decision is None and self.ruling is None and self.signoff is None
+
+
+def open_proposals(store: Store, items: Sequence[str], *, matter: str = "reading") -> dict[tuple[str, str], Proposal]:
+    """The open proposals of these items: ``(item, contest) -> proposal`` for readings,
+    ``(serial, "") -> proposal`` for rulings."""
     if not items:
         return {}
-    p, b = board_proposal_table, board_ballot_table
+    p = board_proposal_table
     with store._read() as conn:
-        rows = conn.execute(select(p).where(p.c.item.in_(list(items)), p.c.state == "open").order_by(p.c.id)).mappings().all()
+        rows = conn.execute(select(p).where(p.c.item.in_(list(items)), p.c.matter == matter, p.c.state == "open")
+                            .order_by(p.c.id)).mappings().all()
+    return {(r["item"], r["contest"] or ""): prop for r, prop in zip(rows, _with_ballots(store, rows), strict=True)}
+
+
+def open_sign_off(store: Store) -> Proposal | None:
+    """The open proposal to sign off a batch of matched pairs, if any."""
+    p = board_proposal_table
+    with store._read() as conn:
+        rows = conn.execute(select(p).where(p.c.matter == "sign_off", p.c.state == "open").order_by(p.c.id)).mappings().all()
+    return _with_ballots(store, rows)[0] if rows else None
+
+
+def _with_ballots(store: Store, rows: Sequence[Any]) -> list[Proposal]:
+    b = board_ballot_table
+    with store._read() as conn:
         ids = [r["id"] for r in rows]
         ballots = conn.execute(select(b).where(b.c.proposal_id.in_(ids)).order_by(b.c.at, b.c.member)).mappings().all() if ids else []
     by_id: dict[int, list[Ballot]] = {}
     for r in ballots:
         by_id.setdefault(int(r["proposal_id"]), []).append(Ballot(r["member"], r["vote"], r["at"]))
-    return {(r["item"], r["contest"]): _proposal(r, by_id.get(int(r["id"]), [])) for r in rows}
+    return [_proposal(r, by_id.get(int(r["id"]), [])) for r in rows]
 
 
 def get_proposal(store: Store, proposal_id: int) -> Proposal:
@@ -99,8 +140,9 @@ def get_proposal(store: Store, proposal_id: int) -> Proposal:
 
 def _proposal(r: Any, ballots: list[Ballot]) -> Proposal:
     g = r.__getitem__
-    return Proposal(int(g("id")), g("item"), g("item_kind"), g("contest"), int(g("escalation")), tuple(g("votes")), g("rule"),
-                    g("note"), g("proposed_by"), g("state"), tuple(ballots))
+    escalation = g("escalation")
+    return Proposal(int(g("id")), g("matter"), g("item"), g("item_kind"), g("contest"), int(escalation) if escalation is not None else None,
+                    tuple(g("votes")), dict(g("payload") or {}), g("rule"), g("note"), g("proposed_by"), g("state"), tuple(ballots))
 
 
 def propose(store: Store, election: Election, *, item: str, contest: str, decision_id: int, votes: Sequence[str],
@@ -115,16 +157,46 @@ def propose(store: Store, election: Election, *, item: str, contest: str, decisi
     options = {o.id for o in election.contest(contest).options}
     ordered = [o.id for o in election.contest(contest).options if o.id in set(votes) & options]
     p = board_proposal_table
+    return _insert(store, {"matter": "reading", "item": item, "item_kind": esc.kind, "contest": contest, "escalation": decision_id,
+                           "votes": ordered, "payload": {}, "rule": rule, "note": note},
+                   (p.c.matter == "reading") & (p.c.item == item) & (p.c.contest == contest),
+                   f"a proposal for {item} contest '{contest}' is open already", member=member, session=session)
+
+
+def propose_ruling(store: Store, *, serial: str, ruling: str, card: str | None, note: str | None, member: str,
+                   session: str) -> Proposal:
+    """A member proposes the board's ruling on an orphan or a conflict (and votes for it);
+    whether it can hold is checked again when the vote closes."""
+    from scanpipe.reconcile.rulings import RulingKind
+
+    if ruling not in {k.value for k in RulingKind}:
+        raise DecisionError("Choose the board's ruling: counts as it is, a new duplicate, or nothing counts.")
+    p = board_proposal_table
+    return _insert(store, {"matter": "ruling", "item": serial, "item_kind": "pair", "votes": [], "payload": {"ruling": ruling, "card": card},
+                           "note": note}, (p.c.matter == "ruling") & (p.c.item == serial),
+                   f"a ruling on serial {serial} is proposed already", member=member, session=session)
+
+
+def propose_sign_off(store: Store, *, serials: Sequence[str], note: str | None, member: str, session: str) -> Proposal:
+    """A member proposes that the board signs off these matched pairs (and votes for it)."""
+    if not serials:
+        raise DecisionError("a sign-off needs at least one pair")
+    p = board_proposal_table
+    return _insert(store, {"matter": "sign_off", "votes": [], "payload": {"serials": sorted(dict.fromkeys(serials))}, "note": note},
+                   p.c.matter == "sign_off", "a sign-off is proposed already", member=member, session=session)
+
+
+def _insert(store: Store, values: dict[str, Any], same: Any, taken: str, *, member: str, session: str) -> Proposal:
+    """One open proposal per matter and item; the proposer's ballot is *for* it; logged."""
+    p = board_proposal_table
     now = utcnow()
     with store._write() as conn:
-        if conn.execute(select(p.c.id).where(p.c.item == item, p.c.contest == contest, p.c.state == "open")).first() is not None:
-            raise DecisionError(f"a proposal for {item} contest '{contest}' is open already: vote on it, or its proposer withdraws it")
-        new_id = conn.execute(p.insert().returning(p.c.id), {
-            "item": item, "item_kind": esc.kind, "contest": contest, "escalation": decision_id, "votes": ordered, "rule": rule,
-            "note": note, "proposed_by": member, "created_at": now, "state": "open"}).scalar_one()
+        if conn.execute(select(p.c.id).where(same, p.c.state == "open")).first() is not None:
+            raise DecisionError(f"{taken}: vote on it, or its proposer withdraws it")
+        new_id = conn.execute(p.insert().returning(p.c.id), {**values, "proposed_by": member, "created_at": now, "state": "open"}).scalar_one()
         conn.execute(board_ballot_table.insert(), {"proposal_id": new_id, "member": member, "vote": "for", "session_sha256": session, "at": now})
-        append_event(conn, "board_proposed", {"proposal": new_id, "item": item, "contest": contest, "escalation": decision_id,
-                                              "votes": ordered, "rule": rule}, member, now)
+        detail = {k: v for k, v in values.items() if k in ("matter", "item", "contest", "escalation", "votes", "payload", "rule") and v not in (None, [], {})}
+        append_event(conn, "board_proposed", {"proposal": new_id, **detail}, member, now)
     return get_proposal(store, int(new_id))
 
 
@@ -145,11 +217,10 @@ def cast_vote(store: Store, *, proposal_id: int, vote: str, member: str, session
     return get_proposal(store, proposal_id)
 
 
-def close_vote(store: Store, election: Election, *, proposal_id: int, member: str,
-               board_members: Sequence[str]) -> DecisionOutcome | None:
-    """A member who voted closes the vote: the decision recorded (a majority of those present
-    for it), or None when the proposal was rejected. Refused, recording nothing, with fewer
-    members present than the quorum."""
+def close_vote(store: Store, election: Election, *, proposal_id: int, member: str, board_members: Sequence[str]) -> Closed:
+    """A member who voted closes the vote: what it decided is recorded (a majority of those
+    present for it), or the proposal is rejected. Refused, recording nothing, with fewer
+    members present than the rule set's quorum."""
     prop = get_proposal(store, proposal_id)
     if prop.state != "open":
         raise DecisionError(f"board proposal {proposal_id} is not open (it is {prop.state}); reload the board page")
@@ -163,13 +234,26 @@ def close_vote(store: Store, election: Election, *, proposal_id: int, member: st
     if present < rules.board_quorum:
         raise DecisionError(f"{present} of the board's {len(board_members)} members present (voted); a board decision needs "
                             f"{rules.board_quorum} present ({rules.board_quorum_source}): nothing was recorded")
-    members = {b.member: b.vote for b in prop.ballots}
+    members = prop.members
     if prop.ayes * 2 <= present:
         _end(store, prop, "rejected", member, {"members": members})
-        return None
+        return Closed(prop)
+    if prop.matter == "ruling":
+        return Closed(prop, ruling=_close_ruling(store, election, prop, member))
+    if prop.matter == "sign_off":
+        from scanpipe.reconcile.board import sign_off_pairs
+
+        return Closed(prop, signoff=sign_off_pairs(store, list(prop.payload["serials"]), members=members, actor=member, note=prop.note,
+                                                   proposal=prop.id))
+    return Closed(prop, decision=_close_reading(store, election, prop, member))
+
+
+def _close_reading(store: Store, election: Election, prop: Proposal, member: str) -> DecisionOutcome:
+    assert prop.item is not None and prop.contest is not None and prop.escalation is not None
     esc = next((e for e in escalations(store, prop.item) if e.contest == prop.contest), None)
     if esc is None or esc.latest != prop.escalation:
         raise DecisionError(f"the escalation this proposal settles is no longer open for {prop.item} contest '{prop.contest}'; reload the board page")
+    members = prop.members
     ayes = sorted(m for m, v in members.items() if v == "for")
     tally = ", ".join(f"{m}: {members[m]}" for m in sorted(members))
     note = f"board decision ({tally})" + (f"; {prop.note}" if prop.note else "")
@@ -178,6 +262,17 @@ def close_vote(store: Store, election: Election, *, proposal_id: int, member: st
                       attestation=Attestation(operator=f"review:{member}", accounts=True))
     refresh_item(store, election, prop.item, esc.kind)
     return outcome
+
+
+def _close_ruling(store: Store, election: Election, prop: Proposal, member: str) -> Any:
+    from scanpipe.reconcile.board import rule_on_serial
+    from scanpipe.reconcile.rulings import RulingKind
+
+    assert prop.item is not None
+    made = rule_on_serial(store, prop.item, ruling=RulingKind(prop.payload["ruling"]), card=prop.payload.get("card"), members=prop.members,
+                          actor=member, note=prop.note, proposal=prop.id)
+    refresh_item(store, election, prop.item, "pair")
+    return made
 
 
 def withdraw(store: Store, *, proposal_id: int, member: str) -> None:

@@ -131,19 +131,26 @@ def board() -> Any:
     items, _ = index.page_of_items(store(), index.Filters(state="escalated"), size=200)
     cases = [(i, e) for i in items for e in decide.escalations(store(), i.item) if e.contest in i.contests]
     proposals = board_votes.open_proposals(store(), sorted({i.item for i, _ in cases}))
-    secret = g.session.csrf
-    tokens: dict[tuple[str, str], str] = {}
-    for i, e in cases:
-        prop = proposals.get((i.item, e.contest))
-        if prop is None:
-            tokens[(i.item, e.contest)] = issue_form_token(secret, f"board-propose|{i.item}|{e.contest}")
-        else:
-            for step in ("vote", "close", "withdraw"):
-                tokens[(i.item, e.contest + "|" + step)] = issue_form_token(secret, f"board-{step}|{prop.id}")
-    members = usernames_with_role(store(), BOARD)
-    quorum = rule_set(election().jurisdiction).board_quorum
-    return render_template("board.html", cases=cases, proposals=proposals, tokens=tokens, members=members, quorum=quorum,
+    tokens = {(i.item, e.contest): issue_form_token(g.session.csrf, f"board-propose|{i.item}|{e.contest}")
+              for i, e in cases if (i.item, e.contest) not in proposals}
+    texts = {p.id: ", ".join(o.name for o in election().contest(p.contest or "").options if o.id in p.votes) or "no vote in this contest"
+             for p in proposals.values()}
+    return render_template("board.html", cases=cases, proposals=proposals, tokens=tokens, ptokens=proposal_tokens(proposals.values()),
+                           texts=texts, members=usernames_with_role(store(), BOARD), quorum=rule_set(election().jurisdiction).board_quorum,
                            election=election(), rules=decide.rule_set_of(election()))
+
+
+def proposal_tokens(proposals: Any) -> dict[int, dict[str, str]]:
+    """The one-time tokens of the vote, close and withdraw forms of each open proposal."""
+    return {p.id: {step: issue_form_token(g.session.csrf, f"board-{step}|{p.id}") for step in ("vote", "close", "withdraw")}
+            for p in proposals}
+
+
+BACK = {"board": "board", "board_matters": "board_matters", "board_pairs": "board_pairs"}  # pages a board form returns to
+
+
+def _back() -> Any:
+    return redirect(url_for(BACK.get(request.form.get("back", ""), "board")))
 
 
 def _board_token(purpose: str) -> str | None:
@@ -189,7 +196,7 @@ def board_vote() -> Any:
     me = g.session
     board_votes.cast_vote(store(), proposal_id=proposal, vote=request.form.get("vote", ""), member=me.user.username,
                           session=me.token_sha256)
-    return redirect(url_for("board"))
+    return _back()
 
 
 @allow(BOARD)
@@ -199,15 +206,22 @@ def board_close() -> Any:
     refused = _board_token(f"board-close|{proposal}")
     if refused is not None:
         return refuse(409, refused)
-    prop = board_votes.get_proposal(store(), proposal)
-    outcome = board_votes.close_vote(store(), election(), proposal_id=proposal, member=g.session.user.username,
-                                     board_members=usernames_with_role(store(), BOARD))
-    if outcome is None:
+    closed = board_votes.close_vote(store(), election(), proposal_id=proposal, member=g.session.user.username,
+                                    board_members=usernames_with_role(store(), BOARD))
+    prop = closed.proposal
+    if closed.rejected:
         return render_template("message.html", title="Rejected", status=200,
-                               message=f"The proposal was rejected: a majority of the members present did not vote for it. "
-                                       f"Nothing was recorded for {prop.item[:16]} · {election().contest(prop.contest).title}; "
-                                       "a member may propose another reading.")
-    return render_template("decided.html", outcome=outcome, kind="board", item=prop.item, contest=prop.contest, next_item=None,
+                               message="The proposal was rejected: a majority of the members present did not vote for it. "
+                                       "Nothing was recorded; a member may propose again.")
+    if closed.ruling is not None:
+        made = closed.ruling
+        return render_template("message.html", title="Ruling recorded", status=200,
+                               message=f"Ruling {made.id} on serial {made.serial}: {made.ruling.value.replace('_', ' ')} "
+                                       f"(for: {', '.join(made.ayes)}; rule set {made.rule_set}).")
+    if closed.signoff is not None:
+        return redirect(url_for("board_pairs", done=closed.signoff))
+    assert closed.decision is not None and prop.item is not None and prop.contest is not None
+    return render_template("decided.html", outcome=closed.decision, kind="board", item=prop.item, contest=prop.contest, next_item=None,
                            again=url_for("board"))
 
 
@@ -218,7 +232,7 @@ def board_withdraw() -> Any:
     if refused is not None:
         return refuse(409, refused)
     board_votes.withdraw(store(), proposal_id=proposal, member=g.session.user.username)
-    return redirect(url_for("board"))
+    return _back()
 
 
 def register(app: Flask) -> None:

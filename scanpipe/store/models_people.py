@@ -25,32 +25,38 @@ from sqlalchemy.orm import Mapped, mapped_column
 from scanpipe.store.models import CARD_ID, CODE, ID, Base
 
 PROPOSAL_STATES = ("open", "recorded", "rejected", "withdrawn")
+PROPOSAL_MATTERS = ("reading", "ruling", "sign_off")
 BOARD_VOTES = ("for", "against", "abstain")
 
 
 class BoardProposalRow(Base):
-    """A reading a board member proposed for an escalated contest. Each member present votes
-    on it from their own login (:class:`BoardBallotRow`); closing it records the decision."""
+    """A board decision a member proposed: the reading of an escalated contest, a ruling on
+    an orphan or a conflict, or the sign-off of a batch of matched pairs. Each member present
+    votes on it from their own login (:class:`BoardBallotRow`); closing it records it."""
 
     __tablename__ = "board_proposal"
     __table_args__ = (
         CheckConstraint("state IN ('open', 'recorded', 'rejected', 'withdrawn')", name="state"),
+        CheckConstraint("matter IN ('reading', 'ruling', 'sign_off')", name="matter"),
         Index("ix_board_proposal_item_contest", "item", "contest", "state"),
         {"sqlite_autoincrement": True},
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    item: Mapped[str] = mapped_column(CARD_ID)
-    item_kind: Mapped[str] = mapped_column(CODE)
-    contest: Mapped[str] = mapped_column(ID)
-    escalation: Mapped[int] = mapped_column(ForeignKey("decision.id"))  # the open escalation it settles
-    votes: Mapped[list[Any]] = mapped_column()  # the proposed reading (option ids)
+    matter: Mapped[str] = mapped_column(CODE)
+    item: Mapped[str | None] = mapped_column(CARD_ID)  # a card id or serial (reading), a serial (ruling)
+    item_kind: Mapped[str | None] = mapped_column(CODE)
+    contest: Mapped[str | None] = mapped_column(ID)
+    escalation: Mapped[int | None] = mapped_column(ForeignKey("decision.id"))  # the open escalation a reading settles
+    votes: Mapped[list[Any]] = mapped_column()  # the proposed reading (option ids; empty for other matters)
+    payload: Mapped[dict[str, Any]] = mapped_column()  # a ruling: {"ruling", "card"}; a sign-off: {"serials"}
     rule: Mapped[str | None] = mapped_column(Text)
     note: Mapped[str | None] = mapped_column(Text)
     proposed_by: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime]
     state: Mapped[str] = mapped_column(CODE)
-    decision_id: Mapped[int | None] = mapped_column(ForeignKey("decision.id"))  # once recorded
+    decision_id: Mapped[int | None] = mapped_column(ForeignKey("decision.id"))  # a reading, once recorded
+    recorded_as: Mapped[str | None] = mapped_column(Text)  # "decision 12", "ruling 3", "sign-off 2"
     closed_by: Mapped[str | None] = mapped_column(String(64))
     closed_at: Mapped[datetime | None]
 

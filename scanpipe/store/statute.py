@@ -19,6 +19,7 @@ from sqlalchemy import delete, select, update
 from scanpipe.errors import DecisionError
 from scanpipe.reconcile.pairing import PairStatus
 from scanpipe.reconcile.rulings import BoardRuling, RulingKind
+from scanpipe.store import ledger
 from scanpipe.store.database import Database
 from scanpipe.store.models import new_duplicate_table, utcnow
 from scanpipe.store.models_statute import (
@@ -27,8 +28,7 @@ from scanpipe.store.models_statute import (
     pair_signoff_serial_table,
     pair_signoff_table,
 )
-from scanpipe.store import ledger
-from scanpipe.store.transaction import insert_event
+from scanpipe.store.transaction import close_proposal, insert_event
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,8 +120,10 @@ class StatuteMixin(Database):
     # board rulings
 
     def add_board_ruling(self, *, serial: str, matter: PairStatus, ruling: RulingKind, card: str | None, cards: Sequence[str],
-                         members: Mapping[str, str], actor: str, rule_set: str, note: str | None) -> BoardRuling:
-        """Record the board's ruling on an orphan or conflict with each member's vote (one transaction, logged)."""
+                         members: Mapping[str, str], actor: str, rule_set: str, note: str | None,
+                         proposal: int | None = None) -> BoardRuling:
+        """Record the board's ruling on an orphan or conflict with each member's vote (one transaction, logged);
+        ``proposal``: the board proposal whose members' own votes these are, closed in the same transaction."""
         now = utcnow()
         t = board_ruling_table
         with self._write() as conn:
@@ -129,6 +131,8 @@ class StatuteMixin(Database):
                 "serial": serial, "matter": matter.value, "ruling": ruling.value, "card_id": card, "cards": sorted(cards),
                 "members": dict(members), "note": note, "actor": actor, "rule_set": rule_set, "created_at": now}).scalar_one()
             ledger.inserted(conn, "board_ruling", [new_id])
+            if proposal is not None:
+                close_proposal(conn, proposal, members=members, closed_by=actor, recorded_as=f"ruling {new_id}")
             insert_event(conn, "board_ruling", {"serial": serial, "matter": matter.value, "ruling": ruling.value, "card": card,
                                                 "members": dict(members), "ruling_id": new_id, "rule_set": rule_set}, actor, now)
             row = conn.execute(select(t).where(t.c.id == new_id)).one()
@@ -146,8 +150,8 @@ class StatuteMixin(Database):
     # the board's sign-off of matched pairs
 
     def add_pair_signoff(self, cards: Mapping[str, Sequence[str]], *, members: Mapping[str, str], actor: str, rule_set: str,
-                         note: str | None) -> int:
-        """One board decision examining a batch of pairs (``serial -> its cards``); logged."""
+                         note: str | None, proposal: int | None = None) -> int:
+        """One board decision examining a batch of pairs (``serial -> its cards``); logged (``proposal`` as for a ruling)."""
         now = utcnow()
         with self._write() as conn:
             signoff = conn.execute(pair_signoff_table.insert().returning(pair_signoff_table.c.id), {
@@ -155,6 +159,8 @@ class StatuteMixin(Database):
             conn.execute(pair_signoff_serial_table.insert(), [{"signoff_id": signoff, "serial": s, "cards": sorted(c)}
                                                                for s, c in sorted(cards.items())])
             ledger.inserted(conn, "pair_signoff", [signoff])
+            if proposal is not None:
+                close_proposal(conn, proposal, members=members, closed_by=actor, recorded_as=f"sign-off {signoff}")
             insert_event(conn, "pairs_signed_off", {"signoff": signoff, "serials": sorted(cards), "members": dict(members),
                                                     "rule_set": rule_set}, actor, now)
         return int(signoff)

@@ -127,23 +127,31 @@ class Transaction:
                                        "accounts": bool(attestation.accounts), "override_reason": attestation.override})
 
     def close_proposal(self, proposal_id: int, *, members: Mapping[str, str], decision_id: int, closed_by: str) -> None:
-        """Mark an open board proposal recorded; refused unless its ballots are exactly
-        ``members`` (a vote cast while it was being closed: close it again)."""
-        from scanpipe.store.models_people import board_ballot_table as b
-        from scanpipe.store.models_people import board_proposal_table as p
-
-        state = self.conn.execute(select(p.c.state).where(p.c.id == proposal_id)).scalar()
-        if state != "open":
-            raise DecisionError(f"board proposal {proposal_id} is not open (it is {state or 'unknown'}); reload the board page")
-        cast = dict(self.conn.execute(select(b.c.member, b.c.vote).where(b.c.proposal_id == proposal_id)).all())
-        if cast != dict(members):
-            raise DecisionError("a member voted while the vote was being closed; reload the board page and close it again")
-        self.conn.execute(update(p).where(p.c.id == proposal_id).values(state="recorded", decision_id=decision_id,
-                                                                        closed_by=closed_by, closed_at=utcnow()))
+        """Mark an open board proposal recorded as this decision (see :func:`close_proposal`)."""
+        close_proposal(self.conn, proposal_id, members=members, closed_by=closed_by, recorded_as=f"decision {decision_id}",
+                       decision_id=decision_id)
 
     def log_event(self, action: str, detail: Mapping[str, Any], actor: str | None = None) -> int:
         """Append one event to the operational log; returns its id."""
         return insert_event(self.conn, action, detail, actor, utcnow())
+
+
+def close_proposal(conn: Connection, proposal_id: int, *, members: Mapping[str, str], closed_by: str, recorded_as: str,
+                   decision_id: int | None = None) -> None:
+    """Mark an open board proposal recorded, in the caller's transaction (the one writing what
+    it decided); refused unless its ballots are exactly ``members`` (a vote cast while it was
+    being closed: close it again)."""
+    from scanpipe.store.models_people import board_ballot_table as b
+    from scanpipe.store.models_people import board_proposal_table as p
+
+    state = conn.execute(select(p.c.state).where(p.c.id == proposal_id).with_for_update()).scalar()
+    if state != "open":
+        raise DecisionError(f"board proposal {proposal_id} is not open (it is {state or 'unknown'}); reload the board page")
+    cast = dict(conn.execute(select(b.c.member, b.c.vote).where(b.c.proposal_id == proposal_id)).all())
+    if cast != dict(members):
+        raise DecisionError("a member voted while the vote was being closed; reload the board page and close it again")
+    conn.execute(update(p).where(p.c.id == proposal_id).values(state="recorded", decision_id=decision_id, recorded_as=recorded_as,
+                                                               closed_by=closed_by, closed_at=utcnow()))
 
 
 def insert_event(conn: Connection, action: str, detail: Mapping[str, Any], actor: str | None, at: datetime) -> int:

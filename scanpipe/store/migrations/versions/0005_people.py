@@ -1,4 +1,4 @@
-"""people: account approval, board proposals with members' own votes, decision attestations
+"""people: account approval, board proposals (readings, rulings, sign-offs) with members' own votes, decision attestations
 
 Revision ID: 0005
 Revises: 0006
@@ -29,19 +29,23 @@ def upgrade() -> None:
         batch_op.create_index('ix_login_failure_username_remote_at', ['username', 'remote', 'at'], unique=False)
     op.create_table('board_proposal',
     sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
-    sa.Column('item', sa.String(length=80), nullable=False),
-    sa.Column('item_kind', sa.String(length=40), nullable=False),
-    sa.Column('contest', sa.String(length=64), nullable=False),
-    sa.Column('escalation', sa.Integer(), nullable=False),
+    sa.Column('matter', sa.String(length=40), nullable=False),
+    sa.Column('item', sa.String(length=80), nullable=True),
+    sa.Column('item_kind', sa.String(length=40), nullable=True),
+    sa.Column('contest', sa.String(length=64), nullable=True),
+    sa.Column('escalation', sa.Integer(), nullable=True),
     sa.Column('votes', sa.JSON(), nullable=False),
+    sa.Column('payload', sa.JSON(), nullable=False),
     sa.Column('rule', sa.Text(), nullable=True),
     sa.Column('note', sa.Text(), nullable=True),
     sa.Column('proposed_by', sa.String(length=64), nullable=False),
     sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
     sa.Column('state', sa.String(length=40), nullable=False),
     sa.Column('decision_id', sa.Integer(), nullable=True),
+    sa.Column('recorded_as', sa.Text(), nullable=True),
     sa.Column('closed_by', sa.String(length=64), nullable=True),
     sa.Column('closed_at', sa.DateTime(timezone=True), nullable=True),
+    sa.CheckConstraint("matter IN ('reading', 'ruling', 'sign_off')", name=op.f('ck_board_proposal_matter')),
     sa.CheckConstraint("state IN ('open', 'recorded', 'rejected', 'withdrawn')", name=op.f('ck_board_proposal_state')),
     sa.ForeignKeyConstraint(['decision_id'], ['decision.id'], name=op.f('fk_board_proposal_decision_id_decision')),
     sa.ForeignKeyConstraint(['escalation'], ['decision.id'], name=op.f('fk_board_proposal_escalation_decision')),
