@@ -130,8 +130,9 @@ def score_targets(
     gray : (H, W) uint8 array, the card after any 180-degree turn.
     registration : maps layout inches to pixels of ``gray``.
     page : the layout page; one score per ``page.targets``, same order.
-    reference, reference_dpi : the layout's blank scan; only its print inside write-in areas
-        is used (subtracted), the ovals' print is rendered.
+    reference, reference_dpi : the layout's blank scan. With one, every target is scored
+        against the blank's own print (:mod:`scanpipe.imaging.marks_blank`); without, against
+        the rendered outline of our ovals (this module).
     """
     assert gray.ndim == 2 and gray.dtype == np.uint8, "gray must be a 2-D uint8 image"
     hom = np.asarray(registration.homography, dtype=np.float64).reshape(3, 3)
@@ -142,9 +143,18 @@ def score_targets(
         groups.setdefault((round(t.box_in[2], 4), round(t.box_in[3], 4)), []).append(i)
     ref_dpi = reference_dpi if reference_dpi is not None else page.reference_dpi
     plane = _page_paper(gray) if targets else (255.0, 0.0, 0.0)
+    against_blank = reference is not None and ref_dpi is not None and targets
+    ref_plane = _page_paper(reference) if against_blank and reference is not None else plane
     for (w_in, h_in), idx in groups.items():
         group = [targets[i] for i in idx]
-        for i, s in zip(idx, _score_group(gray, hom, group, _geometry(w_in, h_in), plane, reference, ref_dpi)):
+        if against_blank:
+            from scanpipe.imaging.marks_blank import score_group_against_blank
+
+            assert reference is not None and ref_dpi is not None
+            scored = score_group_against_blank(gray, hom, group, _geometry(w_in, h_in), plane, reference, ref_dpi, ref_plane)
+        else:
+            scored = _score_group(gray, hom, group, _geometry(w_in, h_in), plane, reference, ref_dpi)
+        for i, s in zip(idx, scored):
             out[i] = s
     return tuple(s for s in out if s is not None)
 
@@ -379,8 +389,9 @@ def _ring(flat: np.ndarray, geo: _Geometry) -> np.ndarray:
 
 
 def _stain(gray_aligned: np.ndarray, plane: tuple[float, float, float], centers_px: np.ndarray,
-           geo: _Geometry) -> np.ndarray:
-    """Paper darkening around the oval relative to the page's paper plane (stains)."""
+           geo: _Geometry, sides: int = 1) -> np.ndarray:
+    """Paper darkening around the oval relative to the page's paper plane (stains): the
+    ``sides``-th most darkened of the four quadrants around it."""
     n = len(gray_aligned)
     page = np.maximum(plane[0] + plane[1] * centers_px[:, 0] + plane[2] * centers_px[:, 1], 1.0)
     h, w = gray_aligned.shape[1:]
@@ -390,7 +401,8 @@ def _stain(gray_aligned: np.ndarray, plane: tuple[float, float, float], centers_
     rel = lifted[:, geo.near] / page[:, None, None]  # (n, 4, k): paper with pen strokes lifted away
     k = int(STAIN_PCT * (rel.shape[2] - 1))
     quadrant = np.partition(rel, k, axis=2)[:, :, k]
-    return np.clip((1.0 - quadrant).max(axis=1) / STAIN_SCALE, 0.0, 1.0)
+    darkest = np.sort(1.0 - quadrant, axis=1)[:, -sides]
+    return np.clip(darkest / STAIN_SCALE, 0.0, 1.0)
 
 
 def _page_paper(gray: np.ndarray) -> tuple[float, float, float]:
