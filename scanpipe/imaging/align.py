@@ -28,6 +28,7 @@ import numpy as np
 
 from scanpipe.imaging.reference import (
     COARSE_DPI,
+    REDUCED_STEP,
     PageModel,
     ink_of,
     reduce_to,
@@ -218,7 +219,7 @@ class Stage:
     tolerance_in: float  # RANSAC inlier distance
 
 
-COARSE_STAGE = Stage(step=3, half_in=0.2, search_in=0.2, tolerance_in=0.03)
+COARSE_STAGE = Stage(step=REDUCED_STEP, half_in=0.2, search_in=0.2, tolerance_in=0.03)
 FINE_STAGE = Stage(step=1, half_in=0.15, search_in=PATCH_SEARCH_IN, tolerance_in=0.01)
 
 
@@ -247,7 +248,7 @@ def refine_locally(upright: np.ndarray, model: PageModel, matrix: np.ndarray, st
     windows = _windows(upright, matrix, points - (half + search) * step, side, step)
     found_ref, found_card = [], []
     for k, (x, y) in enumerate(points.astype(int)):
-        template = _template(model.image, x, y, half, step)
+        template = _template(model.image if step == 1 else model.image_reduced, x, y, half, step)
         if template is None:
             continue
         result = cv2.matchTemplate(windows[k], template, cv2.TM_CCOEFF_NORMED)
@@ -279,13 +280,12 @@ def refine_locally(upright: np.ndarray, model: PageModel, matrix: np.ndarray, st
 
 
 def _template(image: np.ndarray, x: int, y: int, half: int, step: int) -> np.ndarray | None:
-    """The blank's patch around (x, y), reduced by ``step``; None where it is flat or cut."""
-    r = half * step
-    patch = image[y - r: y + r, x - r: x + r]
-    if patch.shape != (2 * r, 2 * r):
+    """The blank's patch around blank pixel (x, y) (``image``: the blank reduced by ``step``);
+    None where it is flat or cut by the edge."""
+    cx, cy = int(round((x + 0.5) / step - 0.5)), int(round((y + 0.5) / step - 0.5))
+    patch = image[cy - half: cy + half, cx - half: cx + half]
+    if patch.shape != (2 * half, 2 * half):
         return None
-    if step > 1:
-        patch = cv2.resize(patch, (2 * half, 2 * half), interpolation=cv2.INTER_AREA)
     patch = patch.astype(np.float32)
     return patch if float(patch.std()) >= 4.0 else None
 

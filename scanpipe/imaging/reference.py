@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 COARSE_DPI = 25.0  # first, global alignment
 FRAME_DPI = 100.0  # style comparison (small print such as a precinct name survives)
+REDUCED_STEP = 3  # the blank kept area-reduced by this too (coarse local refinement)
 PAPER_PCT = 92  # paper level of a whole page: this percentile of its pixels
 BLUR_SIGMA = 0.8  # px at the reduced resolutions: evens out dither and JPEG noise
 # Timing marks: solid, compact dashes or squares, at least MARK_ROW_MIN of them evenly
@@ -61,6 +62,7 @@ class PageModel:
     marks_in: np.ndarray  # (n, 2) timing-mark centres, inches
     mark_size_in: tuple[float, float] | None  # median (w, h) of the timing marks
     patches_px: tuple[tuple[int, int], ...]  # refinement points, pixels of ``image``
+    image_reduced: np.ndarray  # ``image`` area-reduced by REDUCED_STEP (coarse local refinement)
     size_in: tuple[float, float]  # the reference's extent in inches (w, h)
 
     @property
@@ -94,10 +96,12 @@ def learn_page(style: str, page: int, image: np.ndarray, dpi: float) -> PageMode
     frame = ink_at(image, dpi, FRAME_DPI)
     marks, size = find_timing_marks(image, dpi)
     patches = textured_points(image, dpi)
-    for a in (image, coarse, frame, marks):
-        a.setflags(write=False)
     h, w = image.shape
-    return PageModel(style, page, float(dpi), image, coarse, frame, marks, size, patches, (w / dpi, h / dpi))
+    r = REDUCED_STEP
+    reduced = cv2.resize(image[: h // r * r, : w // r * r], (w // r, h // r), interpolation=cv2.INTER_AREA)
+    for a in (image, coarse, frame, marks, reduced):
+        a.setflags(write=False)
+    return PageModel(style, page, float(dpi), image, coarse, frame, marks, size, patches, reduced, (w / dpi, h / dpi))
 
 
 # --------------------------------------------------------------------------------------
@@ -111,6 +115,11 @@ def reduce_to(gray: np.ndarray, dpi: float, target_dpi: float) -> np.ndarray:
         return gray
     h, w = gray.shape[:2]
     size = (max(1, int(round(w / factor))), max(1, int(round(h / factor))))
+    k = int(factor)
+    if k >= 2 and h >= 2 * k and w >= 2 * k and (h % k or w % k or k != factor):  # OpenCV's fast integer path first
+        gray = cv2.resize(gray[: h // k * k, : w // k * k], (w // k, h // k), interpolation=cv2.INTER_AREA)
+        if abs(gray.shape[1] - size[0]) <= 1 and abs(gray.shape[0] - size[1]) <= 1:
+            return gray
     return cv2.resize(gray, size, interpolation=cv2.INTER_AREA)
 
 

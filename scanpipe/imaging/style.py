@@ -5,21 +5,23 @@ or the few timing marks that encode the style. No layout field says where they d
 reader learns it from the blanks themselves.
 
 At index time (:func:`build_style_groups`) the blanks are grouped by frame: a blank joins a
-group when it aligns with the group's *anchor* blank (same sheet, same timing marks). Every
-member's ink is warped into the anchor's frame at
-:data:`~scanpipe.imaging.reference.FRAME_DPI`; for every pair of members, the pixels printed
-on one and not (within a pixel) on the other are kept, outside the targets and write-in
-areas (where voters write). Where layouts give ``distinguish`` boxes, pairs that differ
-inside them are compared there only.
+group when it aligns with the group's *anchor* blank (same sheet, same timing marks; the
+alignment is refined locally, so members' frames agree within a few thousandths of an inch).
+Every member's ink is warped into the anchor's frame at
+:data:`~scanpipe.imaging.reference.FRAME_DPI`, outside the targets and write-in areas
+(where voters write).
 
-A card (:func:`identify_style`) is aligned once to the anchor of each group; its ink,
-warped into the anchor frame, is compared with each pair's two sets: the share of the
-first set the card shows minus the share of the second (``+1``: the card has exactly what
-the first prints; ``-1``: what the second prints). A candidate's standing is its worst
-margin against any other. The best must lead by :data:`MIN_MARGIN` on enough differing
-pixels, and it must itself be on the card: a candidate whose print is missing from the card
-in a square inch where the card prints something else (another election, a style the
-election lacks) is refused.
+A card (:func:`identify_style`) is aligned once to the anchor of each group (and refined
+locally); its ink, warped into the anchor frame, ranks every member by how well it explains
+the card (the share of the member's print the card shows, plus the share of the card's
+print the member lacks). The leaders are then compared pairwise on the pixels printed
+solidly by one and not at all by the other: the share of the first set the card shows
+minus the share of the second (``+1``: the card has exactly what the first prints). Where
+layouts give ``distinguish`` boxes, pairs that differ inside them are compared there only.
+A candidate's standing is its worst margin against another leader. The best must lead by
+:data:`MIN_MARGIN` on enough differing pixels, and it must itself be on the card: a
+candidate whose print is missing from the card in a square inch where the card prints
+something else (another election, a style the election lacks) is refused.
 
 Pure: arrays and values in, values out.
 """
@@ -44,6 +46,8 @@ EXCLUDE_GROW_IN = 0.1  # targets and write-in areas grown by this are left out
 TIMING_GROW_IN = 0.1
 MIN_PAIR_PX = 12  # fewer differing pixels than this: the two blanks cannot be told apart
 MIN_MARGIN = 0.35  # the winner's worst pairwise margin
+UNEXPLAINED_SAMPLE = 4  # every 4th card pixel is enough to rank
+LEADERS = 5  # candidates compared pairwise (after ranking all by how well each explains the card)
 BLOCK_IN = 1.0  # presence check: per square of this side ...
 BLOCK_MIN_PX = 25  # ... holding at least this many printed pixels of the candidate ...
 BLOCK_MIN_PRESENT = 0.6  # ... at least this share must be on the card, unless ...
@@ -53,16 +57,17 @@ BLOCK_MIN_EXTRA = 0.3  # ... the card prints less than this much (share of it) e
 
 @dataclass(frozen=True, eq=False)
 class StyleGroup:
-    """Blanks sharing one frame, compared in the frame of ``anchor``."""
+    """Blanks sharing one frame, compared in the frame of ``anchor`` (read-only arrays)."""
 
     anchor: PageModel
     members: tuple[PageModel, ...]
     to_anchor: tuple[np.ndarray, ...]  # per member: 3x3 member blank px -> anchor blank px
     ink: tuple[np.ndarray, ...]  # per member: bool printed ink, anchor frame, FRAME_DPI
+    solid: tuple[np.ndarray, ...]  # per member: flat indices of its solid print, outside targets
+    near: tuple[np.ndarray, ...]  # per member: bool, its print widened a pixel (faint print included)
+    focus: tuple[np.ndarray | None, ...]  # per member: bool, its distinguish boxes (None: none given)
     keep: np.ndarray  # bool: outside every member's targets and write-in areas (grown)
     timing: np.ndarray  # bool: the members' timing marks (grown): a scanner may cut or shift them
-    pairs: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
-    # (i, j) with i < j -> flat indices printed only on member i, only on member j
 
 
 @dataclass(frozen=True)
@@ -127,23 +132,14 @@ def _group(anchor: PageModel, members: list[tuple[PageModel, np.ndarray]], boxes
         for box in boxes.get(model.key, ()):
             keep &= ~_box_mask(shape, to_frame @ to_anchor, box, model.dpi, EXCLUDE_GROW_IN)
         focus.append([_box_mask(shape, to_frame @ to_anchor, b, model.dpi, 0.0) for b in distinguish.get(model.key, ())])
-    pairs = {}
-    solid = [i >= SOLID_LEVEL for i in inks]
-    near = [cv2.dilate(i, np.ones((3, 3), np.uint8)) >= PAPER_LEVEL for i in inks]
-    for i in range(len(members)):
-        for j in range(i + 1, len(members)):
-            only_i = solid[i] & ~near[j] & keep
-            only_j = solid[j] & ~near[i] & keep
-            boxes_ij = focus[i] + focus[j]
-            if boxes_ij:
-                inside = np.logical_or.reduce(boxes_ij)
-                if (only_i & inside).sum() + (only_j & inside).sum() >= MIN_PAIR_PX:
-                    only_i, only_j = only_i & inside, only_j & inside
-            pairs[(i, j)] = (np.flatnonzero(only_i).astype(np.int32), np.flatnonzero(only_j).astype(np.int32))
     printed = tuple(i >= INK_LEVEL for i in inks)
-    for a in (*printed, keep, timing):
+    solid = tuple(np.flatnonzero((i >= SOLID_LEVEL) & keep).astype(np.int32) for i in inks)
+    near = tuple(cv2.dilate(i, np.ones((3, 3), np.uint8)) >= PAPER_LEVEL for i in inks)
+    boxes_of = tuple(np.logical_or.reduce(f) if f else None for f in focus)
+    for a in (*printed, *solid, *near, *(b for b in boxes_of if b is not None), keep, timing):
         a.setflags(write=False)
-    return StyleGroup(anchor, tuple(m for m, _ in members), tuple(t for _, t in members), printed, keep, timing, pairs)
+    return StyleGroup(anchor, tuple(m for m, _ in members), tuple(t for _, t in members), printed, solid, near,
+                      boxes_of, keep, timing)
 
 
 def _blank_to_frame(model: PageModel) -> np.ndarray:
@@ -226,25 +222,20 @@ def _card_in_frame(gray: np.ndarray, aligned: Alignment, anchor: PageModel) -> t
 
 def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Alignment,
             members: list[int]) -> StyleMatch | StyleAmbiguous | StyleUnknown:
+    """Rank the candidates by how well each explains the card, then compare the leaders
+    pairwise on the pixels where their blanks differ."""
     flat, seen = card.ravel(), inside.ravel()
-    standing = {}
+    raw = cv2.erode(card.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)  # undo the dilation
+    card_px = np.flatnonzero(raw & group.keep & inside)[::UNEXPLAINED_SAMPLE]
+    distance = {}
     for i in members:
-        worst = 1.0
-        for j in members:
-            if i == j:
-                continue
-            only_i, only_j = group.pairs[(min(i, j), max(i, j))]
-            if i > j:
-                only_i, only_j = only_j, only_i
-            only_i, only_j = only_i[seen[only_i]], only_j[seen[only_j]]
-            if len(only_i) + len(only_j) < MIN_PAIR_PX:
-                worst = min(worst, 0.0)  # indistinguishable blanks
-                continue
-            shown_i = float(flat[only_i].mean()) if len(only_i) else 0.0
-            shown_j = float(flat[only_j].mean()) if len(only_j) else 0.0
-            worst = min(worst, shown_i - shown_j)
-        standing[i] = worst
-    order = sorted(members, key=lambda k: -standing[k])
+        own = group.solid[i][seen[group.solid[i]]]
+        shown = float(flat[own].mean()) if own.size else 0.0
+        unexplained = float((~group.near[i].ravel()[card_px]).mean()) if card_px.size else 0.0
+        distance[i] = (1.0 - shown) + unexplained
+    leaders = sorted(members, key=lambda k: distance[k])[:LEADERS]
+    standing = {i: min((_margin(group, i, j, flat, seen) for j in leaders if j != i), default=1.0) for i in leaders}
+    order = sorted(leaders, key=lambda k: -standing[k])
     best = order[0]
     model = group.members[best]
     missing = _missing_block(card, group.ink[best] & group.keep & inside & ~group.timing, model)
@@ -254,6 +245,30 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
         return StyleAmbiguous(model, group.members[order[1]], standing[best])
     to_model = aligned.matrix @ group.to_anchor[best]
     return StyleMatch(model, group, aligned, to_model, standing[best])
+
+
+def _margin(group: StyleGroup, i: int, j: int, card: np.ndarray, seen: np.ndarray) -> float:
+    """How much more of what only blank ``i`` prints the card shows than of what only ``j``
+    prints (in [-1, 1]); 0 when the two blanks cannot be told apart."""
+    only_i = _only(group, i, j, seen)
+    only_j = _only(group, j, i, seen)
+    focus = [f for f in (group.focus[i], group.focus[j]) if f is not None]
+    if focus:
+        boxes = np.logical_or.reduce(focus).ravel()
+        fi, fj = only_i[boxes[only_i]], only_j[boxes[only_j]]
+        if fi.size + fj.size >= MIN_PAIR_PX:
+            only_i, only_j = fi, fj
+    if only_i.size + only_j.size < MIN_PAIR_PX:
+        return 0.0
+    shown_i = float(card[only_i].mean()) if only_i.size else 0.0
+    shown_j = float(card[only_j].mean()) if only_j.size else 0.0
+    return shown_i - shown_j
+
+
+def _only(group: StyleGroup, i: int, j: int, seen: np.ndarray) -> np.ndarray:
+    """Flat indices of blank ``i``'s solid print where blank ``j`` prints nothing (and the card has pixels)."""
+    solid = group.solid[i]
+    return solid[~group.near[j].ravel()[solid] & seen[solid]]
 
 
 def _missing_block(card: np.ndarray, printed: np.ndarray, model: PageModel) -> str | None:
@@ -269,20 +284,20 @@ def _missing_block(card: np.ndarray, printed: np.ndarray, model: PageModel) -> s
     printed[:edge], printed[-edge:], printed[:, :edge], printed[:, -edge:] = False, False, False, False
     near_print = cv2.dilate(printed.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
     card_ink = cv2.erode(card.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)  # undo the card's dilation
-    rows, cols = printed.shape
-    worst: tuple[float, int, int] | None = None
-    for r in range(0, rows, side):
-        for c in range(0, cols, side):
-            block = printed[r: r + side, c: c + side]
-            n = int(block.sum())
-            if n < BLOCK_MIN_PX:
-                continue
-            present = float(card[r: r + side, c: c + side][block].mean())
-            extra = int((card_ink[r: r + side, c: c + side] & ~near_print[r: r + side, c: c + side]).sum())
-            if present < BLOCK_MIN_PRESENT and extra >= BLOCK_MIN_EXTRA * n and (worst is None or present < worst[0]):
-                worst = (present, r, c)
-    if worst is None:
+    n = _block_sums(printed, side)
+    present = _block_sums(card & printed, side) / np.maximum(n, 1)
+    extra = _block_sums(card_ink & ~near_print, side)
+    bad = (n >= BLOCK_MIN_PX) & (present < BLOCK_MIN_PRESENT) & (extra >= BLOCK_MIN_EXTRA * n)
+    if not bad.any():
         return None
-    present, r, c = worst
-    return (f"only {present:.0%} of its print near ({c / FRAME_DPI:.1f} in, {r / FRAME_DPI:.1f} in) is on the card, "
-            "which prints something else there")
+    r, c = np.unravel_index(int(np.argmin(np.where(bad, present, 2.0))), bad.shape)
+    return (f"only {present[r, c]:.0%} of its print near ({c * side / FRAME_DPI:.1f} in, {r * side / FRAME_DPI:.1f} in) "
+            "is on the card, which prints something else there")
+
+
+def _block_sums(mask: np.ndarray, side: int) -> np.ndarray:
+    """Counts of true pixels per ``side`` x ``side`` block (the last blocks padded)."""
+    rows, cols = -(-mask.shape[0] // side), -(-mask.shape[1] // side)
+    padded = np.zeros((rows * side, cols * side), np.int32)
+    padded[: mask.shape[0], : mask.shape[1]] = mask
+    return padded.reshape(rows, side, cols, side).sum(axis=(1, 3))
