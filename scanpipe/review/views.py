@@ -144,7 +144,7 @@ def card_page(store: Store, election: Election, card_id: str, *, blind: bool, me
                                         _option_views(election, cid, stored.card, blind), r.state,
                                         None if blind else _machine_votes(stored.card, cid)))
     mine = tuple(c for r in items if r.state == "awaiting" and me in r.first_auditors for c in r.contests)
-    return PageView("card", card_id, (view,), tuple(contests), rule_set(election.jurisdiction).intent_rules, mine)
+    return PageView("card", card_id, (view,), tuple(contests), rule_set(election.jurisdiction).intent_choices(), mine)
 
 
 def pair_page(store: Store, election: Election, serial: str, *, blind: bool, me: str) -> PageView:
@@ -164,7 +164,7 @@ def pair_page(store: Store, election: Election, serial: str, *, blind: bool, me:
             contests.append(ContestView(cid, election.contest(cid).title, election.contest(cid).vote_for,
                                         _option_views(election, cid, None, True), r.state, None, readings))
     mine = tuple(c for r in items if r.state == "awaiting" and me in r.first_auditors for c in r.contests)
-    return PageView("pair", serial, cards, tuple(contests), rule_set(election.jurisdiction).intent_rules, mine)
+    return PageView("pair", serial, cards, tuple(contests), rule_set(election.jurisdiction).intent_choices(), mine)
 
 
 def _describe(reading: dict[str, Any] | None) -> str:
