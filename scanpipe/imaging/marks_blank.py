@@ -55,7 +55,7 @@ from scanpipe.imaging.marks import (
     _jacobians,
     _knots,
     _paper,
-    _ring,
+    RING_NEED_PX,
     _span,
     _stain,
     _windows,
@@ -75,9 +75,14 @@ TEAR_SPAN = 0.5
 # misses an erasure's even residue; residue alone can send a target to a person (up to just
 # under HIGH_ANCHOR), never make it a vote.
 # Even: the ink EVEN_SHARE of that bare paper reaches: a fill as even as a pencil's over the
-# whole visible inside (a mark over part of it, as a small partial one, does not reach it).
+# whole visible inside. It counts as the catalogue's level where the bare paper is most of the
+# inside (OPEN_PAPER_SHARE); where a thick outline leaves only a small middle, a small partial
+# mark can fill that too, so there even (like residue) sends a target to a person, never
+# makes a vote.
 EVEN_SHARE = 0.8
 MIN_PAPER_SHARE = 0.25
+OPEN_PAPER_SHARE = 0.75
+RING_MIN_OPEN = 8  # sectors of the ring (of 16) that must be paper on the blank to judge a loop
 RESIDUE_KNOTS = ((0.0, 0.0), (0.06, LOW_ANCHOR), (0.3, HIGH_ANCHOR - 0.02), (1.0, HIGH_ANCHOR - 0.02))
 STAIN_SIDES = 2  # a stain darkens the paper on two sides of the target at least; a scribble's
 # overflow darkens one (real pencil scribbles overflow far more than our synthetic fills)
@@ -113,10 +118,12 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     cover = (inner >= DARK).mean(axis=1)
     paper = ~printed.reshape(n, -1)[:, geo.interior]  # where the blank shows bare paper inside
     residue = _quantile_where(inner, paper, 0.5)
-    even = np.where(paper.mean(axis=1) >= MIN_PAPER_SHARE, _quantile_where(inner, paper, 1.0 - EVEN_SHARE), 0.0)
+    share = paper.mean(axis=1)
+    even = np.where(share >= MIN_PAPER_SHARE, _quantile_where(inner, paper, 1.0 - EVEN_SHARE), 0.0)
+    even_score = np.where(share >= OPEN_PAPER_SHARE, _knots(even, LEVEL_KNOTS), _knots(even, RESIDUE_KNOTS))
     obscured = (blank.reshape(n, -1)[:, geo.interior] >= PRINTED).mean(axis=1)
     stroke = _span(ink, geo, len(geo.interior))
-    ring = _ring(flat, geo)
+    ring = _ring_where_paper(flat, printed.reshape(n, -1), geo)
     centers_px = _jacobians(hom, boxes[:, :2] + boxes[:, 2:] / 2)[0]
     ref_centers = (boxes[:, :2] + boxes[:, 2:] / 2) * ref_dpi
     stain = np.clip(_stain(gray_aligned, plane, centers_px, geo, sides=STAIN_SIDES)
@@ -128,7 +135,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     fold = _fold(np.clip(aligned - wide, 0.0, 1.0), geo)
     damage = np.maximum.reduce([stain, fold, tear, np.where(obscured > MIN_VISIBLE, 1.0, 0.0)])
     score = np.maximum.reduce([_knots(level, LEVEL_KNOTS), _knots(cover, COVER_KNOTS), _knots(stroke, SPAN_KNOTS),
-                               _knots(residue, RESIDUE_KNOTS), _knots(even, LEVEL_KNOTS)])
+                               _knots(residue, RESIDUE_KNOTS), even_score])
     name_ring = _name_rings_against_blank(gray, hom, reference, ref_hom, targets)
     shift_px = np.einsum("nij,nj->ni", jac, np.stack([dx, dy], 1) / CANON_PPI)
     corners_all = _boxes_px(hom, boxes)
@@ -173,6 +180,19 @@ def _best_shifts(card: np.ndarray, blank: np.ndarray, geo: _Geometry) -> tuple[n
         iy, ix = np.unravel_index(int(np.argmax(corr - penalty * top)), corr.shape)
         dx[k], dy[k] = ix - s, iy - s
     return dx, dy
+
+
+def _ring_where_paper(flat: np.ndarray, printed: np.ndarray, geo: _Geometry) -> np.ndarray:
+    """The share of the ring's sectors crossed by a stroke, among the sectors the blank leaves
+    as paper (a printed name beside the target hides the loop there: those sectors abstain)."""
+    idx, starts = geo.ring
+    hits = np.add.reduceat((flat[:, idx] >= RING_STROKE).astype(np.int32), starts, axis=1)
+    sizes = np.diff(np.append(starts, len(idx)))
+    covered = np.add.reduceat(printed[:, idx].astype(np.int32), starts, axis=1) / sizes
+    open_ = covered < 0.5
+    crossed = (hits >= RING_NEED_PX) & open_
+    count = open_.sum(axis=1)
+    return np.where(count >= RING_MIN_OPEN, crossed.sum(axis=1) / np.maximum(count, 1), 0.0)
 
 
 def _quantile_where(values: np.ndarray, where: np.ndarray, q: float) -> np.ndarray:
