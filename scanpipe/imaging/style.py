@@ -215,7 +215,11 @@ def _card_in_frame(gray: np.ndarray, aligned: Alignment, anchor: PageModel) -> t
     shape = (anchor.frame.shape[1], anchor.frame.shape[0])
     flags = cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP
     ink = cv2.warpPerspective(ink_of(small), frame_to_small, shape, flags=flags) >= INK_LEVEL
-    inside = cv2.warpPerspective(np.ones(small.shape, np.uint8), frame_to_small, shape, flags=flags, borderValue=0)
+    h, w = small.shape
+    corners = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float64).reshape(-1, 1, 2)
+    outline = cv2.perspectiveTransform(corners, np.linalg.inv(frame_to_small)).reshape(-1, 2)
+    inside = np.zeros((shape[1], shape[0]), np.uint8)
+    cv2.fillConvexPoly(inside, np.round(outline).astype(np.int32), 1)
     inside = cv2.erode(inside, np.ones((5, 5), np.uint8)).astype(bool)
     return cv2.dilate(ink.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool), inside
 
@@ -227,14 +231,14 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
     flat, seen = card.ravel(), inside.ravel()
     raw = cv2.erode(card.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)  # undo the dilation
     card_px = np.flatnonzero(raw & group.keep & inside)[::UNEXPLAINED_SAMPLE]
-    distance = {}
+    distance, own = {}, {}
     for i in members:
-        own = group.solid[i][seen[group.solid[i]]]
-        shown = float(flat[own].mean()) if own.size else 0.0
+        own[i] = group.solid[i][seen[group.solid[i]]]  # the member's solid print where the card has pixels
+        shown = float(flat[own[i]].mean()) if own[i].size else 0.0
         unexplained = float((~group.near[i].ravel()[card_px]).mean()) if card_px.size else 0.0
         distance[i] = (1.0 - shown) + unexplained
     leaders = sorted(members, key=lambda k: distance[k])[:LEADERS]
-    standing = {i: min((_margin(group, i, j, flat, seen) for j in leaders if j != i), default=1.0) for i in leaders}
+    standing = {i: min((_margin(group, i, j, flat, own) for j in leaders if j != i), default=1.0) for i in leaders}
     order = sorted(leaders, key=lambda k: -standing[k])
     best = order[0]
     model = group.members[best]
@@ -247,11 +251,12 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
     return StyleMatch(model, group, aligned, to_model, standing[best])
 
 
-def _margin(group: StyleGroup, i: int, j: int, card: np.ndarray, seen: np.ndarray) -> float:
+def _margin(group: StyleGroup, i: int, j: int, card: np.ndarray, own: dict[int, np.ndarray]) -> float:
     """How much more of what only blank ``i`` prints the card shows than of what only ``j``
-    prints (in [-1, 1]); 0 when the two blanks cannot be told apart."""
-    only_i = _only(group, i, j, seen)
-    only_j = _only(group, j, i, seen)
+    prints (in [-1, 1]); 0 when the two blanks cannot be told apart. ``own``: each member's
+    solid print where the card has pixels (flat indices)."""
+    only_i = own[i][~group.near[j].ravel()[own[i]]]
+    only_j = own[j][~group.near[i].ravel()[own[j]]]
     focus = [f for f in (group.focus[i], group.focus[j]) if f is not None]
     if focus:
         boxes = np.logical_or.reduce(focus).ravel()
@@ -263,12 +268,6 @@ def _margin(group: StyleGroup, i: int, j: int, card: np.ndarray, seen: np.ndarra
     shown_i = float(card[only_i].mean()) if only_i.size else 0.0
     shown_j = float(card[only_j].mean()) if only_j.size else 0.0
     return shown_i - shown_j
-
-
-def _only(group: StyleGroup, i: int, j: int, seen: np.ndarray) -> np.ndarray:
-    """Flat indices of blank ``i``'s solid print where blank ``j`` prints nothing (and the card has pixels)."""
-    solid = group.solid[i]
-    return solid[~group.near[j].ravel()[solid] & seen[solid]]
 
 
 def _missing_block(card: np.ndarray, printed: np.ndarray, model: PageModel) -> str | None:
