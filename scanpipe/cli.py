@@ -253,14 +253,23 @@ def adjudicate(ctx: Ctx, item: str, contest: str, votes: str, auditors: tuple[st
 
 @cli.command()
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the CSV here instead of stdout.")
+@click.option("--scope", "scoped", is_flag=True, help="Only the open recount case's contest in its precincts.")
 @pass_ctx
-def tally(ctx: Ctx, out: Path | None) -> None:
+def tally(ctx: Ctx, out: Path | None, scoped: bool) -> None:
     """Per-precinct tallies of what counts (CSV)."""
     from scanpipe.tally import tally_csv
     from scanpipe.workflow import tally as do_tally
 
     store = ctx.store()
-    text = tally_csv(do_tally(store))
+    rows = do_tally(store)
+    if scoped:
+        from scanpipe.recount.service import active_scope
+
+        scope = active_scope(store)
+        if scope is None:
+            raise click.UsageError("--scope: no recount case is open")
+        rows = [r for r in rows if r.precinct in scope.precincts and r.contest == scope.contest]
+    text = tally_csv(rows)
     if out is None:
         click.echo(text, nl=False)
     else:
@@ -367,6 +376,9 @@ _register_scan(cli)
 _register_calibrate(cli)
 _register_review(cli)
 _register_statute(cli)
+from scanpipe.cli_recount import register as _register_recount  # noqa: E402  (recount)
+
+_register_recount(cli)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -184,7 +184,15 @@ def tally(store: Store) -> list[TallyRow]:
 
 
 def queue(store: Store) -> list[QueueItem]:
-    s = standing(store)
+    """What needs a person; while a recount case is open, only what its scope needs."""
+    from scanpipe.recount.scope import scope_items
+    from scanpipe.recount.service import active_scope
+
+    return scope_items(queue_of(standing(store)), active_scope(store))
+
+
+def queue_of(s: Standing) -> list[QueueItem]:
+    """Every item of a standing awaiting a person (no recount scope applied)."""
     paired = {cid for p in s.pairs for cid in (*p.duplicates, *p.originals)}
     return build_queue(s.counts, s.decisions, s.pairs, paired_cards=paired)
 
