@@ -14,7 +14,9 @@ Per target:
 3. **Interior** as :mod:`scanpipe.imaging.marks` measures it (fill, level, cover), on ink;
    plus *residue*, the median ink where the blank shows bare paper inside the target (an
    erasure's even residue, which a vendor's thick outline can hide from the level), and
-   *even*, the ink 80% of that paper reaches (a light pencil fill). A target
+   *even*, the ink 80% of that paper reaches (a light pencil fill; where a thick outline
+   leaves only a small middle it counts only if the fill reaches the outline's inner rim). A
+   long span with almost no ink inside (a crease, a line across) is for a person. A target
    whose interior the blank prints over (a stamp across it) is ``obscured``: damage, for a
    person.
 4. Span, ring and name ring as :mod:`scanpipe.imaging.marks` measures them, on ink; the
@@ -77,11 +79,12 @@ TEAR_SPAN = 0.5
 # Even: the ink EVEN_SHARE of that bare paper reaches: a fill as even as a pencil's over the
 # whole visible inside. It counts as the catalogue's level where the bare paper is most of the
 # inside (OPEN_PAPER_SHARE); where a thick outline leaves only a small middle, a small partial
-# mark can fill that too, so there even (like residue) sends a target to a person, never
-# makes a vote.
+# mark can fill that too, so there the fill counts only as far as it also covers the paper
+# along the outline's inner rim, all round (else, like residue, it sends the target to a person).
 EVEN_SHARE = 0.8
 MIN_PAPER_SHARE = 0.25
 OPEN_PAPER_SHARE = 0.75
+THIN_FILL = 0.08  # fill under this with a long span: a line across, not a mark
 RING_MIN_OPEN = 8  # sectors of the ring (of 16) that must be paper on the blank to judge a loop
 RESIDUE_KNOTS = ((0.0, 0.0), (0.06, LOW_ANCHOR), (0.3, HIGH_ANCHOR - 0.02), (1.0, HIGH_ANCHOR - 0.02))
 STAIN_SIDES = 2  # a stain darkens the paper on two sides of the target at least; a scribble's
@@ -120,9 +123,16 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     residue = _quantile_where(inner, paper, 0.5)
     share = paper.mean(axis=1)
     even = np.where(share >= MIN_PAPER_SHARE, _quantile_where(inner, paper, 1.0 - EVEN_SHARE), 0.0)
-    even_score = np.where(share >= OPEN_PAPER_SHARE, _knots(even, LEVEL_KNOTS), _knots(even, RESIDUE_KNOTS))
+    edge = _paper_edge(printed, paper, geo)  # the bare paper next to the printed outline
+    to_edges = np.minimum(residue, _quantile_where(inner, edge, 1.0 - EVEN_SHARE))
+    even_score = np.where(share >= OPEN_PAPER_SHARE, _knots(even, LEVEL_KNOTS),
+                          np.maximum(_knots(even, RESIDUE_KNOTS), _knots(to_edges, LEVEL_KNOTS)))
     obscured = (blank.reshape(n, -1)[:, geo.interior] >= PRINTED).mean(axis=1)
     stroke = _span(ink, geo, len(geo.interior))
+    # a span with almost no ink inside is a thin line across the target (a crease, a stray
+    # stroke): for a person, never a vote by itself
+    span_score = np.where(fill < THIN_FILL, np.minimum(_knots(stroke, SPAN_KNOTS), HIGH_ANCHOR - 0.02),
+                          _knots(stroke, SPAN_KNOTS))
     ring = _ring_where_paper(flat, printed.reshape(n, -1), geo)
     centers_px = _jacobians(hom, boxes[:, :2] + boxes[:, 2:] / 2)[0]
     ref_centers = (boxes[:, :2] + boxes[:, 2:] / 2) * ref_dpi
@@ -134,7 +144,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     wide = cv2.dilate(blank.reshape(n * ch, cw), np.ones((5, 5), np.uint8)).reshape(blank.shape)
     fold = _fold(np.clip(aligned - wide, 0.0, 1.0), geo)
     damage = np.maximum.reduce([stain, fold, tear, np.where(obscured > MIN_VISIBLE, 1.0, 0.0)])
-    score = np.maximum.reduce([_knots(level, LEVEL_KNOTS), _knots(cover, COVER_KNOTS), _knots(stroke, SPAN_KNOTS),
+    score = np.maximum.reduce([_knots(level, LEVEL_KNOTS), _knots(cover, COVER_KNOTS), span_score,
                                _knots(residue, RESIDUE_KNOTS), even_score])
     name_ring = _name_rings_against_blank(gray, hom, reference, ref_hom, targets)
     shift_px = np.einsum("nij,nj->ni", jac, np.stack([dx, dy], 1) / CANON_PPI)
@@ -193,6 +203,16 @@ def _ring_where_paper(flat: np.ndarray, printed: np.ndarray, geo: _Geometry) -> 
     crossed = (hits >= RING_NEED_PX) & open_
     count = open_.sum(axis=1)
     return np.where(count >= RING_MIN_OPEN, crossed.sum(axis=1) / np.maximum(count, 1), 0.0)
+
+
+def _paper_edge(printed: np.ndarray, paper: np.ndarray, geo: _Geometry) -> np.ndarray:
+    """Per target, the interior's bare-paper pixels within two pixels of the blank's print (the
+    inner rim of the outline): a fill reaches them, a mark in the middle does not."""
+    n = len(printed)
+    shape = printed.shape[1:]
+    near = cv2.dilate(printed.reshape(n * shape[0], shape[1]).astype(np.uint8), np.ones((5, 5), np.uint8))
+    near = near.reshape(n, -1)[:, geo.interior].astype(bool)
+    return near & paper
 
 
 def _quantile_where(values: np.ndarray, where: np.ndarray, q: float) -> np.ndarray:
