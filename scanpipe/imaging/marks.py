@@ -75,6 +75,8 @@ NAME_X_IN = (0.20, 0.42)  # right of the box: inside any printed name, beyond st
 NAME_ABOVE_IN = (-0.11, -0.025)  # rows relative to the box top
 NAME_BELOW_IN = (0.025, 0.11)  # rows relative to the box bottom
 WRITE_IN_INK = 0.35
+WRITE_IN_EDGE_IN = 0.03  # the area's rim is not read: print beside it spills in with a scan's error
+LINE_IN = 0.4  # a straight stroke this long in a write-in area is printed, not written
 # Score anchors from the catalogue: (feature value, mapped score) knots, monotone.
 LOW_ANCHOR, HIGH_ANCHOR = 0.25, 0.5
 # Knots sit in the gaps between measured ranges (after scanning, any format) of the kinds:
@@ -515,5 +517,16 @@ def _write_in_score(gray: np.ndarray, hom: np.ndarray, area: Box | None, referen
         dark = np.clip(dark - cv2.dilate(ref_dark, np.ones((3, 3), np.uint8)), 0.0, 1.0)
     ruled = (dark >= 0.3).mean(axis=1) > 0.6  # a printed underline crossing the area
     ruled = np.convolve(ruled.astype(float), np.ones(3), mode="same") > 0
-    inked = dark[~ruled] >= WRITE_IN_INK
+    inked = (dark >= WRITE_IN_INK) & ~_straight_lines(dark) & ~ruled[:, None]
+    edge = max(1, int(round(WRITE_IN_EDGE_IN * SIDE_PPI)))  # what spills in from beside the area
+    inked[:edge], inked[-edge:], inked[:, :edge], inked[:, -edge:] = False, False, False, False
     return float(inked.any(axis=0).mean()) if inked.size else 0.0
+
+
+def _straight_lines(dark: np.ndarray) -> np.ndarray:
+    """Long straight horizontal or vertical strokes (a printed write-in line or box edge, even
+    a little skewed), widened a pixel: handwriting does not run straight for LINE_IN."""
+    ink = (dark >= 0.25).astype(np.uint8)
+    n = max(3, int(round(LINE_IN * SIDE_PPI)))
+    lines = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, n), np.uint8)) | cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((n, 1), np.uint8))
+    return cv2.dilate(lines, np.ones((3, 3), np.uint8)).astype(bool)

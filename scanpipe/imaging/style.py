@@ -52,6 +52,7 @@ BLOCK_IN = 1.0  # presence check: per square of this side ...
 BLOCK_MIN_PX = 25  # ... holding at least this many printed pixels of the candidate ...
 BLOCK_MIN_PRESENT = 0.6  # ... at least this share must be on the card, unless ...
 EDGE_IN = 0.5  # ... away from the page's edges (timing marks a scanner may cut or shift) ...
+STRUCTURE_PX = 12  # ... in connected pieces of at least this many pixels (text, rules; not dither)
 BLOCK_MIN_EXTRA = 0.3  # ... the card prints less than this much (share of it) elsewhere in the square
 
 
@@ -242,7 +243,7 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
     order = sorted(leaders, key=lambda k: -standing[k])
     best = order[0]
     model = group.members[best]
-    missing = _missing_block(card, group.ink[best] & group.keep & inside & ~group.timing, model)
+    missing = _missing_block(card, group.ink[best], group.keep & inside & ~group.timing)
     if missing is not None:
         return StyleUnknown(f"the card does not show the print of the closest blank ({model.style} page {model.page}): {missing}")
     if standing[best] < MIN_MARGIN and len(order) > 1:
@@ -270,28 +271,38 @@ def _margin(group: StyleGroup, i: int, j: int, card: np.ndarray, own: dict[int, 
     return shown_i - shown_j
 
 
-def _missing_block(card: np.ndarray, printed: np.ndarray, model: PageModel) -> str | None:
-    """Where a square inch of the blank's print is mostly missing from the card *and* the card
-    prints something else there (other text: another style or election), if anywhere.
+def _missing_block(card: np.ndarray, blank: np.ndarray, judged: np.ndarray) -> str | None:
+    """Where, within ``judged``, a square inch of the blank's print is mostly missing from the
+    card *and* the card prints something else there (other text: another style or election).
 
     Missing print alone is not enough: a blank may carry a "SAMPLE" overprint the ballots
     lack, and a torn corner loses print; neither makes the card another style.
     """
     side = max(4, int(round(BLOCK_IN * FRAME_DPI)))
     edge = int(round(EDGE_IN * FRAME_DPI))
-    printed = printed.copy()
-    printed[:edge], printed[-edge:], printed[:, :edge], printed[:, -edge:] = False, False, False, False
-    near_print = cv2.dilate(printed.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
-    card_ink = cv2.erode(card.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)  # undo the card's dilation
+    judged = judged.copy()
+    judged[:edge], judged[-edge:], judged[:, :edge], judged[:, -edge:] = False, False, False, False
+    printed = blank & judged
+    near_print = cv2.dilate(blank.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
+    card_ink = cv2.erode(card.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool) & judged  # undo the dilation
     n = _block_sums(printed, side)
     present = _block_sums(card & printed, side) / np.maximum(n, 1)
-    extra = _block_sums(card_ink & ~near_print, side)
+    extra = _block_sums(_structured(card_ink & ~near_print), side)
     bad = (n >= BLOCK_MIN_PX) & (present < BLOCK_MIN_PRESENT) & (extra >= BLOCK_MIN_EXTRA * n)
     if not bad.any():
         return None
     r, c = np.unravel_index(int(np.argmin(np.where(bad, present, 2.0))), bad.shape)
     return (f"only {present[r, c]:.0%} of its print near ({c * side / FRAME_DPI:.1f} in, {r * side / FRAME_DPI:.1f} in) "
             "is on the card, which prints something else there")
+
+
+def _structured(mask: np.ndarray) -> np.ndarray:
+    """The pixels of ``mask`` in connected pieces of at least STRUCTURE_PX (a stroke of text, a
+    rule), not the scattered dots where two bilevel scans dither one shading differently."""
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
+    big = stats[:, cv2.CC_STAT_AREA] >= STRUCTURE_PX
+    big[0] = False
+    return big[labels]
 
 
 def _block_sums(mask: np.ndarray, side: int) -> np.ndarray:
