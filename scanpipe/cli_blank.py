@@ -49,3 +49,26 @@ def calibrate_blank(cards: tuple[Path, ...], dpi: float | None, width_in: float,
     for k, why in learned.skipped:
         click.echo(f"  skipped {files[k]}: {why}")
     click.echo(f"use it as the layout's reference with \"reference_dpi\": {dpi:.1f}; check it by eye first")
+
+
+@click.command("election")
+@click.option("--apply", "apply_", is_flag=True, help="Record the thresholds (in the log, with provenance) and read every stored card again from its scores.")
+@click.pass_context
+def calibrate_election(click_ctx: click.Context, apply_: bool) -> None:
+    """The election's own thresholds, from the scores of the cards already read (no labels).
+
+    Prints where the empty and the marked targets fall and the thresholds that follow; keeps the
+    reviewed ones when they fit. With --apply they are recorded and used from then on (later
+    ingests too), and every stored card is read again from its stored scores (no rescan).
+    """
+    from scanpipe.workflow import calibrate_election as derive
+
+    from scanpipe.cli import Ctx
+
+    store = click_ctx.find_object(Ctx).store()  # type: ignore[union-attr]
+    derived, changed = derive(store, apply=apply_, actor="calibrate election")
+    click.echo(derived.summary())
+    if apply_:
+        click.echo(f"recorded for the election; {changed} stored card(s) read again with them")
+    else:
+        click.echo("nothing recorded (add --apply to use them)")
