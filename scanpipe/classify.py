@@ -5,9 +5,10 @@ score is under ``marginal`` and nothing flags it; otherwise ``unknown`` (a perso
 Flags are ink around the oval (``ring``: a circled option), damage over it (``damage``: a fold,
 stain or tear) and, for an empty write-in oval, ink in the write-in area (``write_in``).
 
-Thresholds are data: ``calibration/thresholds.json`` (derived by
+Thresholds are data: ``scanpipe/calibration/thresholds.json`` (derived by
 :func:`scanpipe.calibration.derive_thresholds` on a labelled synthetic deck and reviewed like
-code), found beside the package or in the directory named by ``SCANPIPE_CALIBRATION``.
+code), shipped inside the package (so a regular wheel install finds it), or the file in the
+directory named by ``SCANPIPE_CALIBRATION``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import scanpipe
 from scanpipe.errors import ConfigError
 from scanpipe.types import (
     Contest,
@@ -60,9 +60,9 @@ class Thresholds:
 
 
 def default_thresholds_path() -> Path:
-    """``$SCANPIPE_CALIBRATION/thresholds.json`` or ``<repo>/calibration/thresholds.json``."""
+    """``$SCANPIPE_CALIBRATION/thresholds.json``, else the file shipped in the package."""
     env = os.environ.get(CALIBRATION_ENV)
-    folder = Path(env) if env else Path(scanpipe.__file__).resolve().parents[1] / "calibration"
+    folder = Path(env) if env else Path(__file__).resolve().parent / "calibration"
     return folder / THRESHOLDS_FILE
 
 
@@ -136,6 +136,11 @@ def classify_contest(contest: Contest, readings: Sequence[TargetReading]) -> Con
     Any unknown target makes the contest ``pending``; more yes than ``vote_for`` is an
     ``overvote``; otherwise it is ``counted`` with ``vote_for - votes`` undervotes. Options
     without a reading count as not marked.
+
+    A pending contest still carries what was read clearly, option by option: ``votes`` are
+    the options read ``yes`` and ``unknown_options`` only the doubtful ones, so every other
+    option was read ``no`` (:func:`option_status`). One doubtful target never makes its
+    neighbours unknown.
     """
     by_option = {r.score.option: r for r in readings}
     option_ids = [o.id for o in contest.options]
@@ -149,3 +154,13 @@ def classify_contest(contest: Contest, readings: Sequence[TargetReading]) -> Con
     if len(votes) > contest.vote_for:
         return ContestReading(contest.id, votes, ContestOutcome.OVERVOTE, 0)
     return ContestReading(contest.id, votes, ContestOutcome.COUNTED, contest.vote_for - len(votes))
+
+
+def option_status(reading: ContestReading, option: str) -> MarkStatus:
+    """What a contest reading says of one of its options: ``unknown`` only for the options a
+    person must read, ``yes`` for the votes, ``no`` for every other option (also in a pending
+    contest, whose clear options stay what they were read)."""
+    if option in reading.unknown_options:
+        return MarkStatus.UNKNOWN
+    return MarkStatus.YES if option in reading.votes else MarkStatus.NO
+

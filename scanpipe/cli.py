@@ -225,39 +225,69 @@ def reconcile_cmd(ctx: Ctx, render_dir: Path) -> None:
 @click.argument("item")
 @click.option("--contest", required=True)
 @click.option("--votes", required=True, help='Options the voter intended, comma-separated; "" for no choice.')
-@click.option("--auditor", "auditors", multiple=True, required=True, help="Repeat for two auditors attesting jointly.")
+@click.option("--auditor", "auditors", multiple=True, required=True,
+              help="A review account (`scanpipe user list`), who types their password; repeat for two auditors attesting jointly.")
+@click.option("--password-stdin", is_flag=True, help="Read each auditor's password from stdin, one line each, in --auditor order (scripts).")
+@click.option("--no-accounts", is_flag=True, help="A test deck without review accounts: record the --auditor names as given (logged).")
+@click.option("--override", is_flag=True, help="Decide a contest of a card that nothing queued (changes the machine's clear reading); needs --reason.")
+@click.option("--reason", default=None, help="Why a contest nothing queued is overridden (logged).")
 @click.option("--rule", default=None, help="The voter-intent rule the decision rests on.")
 @click.option("--note", default=None)
 @click.option("--render-dir", type=click.Path(path_type=Path), default=Path("new-duplicates"), show_default=True,
               help="Where a new duplicate's printable card goes (for a serial).")
 @pass_ctx
-def adjudicate(ctx: Ctx, item: str, contest: str, votes: str, auditors: tuple[str, ...], rule: str | None, note: str | None,
-               render_dir: Path) -> None:
-    """Record a person's decision of voter intent for one contest of a card or a serial."""
+def adjudicate(ctx: Ctx, item: str, contest: str, votes: str, auditors: tuple[str, ...], password_stdin: bool, no_accounts: bool,
+               override: bool, reason: str | None, rule: str | None, note: str | None, render_dir: Path) -> None:
+    """Record a person's decision of voter intent for one contest of a card or a serial.
+
+    Auditors are review accounts, each proving it with their password; the two halves of a
+    decision come from two accounts and two logins (contract section 5, "Two people")."""
+    from scanpipe.cli_people import attest_auditors
     from scanpipe.reconcile.service import adjudicate_pair
     from scanpipe.workflow import adjudicate_card
 
+    if override != bool(reason and reason.strip()):
+        raise click.UsageError("--override needs --reason TEXT (and --reason goes with --override)")
     store = ctx.store()
+    attestation = attest_auditors(store, list(auditors), no_accounts=no_accounts, password_stdin=password_stdin,
+                                  override=reason.strip() if override and reason else None)
     chosen = [v.strip() for v in votes.split(",") if v.strip()]
+    names = [a.strip().lower() for a in auditors] if attestation.accounts else list(auditors)
     if store.get_card(item) is None and store.find_card_by_path(item) is None and store.get_pair(item) is not None:
-        outcome = adjudicate_pair(store, item, contest=contest, votes=chosen, auditors=list(auditors), rule=rule, note=note,
-                                  render_dir=render_dir)
+        outcome = adjudicate_pair(store, item, contest=contest, votes=chosen, auditors=names, rule=rule, note=note,
+                                  render_dir=render_dir, attestation=attestation)
     else:
-        outcome = adjudicate_card(store, item, contest=contest, votes=chosen, auditors=list(auditors), rule=rule, note=note)
+        outcome = adjudicate_card(store, item, contest=contest, votes=chosen, auditors=names, rule=rule, note=note,
+                                  attestation=attestation)
     click.echo(f"decision {outcome.decision_id} on {item} / {contest}: {outcome.message}")
+    for serial in outcome.new_duplicates:
+        click.echo(f"new duplicate {serial} made: its printable card is {render_dir / (serial + '.pdf')} "
+                   f"(print, scan back and store it: `scanpipe duplicates pending`)")
     _exit_for_queue(store, "adjudicate")
 
 
 @cli.command()
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the CSV here instead of stdout.")
+@click.option("--scope", "scoped", is_flag=True, help="Only the open recount case's contest in its precincts.")
 @pass_ctx
-def tally(ctx: Ctx, out: Path | None) -> None:
+def tally(ctx: Ctx, out: Path | None, scoped: bool) -> None:
     """Per-precinct tallies of what counts (CSV)."""
     from scanpipe.tally import tally_csv
     from scanpipe.workflow import tally as do_tally
 
+    from scanpipe.audit_verify import tally_digest
+
     store = ctx.store()
-    text = tally_csv(do_tally(store))
+    rows = do_tally(store)
+    store.log_event("tally", {"sha256": tally_digest(rows), "rows": len(rows), "out": str(out) if out else None})
+    if scoped:
+        from scanpipe.recount.service import active_scope
+
+        scope = active_scope(store)
+        if scope is None:
+            raise click.UsageError("--scope: no recount case is open")
+        rows = [r for r in rows if r.precinct in scope.precincts and r.contest == scope.contest]
+    text = tally_csv(rows)
     if out is None:
         click.echo(text, nl=False)
     else:
@@ -304,15 +334,19 @@ def report() -> None:
 @click.option("--out", type=click.Path(path_type=Path), default=None)
 @pass_ctx
 def report_duplicates(ctx: Ctx, out: Path | None) -> None:
-    """Duplicate reconciliation report per precinct (run `reconcile` first)."""
-    from scanpipe.reconcile.service import duplicate_report
+    """Duplicate reconciliation report per precinct (run `reconcile` first); exit 1 while it is not final."""
+    from scanpipe.reconcile.report import duplicate_report
 
-    text = "\n".join(duplicate_report(ctx.store())) + "\n"
+    report = duplicate_report(ctx.store())
+    text = "\n".join(report.lines) + "\n"
     if out is None:
         click.echo(text, nl=False)
     else:
         out.write_text(text, encoding="utf-8")
         click.echo(f"report written to {out}", err=True)
+    if not report.final:
+        click.echo(f"report duplicates: {report.lines[2]}", err=True)
+        sys.exit(1)
 
 
 @cli.group("import")
@@ -324,14 +358,17 @@ def import_group() -> None:
 @click.argument("csv_file", type=click.Path(path_type=Path))
 @pass_ctx
 def import_duplication_log(ctx: Ctx, csv_file: Path) -> None:
-    """The canvass duplication log (CSV: serial, precinct, reason)."""
-    from scanpipe.reconcile.service import read_duplication_log
+    """The canvass duplication log (CSV: serial, precinct, reason[, ballot_type, eligible_contests])."""
+    from scanpipe.reconcile.duplog import read_duplication_log
 
-    rows = read_duplication_log(csv_file)
     store = ctx.store()
-    n = store.import_duplication_log(rows, str(csv_file))
-    store.log_event("import_duplication_log", {"file": str(csv_file), "rows": n})
-    click.echo(f"{n} serial(s) imported from {csv_file}")
+    if not csv_file.is_file():
+        raise click.BadParameter(f"{csv_file}: no such file", param_hint="CSV_FILE")
+    entries = read_duplication_log(csv_file, store.current_election())
+    n = store.import_duplication_log(entries, str(csv_file))
+    types = Counter(e.ballot_type.value for e in entries)
+    click.echo(f"{n} serial(s) imported from {csv_file} (" + ", ".join(f"{k} {t}" for t, k in sorted(types.items())) + "); "
+               "run `scanpipe reconcile` to compare them by ballot type")
 
 
 @cli.command()
@@ -351,10 +388,15 @@ from scanpipe.cli_calibrate import register as _register_calibrate  # noqa: E402
 from scanpipe.cli_scan import register as _register_scan  # noqa: E402  (scan, devices)
 
 from scanpipe.cli_review import register as _register_review  # noqa: E402  (review, user, audit)
+from scanpipe.cli_statute import register as _register_statute  # noqa: E402  (duplicates, board, rules)
 
 _register_scan(cli)
 _register_calibrate(cli)
 _register_review(cli)
+_register_statute(cli)
+from scanpipe.cli_recount import register as _register_recount  # noqa: E402  (recount)
+
+_register_recount(cli)
 
 
 def main(argv: list[str] | None = None) -> None:
