@@ -46,7 +46,7 @@ EXCLUDE_GROW_IN = 0.1  # targets and write-in areas grown by this are left out
 TIMING_GROW_IN = 0.1
 MIN_PAIR_PX = 12  # fewer differing pixels than this: the two blanks cannot be told apart
 MIN_MARGIN = 0.35  # the winner's worst pairwise margin
-UNEXPLAINED_SAMPLE = 4  # every 4th card pixel is enough to rank
+UNEXPLAINED_SAMPLE = 4  # every 4th pixel is enough to rank (the pairwise comparison uses all)
 LEADERS = 5  # candidates compared pairwise (after ranking all by how well each explains the card)
 BLOCK_IN = 1.0  # presence check: per square of this side ...
 BLOCK_MIN_PX = 25  # ... holding at least this many printed pixels of the candidate ...
@@ -235,7 +235,8 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
     distance, own = {}, {}
     for i in members:
         own[i] = group.solid[i][seen[group.solid[i]]]  # the member's solid print where the card has pixels
-        shown = float(flat[own[i]].mean()) if own[i].size else 0.0
+        sample = own[i][::UNEXPLAINED_SAMPLE]
+        shown = float(flat[sample].mean()) if sample.size else 0.0
         unexplained = float((~group.near[i].ravel()[card_px]).mean()) if card_px.size else 0.0
         distance[i] = (1.0 - shown) + unexplained
     leaders = sorted(members, key=lambda k: distance[k])[:LEADERS]
