@@ -172,19 +172,28 @@ def batch_void(ctx: Ctx, name: str, reason: str) -> None:
 
 
 @cli.command("queue")
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the JSON array here instead of stdout.")
+@click.option("--json", "as_json", is_flag=True, help="Print the contract's JSON array instead of the table.")
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the JSON array to this file (FILE.json).")
 @pass_ctx
-def queue_cmd(ctx: Ctx, out: Path | None) -> None:
-    """What needs a person, as a JSON array."""
+def queue_cmd(ctx: Ctx, as_json: bool, out: Path | None) -> None:
+    """What needs a person: a table with batch, position and file (--json: the JSON array)."""
     from scanpipe.workflow import queue
 
-    items = [i.as_json() for i in queue(ctx.store())]
-    text = json.dumps(items, indent=2)
-    if out is None:
-        click.echo(text)
-    else:
+    store = ctx.store()
+    items = queue(store)
+    text = json.dumps([i.as_json() for i in items], indent=2)
+    if out is not None:
         out.write_text(text + "\n", encoding="utf-8")
         click.echo(f"{len(items)} item(s) written to {out}", err=True)
+    elif as_json:
+        click.echo(text)
+    if out is not None or as_json:
+        return
+    from scanpipe.reports.model import queue_rows
+    from scanpipe.reports.text import queue_table
+
+    for line in queue_table(queue_rows(store, store.current_election(), items)):
+        click.echo(line)
 
 
 @cli.command()
@@ -301,18 +310,14 @@ def report() -> None:
 
 
 @report.command("duplicates")
-@click.option("--out", type=click.Path(path_type=Path), default=None)
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="FILE.csv (one row per precinct), FILE.html or FILE.pdf (printable, every serial listed); default: a table on stdout.")
 @pass_ctx
 def report_duplicates(ctx: Ctx, out: Path | None) -> None:
-    """Duplicate reconciliation report per precinct (run `reconcile` first)."""
-    from scanpipe.reconcile.service import duplicate_report
+    """Duplicate reconciliation report per precinct and per serial (run `reconcile` first)."""
+    from scanpipe.cli_view import write_duplicates_report
 
-    text = "\n".join(duplicate_report(ctx.store())) + "\n"
-    if out is None:
-        click.echo(text, nl=False)
-    else:
-        out.write_text(text, encoding="utf-8")
-        click.echo(f"report written to {out}", err=True)
+    write_duplicates_report(ctx.store(), out)
 
 
 @cli.group("import")
@@ -352,9 +357,12 @@ from scanpipe.cli_scan import register as _register_scan  # noqa: E402  (scan, d
 
 from scanpipe.cli_review import register as _register_review  # noqa: E402  (review, user, audit)
 
+from scanpipe.cli_view import register as _register_view  # noqa: E402  (status, report tally, report pull-list)
+
 _register_scan(cli)
 _register_calibrate(cli)
 _register_review(cli)
+_register_view(cli)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -14,16 +14,28 @@ from collections import Counter
 from pathlib import Path
 
 from scanpipe.store.repository import Store
-from scanpipe.types import CardHints, MarkStatus, ReadCard
+from scanpipe.names import reason_label
+from scanpipe.types import CardHints, Election, MarkStatus, ReadCard
 
 MARKER = ".scanpipe-demo"
 
 
-def run_demo(directory: Path, *, cards: int, seed: int, workers: int) -> list[str]:
-    """Run the demo in ``directory`` (made anew) and return the summary lines."""
+DEMO_PAIRS = ("match", "wrong_option", "match", "omitted", "extra_mark", "orphan_duplicate", "match", "conflict")
+"""The cases of the demo's duplicate/original serials, in order (one serial each)."""
+DEMO_AUDITORS = ("ann", "bob")
+
+
+def run_demo(directory: Path, *, cards: int, seed: int, workers: int, pairs: int = len(DEMO_PAIRS)) -> list[str]:
+    """Run the demo in ``directory`` (made anew) and return the summary lines.
+
+    Batch ``B01`` holds ``cards`` regular ballot sheets; batch ``B02`` the duplicates and
+    originals of ``pairs`` serials (mismatches, an orphan duplicate, a conflict: see
+    :data:`DEMO_PAIRS`). Two auditor accounts are made so the review app can be opened at once."""
     from scanpipe.exports.service import export_cvr_file
+    from scanpipe.reconcile.service import pairs_csv, reconcile
     from scanpipe.synth.deck import generate_deck
     from scanpipe.synth.definition import write_demo_election
+    from scanpipe.synth.pairs import generate_pair_deck
     from scanpipe.tally import tally_csv
     from scanpipe.workflow import ingest_paths, init_election, queue, tally
 
@@ -31,34 +43,89 @@ def run_demo(directory: Path, *, cards: int, seed: int, workers: int) -> list[st
     _fresh_dir(directory)
     election_path = write_demo_election(directory / "election", seed=seed)
     expected_path = generate_deck(election_path, directory / "cards", cards=cards, seed=seed, profile="typical", jobs=workers)
+    cases = {i: {"case": DEMO_PAIRS[i % len(DEMO_PAIRS)], "serial": f"D{i + 1:04d}"} for i in range(pairs)}
+    pairs_path = generate_pair_deck(election_path, directory / "pairs", pairs=pairs, seed=seed, profile="clean",
+                                    jobs=workers, overrides=cases) if pairs else None
     db_url = f"sqlite:///{directory / 'scanpipe.db'}"
     store = Store.open(db_url)
     try:
         store.migrate()
         election, _ = init_election(store, election_path)
-        summary = ingest_paths(store, [str(expected_path.parent / "cards")], batch="demo", hints=CardHints(), workers=workers)
+        summary = ingest_paths(store, [str(expected_path.parent / "cards")], batch="B01", hints=CardHints(), workers=workers)
+        pair_lines: list[str] = []
+        if pairs_path is not None:
+            pair_summary = ingest_paths(store, [str(pairs_path.parent / "cards")], batch="B02", hints=CardHints(), workers=workers)
+            pair_lines = reconcile(store, render_dir=directory / "new-duplicates").lines()
+            pair_lines.append(f"pair truth: {compare_pairs_with_truth(store, pairs_path)}")
+            pair_lines.insert(0, f"batch B02: {pair_summary.cards_stored} duplicate and original card(s) stored")
+            (directory / "pairs.csv").write_text(pairs_csv(store), encoding="utf-8", newline="")
         rows = tally(store)
         (directory / "tally.csv").write_text(tally_csv(rows), encoding="utf-8", newline="")
         items = queue(store)
         (directory / "queue.json").write_text(json.dumps([i.as_json() for i in items], indent=2), encoding="utf-8")
         n_cvr = export_cvr_file(store, directory / "cvr.json")
+        papers = _write_papers(store, election, directory, items, rows)
         agreement = compare_with_truth(store, expected_path)
+        passwords = _demo_accounts(store)
     finally:
         store.close()
-    lines = [f"scanpipe demo: {election.name} ({election.id}), {len(election.precincts)} precincts, {len(election.ballot_styles)} ballot styles"]
-    lines += ["", "Ingest:"] + ["  " + line for line in summary.lines()]
-    reasons = Counter(i.reason for i in items)
+    lines = [f"scanpipe demo: {election.name} ({election.date}), {len(election.precincts)} precincts, {len(election.ballot_styles)} ballot styles"]
+    lines += ["", "Ingest (batch B01, regular ballots):"] + ["  " + line for line in summary.lines()]
+    if pair_lines:
+        lines += ["", "Duplicates and originals (batch B02) and reconciliation:"] + ["  " + line for line in pair_lines]
+    reasons = Counter(reason_label(i.reason) for i in items)
     lines += ["", f"Queue: {len(items)} item(s) for a person" + (": " + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items())) if items else "")]
-    lines += ["", "Machine readings against the generator's truth (every target):"] + ["  " + a for a in agreement]
-    lines += ["", "Tally (first contest of each precinct):"] + _tally_preview(rows)
+    lines += ["", "Machine readings against the generator's truth (every target of batch B01):"] + ["  " + a for a in agreement]
+    lines += ["", "Tally (Governor, every precinct; the whole tally is in the files below):"] + _tally_preview(election, rows)
     lines += ["", "Files:",
-              f"  database   {directory / 'scanpipe.db'}",
-              f"  cards      {directory / 'cards'} (truth: {expected_path.name})",
-              f"  tally      {directory / 'tally.csv'}",
-              f"  queue      {directory / 'queue.json'}",
-              f"  CVRs       {directory / 'cvr.json'} ({n_cvr} CVRs, NIST SP 1500-103)",
-              "", f"Try: scanpipe --db {db_url} queue"]
+              f"  database        {directory / 'scanpipe.db'}",
+              f"  cards           {directory / 'cards' / 'cards'} (B01; truth: {expected_path.name}), {directory / 'pairs' / 'cards'} (B02)",
+              f"  tally           {directory / 'tally.csv'} (contract CSV); printable: {papers['tally']}",
+              f"  duplicates      {papers['duplicates']} (printable, every serial); pairs: {directory / 'pairs.csv'}",
+              f"  pull list       {papers['pull']} (the cards a person must see, by batch and position)",
+              f"  queue           {directory / 'queue.json'}",
+              f"  CVRs            {directory / 'cvr.json'} ({n_cvr} CVRs, NIST SP 1500-103)",
+              "", "Try:",
+              f"  export SCANPIPE_DB={db_url}",
+              "  scanpipe status                  # what waits for a person, by reason and precinct",
+              "  scanpipe queue                   # each item with its batch, position and file",
+              "  scanpipe review                  # the auditors' review app: open http://127.0.0.1:8080/",
+              "Log in as one auditor, decide an item, then log in as the other (a second browser or a private",
+              "window) to confirm it: Maryland needs two auditors per decision. Demo accounts (this database only):"]
+    lines += [f"  {name:<6} password {password}" for name, password in passwords.items()]
     return lines
+
+
+def _demo_accounts(store: Store) -> dict[str, str]:
+    """Two auditor accounts with fresh random passwords (the demo database only)."""
+    import secrets
+
+    from scanpipe.review.accounts import add_user
+
+    passwords = {name: f"{name}-{secrets.token_hex(4)}" for name in DEMO_AUDITORS}
+    for name, password in passwords.items():
+        add_user(store, name, "auditor", password, actor="demo")
+    return passwords
+
+
+def _write_papers(store: Store, election: Election, directory: Path, items: list, rows: list) -> dict[str, Path]:  # noqa: ANN001
+    from scanpipe.reports.model import Heading, build_duplicates, build_tally, pull_list
+    from scanpipe.reports.printable import duplicates_html, pull_list_html, tally_html, write_paper
+
+    out = {"tally": directory / "tally.html", "duplicates": directory / "duplicates.html", "pull": directory / "pull-list.html"}
+    write_paper(out["tally"], html=tally_html(build_tally(election, rows)))
+    write_paper(out["duplicates"], html=duplicates_html(build_duplicates(store, election)))
+    write_paper(out["pull"], html=pull_list_html(Heading.of(election, "Pull list: cards a person must see"), pull_list(store, election, items)))
+    return out
+
+
+def compare_pairs_with_truth(store: Store, pairs_path: Path) -> str:
+    """How many serials reconciliation gave the status the generator intended."""
+    truth = json.loads(pairs_path.read_text())["serials"]
+    stored = {p.serial: p.status for p in store.pairs()}
+    same = sum(1 for serial, t in truth.items() if stored.get(serial) == t["status"])
+    wrong = [f"{serial} ({stored.get(serial, 'missing')}, expected {t['status']})" for serial, t in truth.items() if stored.get(serial) != t["status"]]
+    return f"{same} of {len(truth)} serials have the status the generator intended" + (f"; differ: {', '.join(wrong)}" if wrong else "")
 
 
 def _fresh_dir(directory: Path) -> None:
@@ -109,11 +176,9 @@ def compare_with_truth(store: Store, expected_path: Path) -> list[str]:
     return out
 
 
-def _tally_preview(rows: list) -> list[str]:  # noqa: ANN001
-    out: list[str] = []
-    by_precinct: dict[str, str] = {}
-    for r in rows:
-        by_precinct.setdefault(r.precinct, r.contest)
-        if by_precinct[r.precinct] == r.contest:
-            out.append(f"  {r.precinct:<12} {r.contest:<10} {r.option:<14} {r.votes:>5}")
-    return out
+def _tally_preview(election: Election, rows: list) -> list[str]:  # noqa: ANN001
+    from scanpipe.names import Names
+
+    names = Names(election)
+    first = election.contests[0].id
+    return [f"  {names.precinct(r.precinct):<24} {names.option(r.option):<18} {r.votes:>5}" for r in rows if r.contest == first]

@@ -190,12 +190,14 @@ def queue(store: Store) -> list[QueueItem]:
 
 
 def resolve_card(store: Store, card_ref: str):  # noqa: ANN201 - StoredCard
-    """A card by id or by the path it was ingested from."""
-    card = store.get_card(card_ref) or store.find_card_by_path(card_ref)
+    """A card by id, a unique prefix of its id, its place ``BATCH#SEQ`` or the path it was
+    ingested from."""
+    found = store.card_id_for(card_ref)
+    card = store.get_card(found) if found is not None else None
     if card is None and Path(card_ref).exists():
         card = store.find_card_by_path(str(Path(card_ref)))
     if card is None:
-        raise DecisionError(f"{card_ref}: no stored card has this id or path")
+        raise DecisionError(f"{card_ref}: no stored card has this id, id prefix, place (BATCH#SEQ) or path")
     return card
 
 

@@ -238,7 +238,7 @@ def render_new_duplicate_files(store: Store, s: Standing, serial: str, out_dir: 
 
 
 # --------------------------------------------------------------------------------------
-# The canvass duplication log and the report
+# The canvass duplication log and the pairs export
 
 
 def read_duplication_log(path: Path) -> list[tuple[str, str | None, str | None]]:
@@ -263,41 +263,6 @@ def read_duplication_log(path: Path) -> list[tuple[str, str | None, str | None]]
     return rows
 
 
-def duplicate_report(store: Store) -> list[str]:
-    """Per precinct: pairs examined, matched, mismatched, new duplicates, orphans, conflicts;
-    and, when the canvass log is imported, the serials it expects that the scans lack and
-    the scanned serials it does not know."""
-    pairs = store.pairs()
-    log = store.duplication_log()
-    new_dups = {nd.base_serial for nd in store.new_duplicates()}
-    by_precinct: dict[str, Counter[str]] = {}
-    for p in pairs:
-        c = by_precinct.setdefault(p.precinct or "#unassigned", Counter())
-        c["examined"] += 1
-        base = p.detail.get("base_status", p.status)
-        c[base] += 1
-        c["new duplicates"] += p.serial in new_dups and p.counted not in ("duplicate", "none")
-        if p.status == "resolved":
-            c["resolved"] += 1
-    cols = ["examined", "match", "mismatch", "needs_review", "resolved", "new duplicates", "orphan_duplicate", "orphan_original", "conflict"]
-    lines = ["Duplicate reconciliation report (Md. Election Law §12-108(d))", "",
-             f"{'precinct':<14}" + "".join(f"{c:>17}" for c in cols)]
-    total: Counter[str] = Counter()
-    for precinct in sorted(by_precinct):
-        c = by_precinct[precinct]
-        total.update(c)
-        lines.append(f"{precinct:<14}" + "".join(f"{c[k]:>17}" for k in cols))
-    lines.append(f"{'all':<14}" + "".join(f"{total[k]:>17}" for k in cols))
-    if log:
-        scanned = {p.serial for p in pairs}
-        missing = sorted(set(log) - scanned)
-        unknown = sorted(scanned - set(log))
-        lines += ["", f"Canvass duplication log: {len(log)} serial(s)",
-                  f"  expected by the log but not scanned ({len(missing)}): " + (", ".join(missing) or "none"),
-                  f"  scanned but not in the log ({len(unknown)}): " + (", ".join(unknown) or "none")]
-    return lines
-
-
 def pairs_csv(store: Store) -> str:
     """``export pairs`` (contract section 6): one row per base serial, sorted by serial."""
     paths = {s.card_id: s.card.source.path for s in store.iter_cards()}
@@ -311,4 +276,4 @@ def pairs_csv(store: Store) -> str:
     return buf.getvalue()
 
 
-__all__ = ["Reason", "ReconcileSummary", "adjudicate_pair", "duplicate_report", "pairs_csv", "read_duplication_log", "reconcile"]
+__all__ = ["Reason", "ReconcileSummary", "adjudicate_pair", "pairs_csv", "read_duplication_log", "reconcile"]
