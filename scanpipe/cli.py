@@ -37,7 +37,7 @@ class Ctx:
         from scanpipe.store.repository import Store
 
         if self._store is None:
-            store = Store.open(self.db)
+            store = Store.open(self.db, create=migrate)
             if migrate:
                 store.migrate()
             else:
@@ -69,7 +69,9 @@ def _exit_for_queue(store, verb: str, *, changed: bool = True) -> None:  # noqa:
         if review_in_use(store):  # else `scanpipe review` builds the index when it starts
             refresh_all(store, items)
     if items:
-        reasons = Counter(i.reason for i in items)
+        from scanpipe.names import reason_label
+
+        reasons = Counter(reason_label(i.reason) for i in items)
         detail = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
         click.echo(f"{verb}: {len(items)} item(s) await a person ({detail}); see `scanpipe queue`", err=True)
         sys.exit(1)
@@ -80,15 +82,21 @@ def _exit_for_queue(store, verb: str, *, changed: bool = True) -> None:  # noqa:
 
 @cli.command()
 @click.option("--election", "election_path", required=True, type=click.Path(path_type=Path), help="election.json")
+@click.option("--force", is_flag=True, help="Load a definition that changes how stored cards are read or counted (logged).")
 @pass_ctx
-def init(ctx: Ctx, election_path: Path) -> None:
+def init(ctx: Ctx, election_path: Path, force: bool) -> None:
     """Create or migrate the database and load the definition and layouts."""
-    from scanpipe.workflow import init_election
+    from scanpipe.workflow import load_election_file
 
     store = ctx.store(migrate=True)
-    election, changed = init_election(store, election_path)
+    loaded = load_election_file(store, election_path, force=force)
+    election = loaded.election
+    for change in loaded.changes:
+        click.echo(f"  changed: {change.text}" + ("  (alters how stored cards are read or counted)" if change.alters_readings else ""))
+    if loaded.changed and loaded.cards and any(c.alters_readings for c in loaded.changes):
+        click.echo(f"  --force: loaded over {loaded.cards} stored card(s) (logged); run `scanpipe reconcile` and check the queue", err=True)
     styles = len(election.ballot_styles)
-    verb = "loaded" if changed else "already loaded (unchanged)"
+    verb = ("loaded" if not loaded.changes else "loaded (changed)") if loaded.changed else "already loaded (unchanged)"
     click.echo(f"election {election.id} ({election.name}): {verb}; {len(election.precincts)} precincts, {len(election.contests)} contests, {styles} ballot styles")
 
 
@@ -100,7 +108,7 @@ def init(ctx: Ctx, election_path: Path) -> None:
 @click.option("--precinct", default=None, help="Precinct of every card whose style serves several (remembered for the batch).")
 @click.option("--workers", type=int, default=1, show_default=True, help="Worker processes.")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True)
-@click.option("--scheduler", default=None, help="Dask scheduler address (default: a local cluster).")
+@click.option("--scheduler", default=None, help="Dask scheduler address (implies --executor dask; default: a local cluster).")
 @click.option("--watch", is_flag=True, help="Keep reading files as they appear (hot folder).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @pass_ctx
@@ -113,6 +121,7 @@ def ingest(ctx: Ctx, paths: tuple[str, ...], kind: str, batch: str | None, style
 
     if workers < 1:
         raise click.BadParameter("must be at least 1", param_hint="--workers")
+    executor = _executor_for(executor, scheduler)
     store = ctx.store()
     batch_name = batch or _default_batch(paths)
     hints = CardHints(style=style, precinct=precinct, kind=None if kind == "auto" else CardKind(kind))
@@ -135,6 +144,19 @@ def ingest(ctx: Ctx, paths: tuple[str, ...], kind: str, batch: str | None, style
     for line in summary.lines():
         click.echo(line)
     _exit_for_queue(store, "ingest")
+
+
+def _executor_for(executor: str, scheduler: str | None) -> str:
+    """``--scheduler`` implies ``--executor dask``; with ``--executor local`` it is an error."""
+    if scheduler is None:
+        return executor
+    source = click.get_current_context().get_parameter_source("executor")
+    if executor == "local" and source is not click.core.ParameterSource.DEFAULT:
+        raise click.UsageError("--scheduler names a Dask scheduler, but --executor local runs without Dask: "
+                               "drop --scheduler, or use --executor dask")
+    if executor != "dask":
+        click.echo(f"--scheduler {scheduler}: running on Dask (--scheduler implies --executor dask)", err=True)
+    return "dask"
 
 
 def _default_batch(paths: tuple[str, ...]) -> str:
@@ -237,24 +259,53 @@ def reconcile_cmd(ctx: Ctx, render_dir: Path) -> None:
 @click.option("--auditor", "auditors", multiple=True, required=True, help="Repeat for two auditors attesting jointly.")
 @click.option("--rule", default=None, help="The voter-intent rule the decision rests on.")
 @click.option("--note", default=None)
+@click.option("--write-in", "write_in_names", multiple=True,
+              help="The name written in a write-in space the decision counts (repeat for several, in ballot order).")
 @click.option("--render-dir", type=click.Path(path_type=Path), default=Path("new-duplicates"), show_default=True,
               help="Where a new duplicate's printable card goes (for a serial).")
 @pass_ctx
 def adjudicate(ctx: Ctx, item: str, contest: str, votes: str, auditors: tuple[str, ...], rule: str | None, note: str | None,
-               render_dir: Path) -> None:
-    """Record a person's decision of voter intent for one contest of a card or a serial."""
+               write_in_names: tuple[str, ...], render_dir: Path) -> None:
+    """Record a person's decision of voter intent for one contest of a card (id, id prefix,
+    BATCH#POSITION or path) or a serial."""
+    from scanpipe.names import Names
     from scanpipe.reconcile.service import adjudicate_pair
-    from scanpipe.workflow import adjudicate_card
+    from scanpipe.workflow import adjudicate_card, resolve_card
 
     store = ctx.store()
+    election = store.current_election()
     chosen = [v.strip() for v in votes.split(",") if v.strip()]
+    write_ins = _write_ins(election, contest, chosen, write_in_names)
     if store.get_card(item) is None and store.find_card_by_path(item) is None and store.get_pair(item) is not None:
+        what = f"serial {item}"
         outcome = adjudicate_pair(store, item, contest=contest, votes=chosen, auditors=list(auditors), rule=rule, note=note,
-                                  render_dir=render_dir)
+                                  render_dir=render_dir, write_ins=write_ins)
     else:
-        outcome = adjudicate_card(store, item, contest=contest, votes=chosen, auditors=list(auditors), rule=rule, note=note)
-    click.echo(f"decision {outcome.decision_id} on {item} / {contest}: {outcome.message}")
+        card_id = resolve_card(store, item).card_id
+        place = store.card_place(card_id)
+        what = place.label if place is not None else card_id
+        outcome = adjudicate_card(store, card_id, contest=contest, votes=chosen, auditors=list(auditors), rule=rule, note=note,
+                                  write_ins=write_ins)
+    names = Names(election)
+    reading = names.votes(chosen, write_ins=write_ins) if contest in {c.id for c in election.contests} else votes
+    click.echo(f"decision {outcome.decision_id} on {what} / {names.contest(contest)} ({reading}): {outcome.message}")
     _exit_for_queue(store, "adjudicate")
+
+
+def _write_ins(election: object, contest: str, chosen: list[str], names: tuple[str, ...]) -> dict[str, str]:
+    """``--write-in`` names paired, in ballot order, with the write-in options ``--votes`` counts."""
+    if not names:
+        return {}
+    from scanpipe.errors import DecisionError
+
+    found = [c for c in election.contests if c.id == contest]  # type: ignore[attr-defined]
+    if not found:
+        raise DecisionError(f"--contest {contest}: no such contest")
+    options = [o.id for o in found[0].options if o.write_in and o.id in chosen]
+    if len(options) != len(names):
+        raise DecisionError(f"--write-in: {len(names)} name(s) given, but --votes counts {len(options)} write-in option(s) of "
+                            f"{found[0].title}")
+    return dict(zip(options, names))
 
 
 @cli.command()

@@ -189,7 +189,8 @@ class ScanSummary:
                      f"{_ordinal(self.fed_after_stop + 1)} card counting back from the last one fed") if self.fed_after_stop else \
                     "; it is the last card fed"
             return (f"stopped: card {self.batch}/{seq:05d} ({name}) needs a person ({', '.join(reasons)}){after}. "
-                    f"Pull it, then put the rest back and run: {resume}")
+                    f"Every card fed so far is stored. Take that card out of the output tray and set it aside for a person; "
+                    f"do not feed any stored card again. Leave the cards not yet fed in the feeder and run: {resume}")
         if self.error is not None:
             kept = f"pages up to {self.batch}/{self.last_seq:05d} are kept" if self.last_seq else "no page was scanned"
             return f"{self.error}. {kept}; fix the scanner, put back the cards not yet fed, and run: {resume}"

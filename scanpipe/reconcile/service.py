@@ -12,7 +12,7 @@ import csv
 import hashlib
 import io
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -184,6 +184,7 @@ def _attach_reprints(store: Store, s: Standing, summary: ReconcileSummary) -> No
 def adjudicate_pair(
     store: Store, serial: str, *, contest: str, votes: Sequence[str], auditors: Sequence[str],
     rule: str | None = None, note: str | None = None, render_dir: Path | None = None, board: BoardVotes | None = None,
+    write_ins: Mapping[str, str] | None = None,
 ) -> DecisionOutcome:
     """Record a decision for one contest of a serial (one transaction; ``board`` as in
     :func:`~scanpipe.workflow.record_decision`), then reconcile that serial at once (reading
@@ -196,7 +197,7 @@ def adjudicate_pair(
         listed = ", ".join(pair.listed) or ("none: it matches" if pair.status.value == "match" else "none: identify its cards' style first")
         raise DecisionError(f"serial {serial} ({pair.status.value}) does not list contest '{contest}' for a decision; it lists: {listed}")
     outcome = record_decision(store, s.election, item=serial, item_kind="pair", contest=contest, votes=votes, auditors=auditors,
-                              rule=rule, note=note, board=board)
+                              rule=rule, note=note, board=board, write_ins=write_ins)
     reconcile(store, render_dir=render_dir, serial=serial)
     return outcome
 

@@ -1,4 +1,5 @@
-"""Store methods that say where a card is in the paper, and find a card the way people name it.
+"""Store methods for what people see: where a card is in the paper, finding a card the way
+people name it, and the write-in names auditors recorded.
 
 A mixin of :class:`scanpipe.store.repository.Store`; every method is one read transaction.
 A card's place is its batch, the sheet's position in the batch and its file
@@ -18,14 +19,15 @@ from scanpipe.errors import DecisionError
 from scanpipe.names import CardPlace, file_name
 from scanpipe.store.database import Database
 from scanpipe.store.models import card_table
+from scanpipe.store.models_view import write_in_table
 
 IN_CHUNK = 500
 PLACE_REF = re.compile(r"(?P<batch>.+)#(?P<seq>[0-9]{1,7})(?:/p(?P<page>[0-9]{1,5}))?")
 HEX_PREFIX = re.compile(r"[0-9a-f]{4,64}(-p[0-9]{1,5})?")
 
 
-class PlacesMixin(Database):
-    """Card places and card references (id, unique id prefix, ``BATCH#SEQ``)."""
+class ViewMixin(Database):
+    """Card places, card references (id, unique id prefix, ``BATCH#SEQ``), write-in names."""
 
     def card_places(self, card_ids: Iterable[str] | None = None) -> dict[str, CardPlace]:
         """``card id -> place`` for these cards (every card when None). Ids that are not
@@ -97,3 +99,16 @@ class PlacesMixin(Database):
         if len(pages) > 1:
             raise DecisionError(f"{batch}#{seq}: that sheet's file has {len(pages)} pages; name one as {batch}#{seq}/p1 .. /p{len(pages)}")
         return str(pages[0].card_id)
+
+    def write_in_names(self, decision_ids: Iterable[int] | None = None) -> dict[int, dict[str, str]]:
+        """``decision id -> {write-in option id: name as read}`` (every decision when None)."""
+        t = write_in_table
+        q = select(t.c.decision_id, t.c.option, t.c.name)
+        wanted = None if decision_ids is None else sorted(set(decision_ids))
+        out: dict[int, dict[str, str]] = {}
+        with self._read() as conn:
+            chunks = [None] if wanted is None else [wanted[i:i + IN_CHUNK] for i in range(0, len(wanted), IN_CHUNK)]
+            for chunk in chunks:
+                for r in conn.execute(q if chunk is None else q.where(t.c.decision_id.in_(chunk))):
+                    out.setdefault(int(r.decision_id), {})[str(r.option)] = str(r.name)
+        return out

@@ -85,6 +85,13 @@ class Transaction:
         if members:
             self.conn.execute(board_vote_table.insert(), [{"decision_id": decision_id, "member": m, "vote": v} for m, v in sorted(members.items())])
 
+    def add_write_in_names(self, decision_id: int, names: Mapping[str, str]) -> None:
+        """The names an auditor read in write-in spaces (``option id -> name``), beside the decision."""
+        from scanpipe.store.models_view import write_in_table
+
+        if names:
+            self.conn.execute(write_in_table.insert(), [{"decision_id": decision_id, "option": o, "name": n} for o, n in sorted(names.items())])
+
     def log_event(self, action: str, detail: Mapping[str, Any], actor: str | None = None) -> int:
         """Append one event to the operational log; returns its id."""
         return insert_event(self.conn, action, detail, actor, utcnow())
