@@ -144,7 +144,7 @@ def test_two_auditors_resolve_a_mismatched_pair_side_by_side(browser, world) -> 
         page = _login(browser, base, user)
         page.goto(f"{base}/pair/A0042")
         assert page.locator("figure.viewer").count() == 2  # duplicate and original side by side
-        assert "Duplicate: counted: gov-a" in page.inner_text("form.decide")
+        assert "Duplicate: Ada Alvarez" in page.inner_text("form.decide")
         page.keyboard.press("+")  # zoom in: the image grows inside its frame
         assert page.eval_on_selector(".stage", "s => s.style.width") == "125%"
         page.keyboard.press("2")

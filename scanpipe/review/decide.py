@@ -40,18 +40,25 @@ def listed_contests(store: Store, item: str, *, states: Sequence[str]) -> set[st
     return {c for r in rows_of(store, item) if r.state in states for c in r.contests}
 
 
+def contests_left_for(store: Store, item: str, auditor: str) -> list[str]:
+    """Contests of ``item`` this auditor may still decide (open, or awaiting someone else's second half)."""
+    return [c for r in rows_of(store, item) if r.state == "open" or (r.state == "awaiting" and auditor not in r.first_auditors)
+            for c in r.contests]
+
+
 def decide(store: Store, election: Election, *, kind: str, item: str, contest: str, votes: Sequence[str], auditor: str,
-           rule: str | None, note: str | None) -> DecisionOutcome:
+           rule: str | None, note: str | None, write_ins: Mapping[str, str] | None = None) -> DecisionOutcome:
     """One auditor's reading of one contest of a queued card or serial."""
     if contest not in listed_contests(store, item, states=("open", "awaiting")):
         raise DecisionError(f"{kind} {item}: contest '{contest}' is not awaiting an auditor's decision")
     if kind == "pair":
         from scanpipe.reconcile.service import adjudicate_pair
 
-        outcome = adjudicate_pair(store, item, contest=contest, votes=votes, auditors=[auditor], rule=rule, note=note)
+        outcome = adjudicate_pair(store, item, contest=contest, votes=votes, auditors=[auditor], rule=rule, note=note,
+                                  write_ins=write_ins)
     else:
         outcome = record_decision(store, election, item=item, item_kind="card", contest=contest, votes=votes,
-                                  auditors=[auditor], rule=rule, note=note)
+                                  auditors=[auditor], rule=rule, note=note, write_ins=write_ins)
     refresh_item(store, election, item, kind)
     return outcome
 
@@ -94,7 +101,7 @@ def escalations(store: Store, item: str) -> list[Escalation]:
 
 def board_decide(store: Store, election: Election, *, item: str, contest: str, decision_id: int, votes: Sequence[str],
                  members: Mapping[str, str], board_members: Sequence[str], rule: str | None, note: str | None,
-                 actor: str) -> DecisionOutcome:
+                 actor: str, write_ins: Mapping[str, str] | None = None) -> DecisionOutcome:
     """The board settles an escalated contest; ``members`` maps each member present to
     ``for`` / ``against`` / ``abstain`` (the reading in ``votes``)."""
     esc = next((e for e in escalations(store, item) if e.contest == contest), None)
@@ -115,7 +122,7 @@ def board_decide(store: Store, election: Election, *, item: str, contest: str, d
     tally = ", ".join(f"{m}: {members[m]}" for m in sorted(members))
     full_note = f"board decision ({tally})" + (f"; {note}" if note else "")
     board = BoardVotes(escalation=decision_id, members=dict(members), actor=actor)
-    outcome = _record(store, election, esc, votes=votes, auditors=ayes, rule=rule, note=full_note, board=board)
+    outcome = _record(store, election, esc, votes=votes, auditors=ayes, rule=rule, note=full_note, board=board, write_ins=write_ins)
     refresh_item(store, election, item, esc.kind)
     return outcome
 
@@ -132,13 +139,14 @@ def _check_reading(election: Election, contest: str, votes: Sequence[str], rule:
 
 
 def _record(store: Store, election: Election, esc: Escalation, *, votes: Sequence[str], auditors: Sequence[str],
-            rule: str | None, note: str, board: BoardVotes) -> DecisionOutcome:
+            rule: str | None, note: str, board: BoardVotes, write_ins: Mapping[str, str] | None = None) -> DecisionOutcome:
     """The board's reading, its members' votes and the superseded escalation: one transaction."""
     if esc.kind == "pair":
         from scanpipe.reconcile.service import adjudicate_pair
 
-        return adjudicate_pair(store, esc.item, contest=esc.contest, votes=votes, auditors=auditors, rule=rule, note=note, board=board)
+        return adjudicate_pair(store, esc.item, contest=esc.contest, votes=votes, auditors=auditors, rule=rule, note=note, board=board,
+                               write_ins=write_ins)
     return record_decision(store, election, item=esc.item, item_kind="card", contest=esc.contest, votes=votes,
-                           auditors=auditors, rule=rule, note=note, board=board)
+                           auditors=auditors, rule=rule, note=note, board=board, write_ins=write_ins)
 
 
