@@ -198,8 +198,14 @@ def card_page(store: Store, election: Election, card_id: str, *, blind: bool, me
                                         _option_views(election, cid, stored.card, blind), r.state,
                                         None if blind else _machine_votes(names, stored.card, cid)))
     mine = tuple(c for r in items if r.state == "awaiting" and me in r.first_auditors for c in r.contests)
-    return PageView("card", card_id, f"Card {view.place}", (view,), tuple(contests), rule_set(election.jurisdiction).intent_rules, mine,
+    return PageView("card", card_id, f"Card {view.place}", (view,), _mine_last(election, contests, mine), rule_set(election.jurisdiction).intent_rules, mine,
                     _reasons([r.reason for r in items]))
+
+
+def _mine_last(election: Election, contests: Sequence[ContestView], mine: Sequence[str]) -> tuple[ContestView, ...]:
+    """Contests in ballot order, those waiting for another auditor's second half of mine last."""
+    order = {c.id: n for n, c in enumerate(election.contests)}
+    return tuple(sorted(contests, key=lambda c: (c.id in mine, order.get(c.id, len(order)))))
 
 
 def pair_cards(store: Store, election: Election, pair: dict[str, Any], *, blind: bool) -> tuple[CardView, ...]:
@@ -227,7 +233,7 @@ def pair_page(store: Store, election: Election, serial: str, *, blind: bool, me:
             contests.append(ContestView(cid, names.contest(cid), election.contest(cid).vote_for,
                                         _option_views(election, cid, None, True), r.state, None, readings))
     mine = tuple(c for r in items if r.state == "awaiting" and me in r.first_auditors for c in r.contests)
-    return PageView("pair", serial, f"Serial {serial}", cards, tuple(contests), rule_set(election.jurisdiction).intent_rules, mine,
+    return PageView("pair", serial, f"Serial {serial}", cards, _mine_last(election, contests, mine), rule_set(election.jurisdiction).intent_rules, mine,
                     _reasons([r.reason for r in items]))
 
 
