@@ -23,9 +23,11 @@ def _store(ctx: object):
 @click.option("--secure-cookies", is_flag=True, help="Mark cookies Secure (serve over HTTPS, e.g. behind a TLS proxy).")
 @click.option("--no-refresh", is_flag=True, help="Do not rebuild the queue index at start.")
 @click.option("--threads", type=click.IntRange(1, 64), default=8, show_default=True)
+@click.option("--behind-proxy", is_flag=True,
+              help="Served through one reverse proxy (nginx, caddy): take the client's address and scheme from its X-Forwarded-* headers.")
 @click.pass_obj
 def review(ctx: object, host: str, port: int, idle_minutes: int, session_hours: int, secure_cookies: bool,
-           no_refresh: bool, threads: int) -> None:
+           no_refresh: bool, threads: int, behind_proxy: bool) -> None:
     """Serve the auditors' web review (accounts: `scanpipe user add`)."""
     from scanpipe.review import ReviewConfig, create_app
     from scanpipe.review.accounts import list_users
@@ -38,6 +40,10 @@ def review(ctx: object, host: str, port: int, idle_minutes: int, session_hours: 
         click.echo("no accounts yet: add one with `scanpipe user add NAME --role admin`", err=True)
     app = create_app(store, ReviewConfig(idle=timedelta(minutes=idle_minutes), absolute=timedelta(hours=session_hours),
                                          secure_cookies=secure_cookies))
+    if behind_proxy:  # one proxy in front: trust exactly one hop of X-Forwarded-For/-Proto/-Host
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1, x_proto=1, x_host=1)  # type: ignore[method-assign]
     click.echo(f"scanpipe review on http://{host}:{port}/ (Ctrl-C stops)", err=True)
     try:
         from waitress import serve  # type: ignore[import-untyped]
