@@ -232,9 +232,11 @@ def identify(ctx: Ctx, card: str, style: str | None, page: int | None, precinct:
 
     store = ctx.store()
     result = do_identify(store, card, style=style, page=page, precinct=precinct, kind=CardKind(kind) if kind else None, serial=serial)
+    from scanpipe.names import Names
     from scanpipe.scan import describe_card
 
-    click.echo(f"{result.source.card_id}: {describe_card(result)}")
+    place = store.card_place(result.source.card_id)
+    click.echo(f"{place.label if place is not None else result.source.card_id}: {describe_card(result, Names(store.current_election()))}")
     _exit_for_queue(store, "identify")
 
 
