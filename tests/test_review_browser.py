@@ -119,7 +119,7 @@ def test_a_disagreement_reaches_the_board_and_an_observer_cannot_decide(browser,
     assert "escalated to the board" in text
     carol = _login(browser, base, "carol")
     carol.goto(f"{base}/board")
-    assert "alice read: gov-b" in carol.inner_text("main")
+    assert "alice\tBen Brooks" in carol.inner_text("table.readings")
     carol.check("form.board input[value='gov-b']")
     carol.select_option("form.board select[name=rule]", index=1)
     for member, vote in (("carol", "for"), ("dave", "for"), ("erin", "abstain")):

@@ -79,7 +79,7 @@ def _page(kind: str, item: str, *, message: str | None = None, message_state: st
 
 def _history(kind: str, item: str, *, message: str | None = None, message_state: str | None = None) -> Any:
     try:
-        view = views.history_page(store(), election(), kind, item, blind=_blind())
+        view = views.history_page(store(), election(), kind, item, blind=_blind(), reveal_open=g.session.user.role in (BOARD, ADMIN))
     except DecisionError as e:
         return refuse(404, str(e))
     return render_template("history_item.html", view=view, message=message, message_state=message_state,

@@ -299,8 +299,12 @@ def decision_views(store: Store, election: Election, records: Sequence[DecisionR
                               d.created_at.strftime("%Y-%m-%d %H:%M UTC")) for d in records)
 
 
-def history_page(store: Store, election: Election, kind: str, item: str, *, blind: bool) -> HistoryView:
-    """A decided (or any) card or serial, read-only: its cards and every decision made on it."""
+def history_page(store: Store, election: Election, kind: str, item: str, *, blind: bool, reveal_open: bool = False) -> HistoryView:
+    """A decided (or any) card or serial, read-only: its cards and every decision made on it.
+
+    While the item is still queued, a first auditor's reading and escalated readings are left
+    out unless ``reveal_open`` (the board and administrators): the second auditor must not see
+    the first one's choice."""
     names = Names(election)
     in_queue = any(r.kind == kind for r in rows_of(store, item))
     if kind == "pair":
@@ -318,7 +322,7 @@ def history_page(store: Store, election: Election, kind: str, item: str, *, blin
         facts = (("Precinct", view.precinct), ("Ballot style", view.style or "not known"))
         title = f"Card {view.place}"
     decisions = decision_views(store, election, store.decisions(item))
-    if blind and in_queue:  # an auditor still to decide must not see the others' readings
+    if in_queue and not reveal_open:  # an auditor still to decide must not see the others' open readings
         decisions = tuple(d for d in decisions if d.state_code in ("final", "superseded"))
     return HistoryView(kind, item, title, cards, decisions, facts, in_queue)
 

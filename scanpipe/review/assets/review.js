@@ -35,7 +35,7 @@
     if (!img.naturalWidth || !r) { fitWhole(fig); return; }
     var vw = scroll.clientWidth, vh = scroll.clientHeight;
     var s = Math.min(vw / r[2], vh / r[3]) * 0.95;  // screen px per image px
-    setZoom(fig, s * img.naturalWidth / vw, false);
+    setZoom(fig, Math.max(1, s * img.naturalWidth / vw), false);  // never smaller than the whole card
     s = fig.querySelector(".stage").offsetWidth / img.naturalWidth;
     scroll.scrollLeft = r[0] * s - (vw - r[2] * s) / 2;
     scroll.scrollTop = r[1] * s - (vh - r[3] * s) / 2;
