@@ -291,6 +291,9 @@ def adjudicate(ctx: Ctx, item: str, contest: str, votes: str, auditors: tuple[st
     names = Names(election)
     reading = names.votes(chosen, write_ins=write_ins) if contest in {c.id for c in election.contests} else votes
     click.echo(f"decision {outcome.decision_id} on {what} / {names.contest(contest)} ({reading}): {outcome.message}")
+    for serial in outcome.new_duplicates:
+        click.echo(f"new duplicate {serial} made: its printable card is {render_dir / (serial + '.pdf')} "
+                   f"(print, scan back and store it: `scanpipe duplicates pending`)")
     _exit_for_queue(store, "adjudicate")
 
 
@@ -367,7 +370,7 @@ def report() -> None:
               help="FILE.csv (one row per precinct), FILE.html or FILE.pdf (printable, every serial listed); default: a table on stdout.")
 @pass_ctx
 def report_duplicates(ctx: Ctx, out: Path | None) -> None:
-    """Duplicate reconciliation report per precinct and per serial (run `reconcile` first)."""
+    """Duplicate reconciliation report per precinct and per serial (run `reconcile` first); exit 1 while it is not final."""
     from scanpipe.cli_view import write_duplicates_report
 
     write_duplicates_report(ctx.store(), out)
@@ -382,14 +385,17 @@ def import_group() -> None:
 @click.argument("csv_file", type=click.Path(path_type=Path))
 @pass_ctx
 def import_duplication_log(ctx: Ctx, csv_file: Path) -> None:
-    """The canvass duplication log (CSV: serial, precinct, reason)."""
-    from scanpipe.reconcile.service import read_duplication_log
+    """The canvass duplication log (CSV: serial, precinct, reason[, ballot_type, eligible_contests])."""
+    from scanpipe.reconcile.duplog import read_duplication_log
 
-    rows = read_duplication_log(csv_file)
     store = ctx.store()
-    n = store.import_duplication_log(rows, str(csv_file))
-    store.log_event("import_duplication_log", {"file": str(csv_file), "rows": n})
-    click.echo(f"{n} serial(s) imported from {csv_file}")
+    if not csv_file.is_file():
+        raise click.BadParameter(f"{csv_file}: no such file", param_hint="CSV_FILE")
+    entries = read_duplication_log(csv_file, store.current_election())
+    n = store.import_duplication_log(entries, str(csv_file))
+    types = Counter(e.ballot_type.value for e in entries)
+    click.echo(f"{n} serial(s) imported from {csv_file} (" + ", ".join(f"{k} {t}" for t, k in sorted(types.items())) + "); "
+               "run `scanpipe reconcile` to compare them by ballot type")
 
 
 @cli.command()
@@ -409,12 +415,14 @@ from scanpipe.cli_calibrate import register as _register_calibrate  # noqa: E402
 from scanpipe.cli_scan import register as _register_scan  # noqa: E402  (scan, devices)
 
 from scanpipe.cli_review import register as _register_review  # noqa: E402  (review, user, audit)
+from scanpipe.cli_statute import register as _register_statute  # noqa: E402  (duplicates, board, rules)
 
 from scanpipe.cli_view import register as _register_view  # noqa: E402  (status, report tally, report pull-list)
 
 _register_scan(cli)
 _register_calibrate(cli)
 _register_review(cli)
+_register_statute(cli)
 _register_view(cli)
 
 

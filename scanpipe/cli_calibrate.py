@@ -4,7 +4,7 @@
   generated test deck, or a hand-labelled sample in the same ``expected.json`` form), pairs each
   target's raw score with the label a careful person gave it, derives the marginal and
   definite thresholds (:func:`scanpipe.calibration.derive_thresholds`) and writes them, with
-  their provenance, under ``calibration/``.
+  their provenance, in ``scanpipe/calibration/`` (or ``$SCANPIPE_CALIBRATION``).
 * ``calibrate layout --blank scan.png``: finds the empty targets on a blank card and assigns
   them, in reading order, to the contest list; writes a layout file of the contract's form.
 """
@@ -57,12 +57,12 @@ def register(group: click.Group) -> None:
 
 @click.group()
 def calibrate() -> None:
-    """Derive thresholds and layouts (results go under calibration/ and are reviewed like code)."""
+    """Derive thresholds and layouts (results are data with their provenance, reviewed like code)."""
 
 
 @calibrate.command("thresholds")
 @click.option("--deck", "deck", type=click.Path(path_type=Path, exists=True), required=True, help="expected.json of a labelled deck")
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="Default: calibration/thresholds.json")
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Default: the thresholds file in use ($SCANPIPE_CALIBRATION/thresholds.json, else scanpipe/calibration/thresholds.json)")
 @click.option("--jobs", type=int, default=2, show_default=True)
 def calibrate_thresholds(deck: Path, out: Path | None, jobs: int) -> None:
     """Derive the marginal and definite thresholds from a labelled sample."""

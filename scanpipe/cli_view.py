@@ -7,11 +7,16 @@ position and file; ``--out`` chooses the format by the file's extension.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from scanpipe.store.repository import Store
+
+if TYPE_CHECKING:
+    from scanpipe.reports.model import DuplicatesReport
 
 
 def _store(ctx: object) -> Store:
@@ -60,15 +65,25 @@ def report_tally(ctx: object, out: Path | None) -> None:
 
 
 def write_duplicates_report(store: Store, out: Path | None) -> None:
-    """``report duplicates``: a table on stdout, or CSV / HTML / PDF by ``out``'s extension."""
+    """``report duplicates``: a table on stdout, or CSV / HTML / PDF by ``out``'s extension;
+    exit 1 while the report is not final under the election's rule set."""
     from scanpipe.reports.model import build_duplicates
-    from scanpipe.reports.printable import duplicates_csv, duplicates_html, duplicates_pdf, output_format, write_paper
     from scanpipe.reports.text import duplicates_lines
 
     report = build_duplicates(store, store.current_election())
     if out is None:
         click.echo("\n".join(duplicates_lines(report)))
-        return
+    else:
+        _write_duplicates(store, report, out)
+    if not report.final:
+        click.echo(f"report duplicates: NOT FINAL: {report.why_not_final}", err=True)
+        sys.exit(1)
+
+
+def _write_duplicates(store: Store, report: DuplicatesReport, out: Path) -> None:
+    from scanpipe.reports.printable import duplicates_csv, duplicates_html, duplicates_pdf, output_format, write_paper
+    from scanpipe.reports.text import duplicates_lines
+
     fmt = output_format(out, (".csv", ".html", ".pdf", ".txt"))
     if fmt == ".csv":
         write_paper(out, text=duplicates_csv(report))

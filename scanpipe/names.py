@@ -127,6 +127,9 @@ REASONS: dict[str, ReasonText] = {
     Reason.TEXT_UNREAD: ReasonText("printed text not read",
                                    "The machine-printed record's text could not be read by the machine. Read it and record "
                                    "the voter's choices."),
+    Reason.INTERNAL_ERROR: ReasonText("the program failed on this card",
+                                      "Reading this card stopped on an error in the program (the error is in the log). Tell "
+                                      "the administrator; look at the card and state its style and precinct so it is read again."),
     Reason.NO_SERIAL: ReasonText("serial not found",
                                  "The batch holds duplicates or originals but this card's serial could not be read. Read "
                                  "the serial on the paper and state it with `scanpipe identify --serial`."),

@@ -168,3 +168,10 @@ def test_a_card_is_named_by_batch_position_and_file_and_found_by_them(world: Pai
         store.card_id_for("abcd")
     assert store.card_id_for("abcd2") == twins[1] and store.card_id_for("abcd3") is None
     assert Names(store.current_election()).votes(["gov-w"], write_ins={"gov-w": "Zed Zimmer"}) == "Write-in: Zed Zimmer"
+
+
+def test_every_queue_reason_has_words_and_an_instruction() -> None:
+    from scanpipe.names import REASONS
+
+    assert [r.value for r in Reason if r not in REASONS] == []
+    assert all(t.label and t.instruction for t in REASONS.values())

@@ -203,6 +203,7 @@ class SerialLine:
     originals: tuple[CardPlace, ...]
     counted: str  # "the duplicate", "new duplicate A0042-R1", "nothing yet"
     decided_by: str
+    examined: str = ""  # how and by whom the pair was examined; "" while it is not
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,12 +216,29 @@ class DuplicatesReport:
     log_unknown: tuple[str, ...] = ()  # scanned serials the log does not know
     log_size: int = 0
     columns: tuple[str, ...] = field(default=STATUS_COLUMNS)
+    final: bool = False
+    why_not_final: str = ""
+    rule_set_line: str = ""
+    examinations: tuple[tuple[str, str, str], ...] = ()  # (serial, status in words, "how by whom [rule set]" or "NOT YET EXAMINED")
+    pending_paper: tuple[tuple[str, str, str, str], ...] = ()  # (serial, precinct, state in words, next step)
+    pending_paper_law: str = ""
+    awaiting_board: tuple[str, ...] = ()
+    awaiting_board_law: str = ""
+    log_types: tuple[tuple[str, int], ...] = ()
 
 
 def build_duplicates(store: Store, election: Election) -> DuplicatesReport:
     """Per precinct: serials examined and where each stands (the columns add up to the
-    examined count), then every serial with its cards' places and what counts."""
+    examined count), then every serial with its cards' places, what counts and who examined
+    it; whether the report is final under the election's rule set, and why not."""
+    from scanpipe.reconcile.report import duplicate_report
+    from scanpipe.rules import rule_set
+
     names = Names(election)
+    rules = rule_set(election.jurisdiction)
+    status = duplicate_report(store)
+    how = {r.serial: (f"{r.how} by {', '.join(r.by) or 'unrecorded'}" + (f" [{r.rule_set}]" if r.rule_set else "")) if r.examined
+           else "NOT YET EXAMINED" for r in status.examinations}
     pairs = store.pairs()
     places = store.card_places({c for p in pairs for c in (*p.duplicates, *p.originals)})
     per: dict[str | None, Counter[str]] = {}
@@ -236,16 +254,22 @@ def build_duplicates(store: Store, election: Election) -> DuplicatesReport:
             p.serial, names.precinct(p.precinct), pair_status_label(str(p.detail.get("base_status", p.status))),
             pair_status_label(p.status), names.contests(p.contests),
             tuple(places[c] for c in p.duplicates if c in places), tuple(places[c] for c in p.originals if c in places),
-            counted, ", ".join(p.detail.get("auditors", []))))
+            counted, ", ".join(p.detail.get("auditors", [])), how.get(p.serial, "")))
     order = {pr.id: n for n, pr in enumerate(election.precincts)}
     lines = tuple(_dup_line(names.precinct(pid), pid or UNASSIGNED, per[pid])
                   for pid in sorted(per, key=lambda x: order.get(x or "", len(order))))
     total = _dup_line("All precincts", "#all", sum(per.values(), Counter()))
     log = store.duplication_log()
     scanned = {p.serial for p in pairs}
-    return DuplicatesReport(Heading.of(election, "Duplicate ballot reconciliation (Md. Election Law §12-108(d))"), lines, total,
-                            tuple(serials), tuple(sorted(set(log) - scanned)) if log else (),
-                            tuple(sorted(scanned - set(log))) if log else (), len(log))
+    status_of = {p.serial: pair_status_label(p.status) for p in pairs}
+    return DuplicatesReport(
+        Heading.of(election, status.heading), lines, total, tuple(serials),
+        tuple(sorted(set(log) - scanned)) if log else (), tuple(sorted(scanned - set(log))) if log else (), len(log),
+        final=status.final, why_not_final=status.why_not_final, rule_set_line=status.rule_set_line,
+        examinations=tuple((r.serial, status_of.get(r.serial, r.status), how[r.serial]) for r in status.examinations),
+        pending_paper=tuple((x.serial, names.precinct(x.precinct), x.state.value.replace("_", " "), x.next_step) for x in status.pending_paper),
+        pending_paper_law=rules.store_source.citation, awaiting_board=status.awaiting_board,
+        awaiting_board_law=rules.missing_record_source.citation, log_types=status.log_types)
 
 
 def _dup_line(name: str, pid: str, c: Counter[str]) -> DuplicatesLine:

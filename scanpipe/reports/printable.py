@@ -170,17 +170,24 @@ def duplicates_pdf(r: DuplicatesReport) -> bytes:
     s = _styles()
     heads = ["Precinct", "Examined", *(pair_status_short(c) for c in r.columns), "New duplicates"]
     rows: list[list[object]] = [heads] + [[x.precinct, x.examined, *x.statuses, x.new_duplicates] for x in (*r.lines, r.total)]
-    story: list[Any] = [Paragraph("By precinct", s["Heading2"]), _table(rows, numbers_from=1, total_rows=(len(rows) - 1,), small=True),
+    story: list[Any] = [Paragraph(f"<b>{_esc('FINAL' if r.final else 'NOT FINAL: ' + r.why_not_final)}</b>", s["Normal"]),
+                        Paragraph(_esc(r.rule_set_line), s["Italic"]),
+                        Paragraph("By precinct", s["Heading2"]), _table(rows, numbers_from=1, total_rows=(len(rows) - 1,), small=True),
                         Paragraph("Each serial has exactly one status, so the status columns add up to the serials examined. "
                                   "'New duplicates' counts the resolved serials now counted through a new duplicate.", s["Italic"])]
+    if r.pending_paper:
+        story += [Paragraph(_esc(f"New duplicates not yet stored with their original ({r.pending_paper_law})"), s["Heading2"]),
+                  _table([["New duplicate", "Precinct", "Stands", "Next"], *[list(x) for x in r.pending_paper]], small=True)]
+    if r.awaiting_board:
+        story.append(Paragraph(_esc(f"Serials awaiting the board ({r.awaiting_board_law}): {', '.join(r.awaiting_board)}"), s["Normal"]))
     if r.log_size:
         story += [Paragraph(f"Canvass duplication log ({r.log_size} serials)", s["Heading2"]),
                   Paragraph(_esc(f"Expected by the log but not scanned ({len(r.log_missing)}): {', '.join(r.log_missing) or 'none'}"), s["Normal"]),
                   Paragraph(_esc(f"Scanned but not in the log ({len(r.log_unknown)}): {', '.join(r.log_unknown) or 'none'}"), s["Normal"])]
     story.append(Paragraph(f"Every serial ({len(r.serials)})", s["Heading2"]))
-    serials: list[list[object]] = [["Serial", "Precinct", "Found", "Now", "Contests for a person", "Duplicate", "Original", "Counts"]]
+    serials: list[list[object]] = [["Serial", "Precinct", "Found", "Now", "Contests for a person", "Duplicate", "Original", "Counts", "Examined"]]
     serials += [[x.serial, x.precinct, x.found, x.now, x.contests or "-", "; ".join(c.label for c in x.duplicates) or "-",
-                 "; ".join(c.label for c in x.originals) or "-", x.counted] for x in r.serials]
+                 "; ".join(c.label for c in x.originals) or "-", x.counted, x.examined or "-"] for x in r.serials]
     story.append(_table(serials, small=True))
     return _pdf(r.heading, story, SIGN_DUPLICATES, landscape_page=True)
 

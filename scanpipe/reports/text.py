@@ -73,17 +73,26 @@ def tally_lines(t: TallyReport) -> list[str]:
 def duplicates_lines(r: DuplicatesReport) -> list[str]:
     heads = ("precinct", "examined", *(pair_status_short(c).lower() for c in r.columns), "new duplicates")
     rows = [(x.precinct, x.examined, *x.statuses, x.new_duplicates) for x in (*r.lines, r.total)]
-    out = [r.heading.title, f"{r.heading.election} ({r.heading.election_date}) · {r.heading.generated_at}", ""]
+    out = [r.heading.title, f"{r.heading.election} ({r.heading.election_date}) · {r.heading.generated_at}", r.rule_set_line,
+           "FINAL" if r.final else f"NOT FINAL: {r.why_not_final}", ""]
     out += table(heads, rows, right=tuple(range(1, len(heads))))
     out += ["", "Each serial has one status, so the status columns add up to 'examined'; 'new duplicates' counts the "
                 "resolved serials now counted through a new duplicate."]
+    if r.examinations:
+        out += ["", "Examined by (serial, status, how, who):"] + [f"  {serial} {status}: {how}" for serial, status, how in r.examinations]
+    if r.pending_paper:
+        out += ["", f"New duplicates not yet stored with their original ({r.pending_paper_law}): {len(r.pending_paper)}"]
+        out += [f"  {serial} ({precinct}): {state}; next: {step}" for serial, precinct, state, step in r.pending_paper]
+    if r.awaiting_board:
+        out += ["", f"Serials awaiting the board ({r.awaiting_board_law}): {', '.join(r.awaiting_board)}"]
     if r.serials:
         out += ["", "Serials:"]
         body = [(s.serial, s.precinct, s.found, s.now, s.contests or "-", "; ".join(c.label for c in s.duplicates) or "-",
                  "; ".join(c.label for c in s.originals) or "-", s.counted) for s in r.serials]
         out += table(("serial", "precinct", "found", "now", "contests", "duplicate", "original", "counts"), body)
     if r.log_size:
-        out += ["", f"Canvass duplication log: {r.log_size} serial(s)",
+        types = " (" + ", ".join(f"{n} {t}" for t, n in r.log_types) + ")" if r.log_types else ""
+        out += ["", f"Canvass duplication log: {r.log_size} serial(s){types}",
                 f"  expected by the log but not scanned ({len(r.log_missing)}): " + (", ".join(r.log_missing) or "none"),
                 f"  scanned but not in the log ({len(r.log_unknown)}): " + (", ".join(r.log_unknown) or "none")]
     return out

@@ -198,7 +198,7 @@ def card_page(store: Store, election: Election, card_id: str, *, blind: bool, me
                                         _option_views(election, cid, stored.card, blind), r.state,
                                         None if blind else _machine_votes(names, stored.card, cid)))
     mine = tuple(c for r in items if r.state == "awaiting" and me in r.first_auditors for c in r.contests)
-    return PageView("card", card_id, f"Card {view.place}", (view,), _mine_last(election, contests, mine), rule_set(election.jurisdiction).intent_rules, mine,
+    return PageView("card", card_id, f"Card {view.place}", (view,), _mine_last(election, contests, mine), rule_set(election.jurisdiction).intent_choices(), mine,
                     _reasons([r.reason for r in items]))
 
 
@@ -233,7 +233,7 @@ def pair_page(store: Store, election: Election, serial: str, *, blind: bool, me:
             contests.append(ContestView(cid, names.contest(cid), election.contest(cid).vote_for,
                                         _option_views(election, cid, None, True), r.state, None, readings))
     mine = tuple(c for r in items if r.state == "awaiting" and me in r.first_auditors for c in r.contests)
-    return PageView("pair", serial, f"Serial {serial}", cards, _mine_last(election, contests, mine), rule_set(election.jurisdiction).intent_rules, mine,
+    return PageView("pair", serial, f"Serial {serial}", cards, _mine_last(election, contests, mine), rule_set(election.jurisdiction).intent_choices(), mine,
                     _reasons([r.reason for r in items]))
 
 
@@ -291,7 +291,7 @@ class HistoryView:
 
 def decision_views(store: Store, election: Election, records: Sequence[DecisionRecord]) -> tuple[DecisionView, ...]:
     names = Names(election)
-    rules = dict(rule_set(election.jurisdiction).intent_rules)
+    rules = dict(rule_set(election.jurisdiction).intent_choices())
     write_ins = store.write_in_names([d.id for d in records])
     return tuple(DecisionView(d.id, names.contest(d.contest), d.contest, names.votes(d.votes, write_ins=write_ins.get(d.id)),
                               ", ".join(d.auditors), STATE_WORDS.get(str(d.state), str(d.state)), str(d.state),
