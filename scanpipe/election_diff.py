@@ -1,7 +1,8 @@
 """What changed between two election definitions, and whether it would alter stored readings.
 
 Pure: two definitions (``election.json`` content and layouts, as loaded) in, a list of
-changes out. A change of a name, a title or the date only changes what people read; a change
+changes out. A change of a name, a title or the date only changes what people read, and one of
+the jurisdiction changes the rules people's decisions follow, not what was read; a change
 of ids, vote-for counts, the styles' contests or precincts, or any layout (where targets are
 printed) changes how stored cards were, or would be, read and counted: ``init`` refuses it
 over stored cards unless ``--force``.
@@ -37,7 +38,7 @@ def definition_changes(old: Mapping[str, Any], old_layouts: Mapping[str, Any], n
     def add(text: str, alters: bool) -> None:
         out.append(DefinitionChange(text, alters))
 
-    for key, alters in (("id", True), ("jurisdiction", True), ("name", False), ("date", False)):
+    for key, alters in (("id", True), ("jurisdiction", False), ("name", False), ("date", False)):  # rules apply to decisions, not readings
         if old.get(key) != new.get(key):
             add(f"election {key}: {old.get(key)!r} -> {new.get(key)!r}", alters)
     _compare_named(out, "precinct", _by_id(old.get("precincts")), _by_id(new.get("precincts")), "name")

@@ -103,15 +103,17 @@ REASONS: dict[str, ReasonText] = {
                                           "The machine-printed original's text and its code say different things. Read the "
                                           "printed text the voter verified and record it."),
     Reason.ORPHAN_DUPLICATE: ReasonText("duplicate without its original",
-                                        "No original with this serial was scanned. Look for the original in the batches; if "
-                                        "it cannot be found, the board decides what counts for this serial."),
+                                        "No original with this serial was scanned. Look for the original in the batches. "
+                                        "Nothing of the serial counts until the board rules on it (Orphans and conflicts page); "
+                                        "if the board rules that a new duplicate be made, read each contest here."),
     Reason.ORPHAN_ORIGINAL: ReasonText("original without its duplicate",
-                                       "No duplicate with this serial was scanned. Look for the duplicate; if it cannot be "
-                                       "found, read the original and record the voter's intent (a new duplicate is made) "
-                                       "or refer it to the board."),
+                                       "No duplicate with this serial was scanned. Look for the duplicate. Nothing of the serial "
+                                       "counts until the board rules on it (Orphans and conflicts page); if the board rules that "
+                                       "a new duplicate be made, read the voter's intent on the original, contest by contest, here."),
     Reason.CONFLICT: ReasonText("serial used more than once",
-                                "Two duplicates or two originals carry this serial. Compare the cards shown; the board "
-                                "decides which card counts. Record the voter's intent as read on the original."),
+                                "Two duplicates or two originals carry this serial. Nothing of the serial counts until the board "
+                                "rules which card counts (Orphans and conflicts page); if it rules that a new duplicate be made, "
+                                "read the voter's intent on the original, contest by contest, here."),
     Reason.AWAITING_SECOND_AUDITOR: ReasonText("awaiting a second auditor",
                                                "One auditor has recorded a reading. A second, different auditor reads the "
                                                "card without seeing it and records theirs."),

@@ -77,11 +77,12 @@ def test_no_review_page_shows_a_bare_id(world: PairWorld) -> None:
     alice, bob = login(world.app, "alice"), login(world.app, "bob")
     _decide(alice, f"/pair/{MISMATCH}", "q2", ["q2-for"], "alice's note")
     _decide(bob, f"/pair/{MISMATCH}", "q2", ["q2-against"], "bob's note")  # escalated: the board page has a case
-    _decide(alice, f"/pair/{CONFLICT}", "gov", ["gov-w"], "")
-    _decide(bob, f"/pair/{CONFLICT}", "gov", ["gov-w"], "")  # final: the history has a decision
+    governor = world.store.card_id_for("B01#2")  # Governor unclear
+    _decide(alice, f"/card/{governor}", "gov", ["gov-w"], "")
+    _decide(bob, f"/card/{governor}", "gov", ["gov-w"], "")  # final: the history has a decision
     cards = [i.item for i in queue(world.store) if i.kind == "card"]
-    pages = {url: alice for url in ["/", "/queue", "/history", f"/pair/{CONFLICT}", f"/pair/{ORPHAN}", f"/history/pair/{CONFLICT}",
-                                    f"/history/pair/{MISMATCH}", "/pair/F00000G5V"] + [f"/card/{c}" for c in cards]}
+    pages = {url: alice for url in ["/", "/queue", "/history", f"/pair/{CONFLICT}", f"/pair/{ORPHAN}", f"/history/card/{governor}",
+                                    f"/history/pair/{MISMATCH}", "/pair/F00000G5V", f"/card/{governor}"] + [f"/card/{c}" for c in cards]}
     pages.update({"/board": login(world.app, "carol"), "/tally": login(world.app, "olga"),
                   "/print/tally.html": login(world.app, "olga"), "/print/duplicates.html": login(world.app, "olga")})
     problems = {}
