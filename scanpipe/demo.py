@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from scanpipe.store.repository import Store
-from scanpipe.names import reason_label
+from scanpipe.names import pair_status_label, reason_label
 from scanpipe.types import CardHints, Election, MarkStatus, ReadCard
 
 MARKER = ".scanpipe-demo"
@@ -55,7 +55,9 @@ def run_demo(directory: Path, *, cards: int, seed: int, workers: int, pairs: int
         pair_lines: list[str] = []
         if pairs_path is not None:
             pair_summary = ingest_paths(store, [str(pairs_path.parent / "cards")], batch="B02", hints=CardHints(), workers=workers)
-            pair_lines = reconcile(store, render_dir=directory / "new-duplicates").lines()
+            reconciled = reconcile(store, render_dir=directory / "new-duplicates")
+            pair_lines = [f"{sum(reconciled.statuses.values())} serial(s): "
+                          + ", ".join(f"{n} {pair_status_label(s)}" for s, n in sorted(reconciled.statuses.items()))]
             pair_lines.append(f"pair truth: {compare_pairs_with_truth(store, pairs_path)}")
             pair_lines.insert(0, f"batch B02: {pair_summary.cards_stored} duplicate and original card(s) stored")
             (directory / "pairs.csv").write_text(pairs_csv(store), encoding="utf-8", newline="")
@@ -76,7 +78,7 @@ def run_demo(directory: Path, *, cards: int, seed: int, workers: int, pairs: int
     reasons = Counter(reason_label(i.reason) for i in items)
     lines += ["", f"Queue: {len(items)} item(s) for a person" + (": " + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items())) if items else "")]
     lines += ["", "Machine readings against the generator's truth (every target of batch B01):"] + ["  " + a for a in agreement]
-    lines += ["", "Tally (Governor, every precinct; the whole tally is in the files below):"] + _tally_preview(election, rows)
+    lines += ["", f"Tally of {election.contests[0].title} (the whole tally is in the files below):"] + _tally_preview(election, rows)
     lines += ["", "Files:",
               f"  database        {directory / 'scanpipe.db'}",
               f"  cards           {directory / 'cards' / 'cards'} (B01; truth: {expected_path.name}), {directory / 'pairs' / 'cards'} (B02)",
@@ -177,8 +179,13 @@ def compare_with_truth(store: Store, expected_path: Path) -> list[str]:
 
 
 def _tally_preview(election: Election, rows: list) -> list[str]:  # noqa: ANN001
+    """The first contest of each precinct on one line: every choice's votes, then what awaits a person."""
     from scanpipe.names import Names
 
     names = Names(election)
     first = election.contests[0].id
-    return [f"  {names.precinct(r.precinct):<24} {names.option(r.option):<18} {r.votes:>5}" for r in rows if r.contest == first]
+    by_precinct: dict[str, list[str]] = {}
+    for r in rows:
+        if r.contest == first and r.option not in ("#overvotes", "#undervotes"):
+            by_precinct.setdefault(r.precinct, []).append(f"{names.option(r.option)} {r.votes}")
+    return [f"  {names.precinct(p)}: {', '.join(parts)}" for p, parts in by_precinct.items()]

@@ -187,9 +187,10 @@ STATUS_COLUMNS = ("match", "mismatch", "needs_review", "resolved", "orphan_dupli
 class DuplicatesLine:
     precinct: str  # name ("All precincts" for the total)
     precinct_id: str
-    examined: int
-    statuses: tuple[int, ...]  # in STATUS_COLUMNS order; they add up to ``examined``
+    serials: int
+    statuses: tuple[int, ...]  # in STATUS_COLUMNS order; they add up to ``serials``
     new_duplicates: int  # serials now counted through a new duplicate (a subset of ``resolved``)
+    examined: int = 0  # serials the board has examined (§12-108(d)(1)): sign-off, decisions or ruling
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,8 +229,8 @@ class DuplicatesReport:
 
 
 def build_duplicates(store: Store, election: Election) -> DuplicatesReport:
-    """Per precinct: serials examined and where each stands (the columns add up to the
-    examined count), then every serial with its cards' places, what counts and who examined
+    """Per precinct: the serials and where each stands (the status columns add up to the
+    serials), how many the board examined, then every serial with its cards' places, what counts and who examined
     it; whether the report is final under the election's rule set, and why not."""
     from scanpipe.reconcile.report import duplicate_report
     from scanpipe.rules import rule_set
@@ -245,7 +246,8 @@ def build_duplicates(store: Store, election: Election) -> DuplicatesReport:
     serials = []
     for p in pairs:
         c = per.setdefault(p.precinct, Counter())
-        c["examined"] += 1
+        c["serials"] += 1
+        c["examined"] += how.get(p.serial, "NOT YET EXAMINED") != "NOT YET EXAMINED"
         c[p.status] += 1
         counted_new = p.counted not in ("duplicate", "none")
         c["new"] += counted_new
@@ -273,8 +275,8 @@ def build_duplicates(store: Store, election: Election) -> DuplicatesReport:
 
 
 def _dup_line(name: str, pid: str, c: Counter[str]) -> DuplicatesLine:
-    line = DuplicatesLine(name, pid, c["examined"], tuple(c[s] for s in STATUS_COLUMNS), c["new"])
-    assert sum(line.statuses) == line.examined, "every serial has exactly one status"
+    line = DuplicatesLine(name, pid, c["serials"], tuple(c[s] for s in STATUS_COLUMNS), c["new"], c["examined"])
+    assert sum(line.statuses) == line.serials, "every serial has exactly one status"
     return line
 
 
@@ -284,10 +286,12 @@ def _dup_line(name: str, pid: str, c: Counter[str]) -> DuplicatesLine:
 
 @dataclass(frozen=True, slots=True)
 class NewDuplicateToPrint:
+    """A new duplicate whose paper is not yet stored with its original (§12-108(c)(2))."""
+
     serial: str
     precinct: str
-    pdf: str | None
-    scanned: str | None  # the printed card's place once it is scanned back in
+    state: str  # in words: to print, to scan, reads differently, to store
+    next_step: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,7 +304,7 @@ class StatusReport:
     waiting_by_precinct: tuple[tuple[str, int], ...]
     waiting_total: int
     pairs: tuple[tuple[str, int], ...]  # status in words, serials
-    new_duplicates: tuple[NewDuplicateToPrint, ...]
+    new_duplicates: tuple[NewDuplicateToPrint, ...]  # not yet stored with their originals
 
 
 def build_status(store: Store, election: Election, items: Sequence[QueueItem]) -> StatusReport:
@@ -312,12 +316,11 @@ def build_status(store: Store, election: Election, items: Sequence[QueueItem]) -
     batches = tuple((b.name, counts.get(b.name, 0), f"voided: {b.void_reason}" if b.voided else "active") for b in store.list_batches())
     reasons = Counter(reason_label(i.reason) for i in items)
     precincts = Counter(names.precinct(i.precinct) for i in items)
+    from scanpipe.reconcile.paper import pending_new_duplicates
+
     pairs = store.pair_status_counts()
-    current = [nd for nd in store.new_duplicates()]
-    places = store.card_places([nd.scanned_card_id for nd in current if nd.scanned_card_id])
-    to_print = tuple(NewDuplicateToPrint(nd.serial, names.precinct(nd.precinct), nd.pdf_path,
-                                         places[nd.scanned_card_id].label if nd.scanned_card_id in places else None)
-                     for nd in current)
+    to_print = tuple(NewDuplicateToPrint(p.serial, names.precinct(p.precinct), p.state.value.replace("_", " "), p.next_step)
+                     for p in pending_new_duplicates(store))
     return StatusReport(
         Heading.of(election, "Status"), sum(by_status.values()),
         tuple((words.get(k, k), n) for k, n in sorted(by_status.items())), batches,

@@ -4,7 +4,7 @@ HTML comes from Jinja2 templates beside this module (print styles included: a br
 prints them as they are); PDF is drawn with reportlab from the same values. Every paper
 carries the election, its date and when it was printed; those a board signs end with
 signature lines. The CSV of the duplicates report has one row per precinct whose status
-columns add up to the serials examined, ids beside names.
+columns add up to the serials, ids beside names.
 """
 
 from __future__ import annotations
@@ -44,12 +44,12 @@ def pull_list_html(h: Heading, rows: Sequence[PullRow]) -> str:
 
 
 def duplicates_csv(r: DuplicatesReport) -> str:
-    """One row per precinct and a last ``#all`` row; the status columns add up to ``examined``."""
+    """One row per precinct and a last ``#all`` row; the status columns add up to ``serials``."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\r\n")
-    w.writerow(["precinct", "precinct_name", "examined", *r.columns, "new_duplicates"])
+    w.writerow(["precinct", "precinct_name", "serials", *r.columns, "new_duplicates", "examined"])
     for x in (*r.lines, r.total):
-        w.writerow([x.precinct_id, x.precinct, x.examined, *x.statuses, x.new_duplicates])
+        w.writerow([x.precinct_id, x.precinct, x.serials, *x.statuses, x.new_duplicates, x.examined])
     return buf.getvalue()
 
 
@@ -168,12 +168,12 @@ def duplicates_pdf(r: DuplicatesReport) -> bytes:
     from reportlab.platypus import Paragraph
 
     s = _styles()
-    heads = ["Precinct", "Examined", *(pair_status_short(c) for c in r.columns), "New duplicates"]
-    rows: list[list[object]] = [heads] + [[x.precinct, x.examined, *x.statuses, x.new_duplicates] for x in (*r.lines, r.total)]
+    heads = ["Precinct", "Serials", *(pair_status_short(c) for c in r.columns), "New duplicates", "Examined by the board"]
+    rows: list[list[object]] = [heads] + [[x.precinct, x.serials, *x.statuses, x.new_duplicates, x.examined] for x in (*r.lines, r.total)]
     story: list[Any] = [Paragraph(f"<b>{_esc('FINAL' if r.final else 'NOT FINAL: ' + r.why_not_final)}</b>", s["Normal"]),
                         Paragraph(_esc(r.rule_set_line), s["Italic"]),
                         Paragraph("By precinct", s["Heading2"]), _table(rows, numbers_from=1, total_rows=(len(rows) - 1,), small=True),
-                        Paragraph("Each serial has exactly one status, so the status columns add up to the serials examined. "
+                        Paragraph("Each serial has exactly one status, so the status columns add up to the serials. "
                                   "'New duplicates' counts the resolved serials now counted through a new duplicate.", s["Italic"])]
     if r.pending_paper:
         story += [Paragraph(_esc(f"New duplicates not yet stored with their original ({r.pending_paper_law})"), s["Heading2"]),

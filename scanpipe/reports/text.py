@@ -46,13 +46,10 @@ def status_lines(s: StatusReport) -> list[str]:
         out += ["  by precinct:"] + [f"    {n:>6}  {w}" for w, n in s.waiting_by_precinct]
     total_pairs = sum(n for _, n in s.pairs)
     out += ["", f"Duplicate/original pairs (serials): {total_pairs}"] + [f"    {n:>6}  {w}" for w, n in s.pairs]
-    waiting = [nd for nd in s.new_duplicates if nd.scanned is None]
-    out += ["", f"New duplicates to print and scan back in: {len(waiting)}"]
-    out += [f"    {nd.serial:<14} {nd.precinct:<24} {nd.pdf or '(no printable file yet: run scanpipe reconcile)'}" for nd in waiting]
-    done = len(s.new_duplicates) - len(waiting)
-    if done:
-        out.append(f"    ({done} printed new duplicate(s) already scanned back in)")
-    out += ["", "Next: `scanpipe queue` lists each item with its batch and position; `scanpipe report pull-list --out pull.pdf` prints them."]
+    out += ["", f"New duplicates to print, scan back and store with their originals: {len(s.new_duplicates)}"]
+    out += [f"    {nd.serial:<14} {nd.precinct:<24} {nd.state}: {nd.next_step}" for nd in s.new_duplicates]
+    out += ["", "Next: `scanpipe queue` lists each item with its batch and position; `scanpipe report pull-list --out pull.pdf` prints them;",
+            "`scanpipe duplicates pending` lists the new duplicates' paper."]
     return out
 
 
@@ -71,12 +68,12 @@ def tally_lines(t: TallyReport) -> list[str]:
 
 
 def duplicates_lines(r: DuplicatesReport) -> list[str]:
-    heads = ("precinct", "examined", *(pair_status_short(c).lower() for c in r.columns), "new duplicates")
-    rows = [(x.precinct, x.examined, *x.statuses, x.new_duplicates) for x in (*r.lines, r.total)]
+    heads = ("precinct", "serials", *(pair_status_short(c).lower() for c in r.columns), "new duplicates", "examined by the board")
+    rows = [(x.precinct, x.serials, *x.statuses, x.new_duplicates, x.examined) for x in (*r.lines, r.total)]
     out = [r.heading.title, f"{r.heading.election} ({r.heading.election_date}) · {r.heading.generated_at}", r.rule_set_line,
            "FINAL" if r.final else f"NOT FINAL: {r.why_not_final}", ""]
     out += table(heads, rows, right=tuple(range(1, len(heads))))
-    out += ["", "Each serial has one status, so the status columns add up to 'examined'; 'new duplicates' counts the "
+    out += ["", "Each serial has one status, so the status columns add up to 'serials'; 'new duplicates' counts the "
                 "resolved serials now counted through a new duplicate."]
     if r.examinations:
         out += ["", "Examined by (serial, status, how, who):"] + [f"  {serial} {status}: {how}" for serial, status, how in r.examinations]
