@@ -40,6 +40,7 @@ class Box:
     w: float
     h: float
     label: str | None = None  # the option's name with the machine's status and score (None in blind mode)
+    doubtful: bool = False  # the target a person must read (always False in blind mode)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +50,7 @@ class OptionView:
     write_in: bool
     status: str | None = None  # machine: yes / no / unknown (None in blind mode)
     score: float | None = None
+    doubtful: bool = False  # the machine could not read this one: what the page asks (False in blind mode)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,9 +116,10 @@ def _boxes(card: InterpretedCard, names: Names, blind: bool) -> tuple[Box, ...]:
     result = card.interpretation
     if not isinstance(result, ReadCard):
         return ()
+    doubtful = set() if blind else {o for r in result.contests for o in r.unknown_options}
     return tuple(Box(t.score.contest, t.score.option, *t.score.box_px,
-                     label=None if blind else f"{names.option(t.score.option)}: {t.status.value} {t.score.score:.3f}")
-                 for t in result.targets)
+                     label=None if blind else f"{names.option(t.score.option)}: {t.status.value} {t.score.score:.3f}",
+                     doubtful=t.score.option in doubtful) for t in result.targets)
 
 
 def contest_regions(card: InterpretedCard) -> dict[str, tuple[int, int, int, int]]:
@@ -159,11 +162,15 @@ def card_view(store: Store, election: Election, card_id: str, items: Sequence[Re
 
 
 def _option_views(election: Election, contest: str, card: InterpretedCard | None, blind: bool) -> tuple[OptionView, ...]:
+    """The contest's options; with the machine's reading (not in blind mode) each says what it
+    was read, and only the doubtful ones are marked as what the page asks a person."""
     scores: dict[str, Any] = {}
+    doubtful: set[str] = set()
     if card is not None and isinstance(card.interpretation, ReadCard) and not blind:
         scores = {t.score.option: t for t in card.interpretation.targets if t.score.contest == contest}
+        doubtful = {o for r in card.interpretation.contests if r.contest == contest for o in r.unknown_options}
     return tuple(OptionView(o.id, o.name, o.write_in, scores[o.id].status.value if o.id in scores else None,
-                            round(scores[o.id].score.score, 3) if o.id in scores else None)
+                            round(scores[o.id].score.score, 3) if o.id in scores else None, o.id in doubtful)
                  for o in election.contest(contest).options)
 
 
