@@ -258,7 +258,12 @@ def reconcile_cmd(ctx: Ctx, render_dir: Path) -> None:
 @click.argument("item")
 @click.option("--contest", required=True)
 @click.option("--votes", required=True, help='Options the voter intended, comma-separated; "" for no choice.')
-@click.option("--auditor", "auditors", multiple=True, required=True, help="Repeat for two auditors attesting jointly.")
+@click.option("--auditor", "auditors", multiple=True, required=True,
+              help="A review account (`scanpipe user list`), who types their password; repeat for two auditors attesting jointly.")
+@click.option("--password-stdin", is_flag=True, help="Read each auditor's password from stdin, one line each, in --auditor order (scripts).")
+@click.option("--no-accounts", is_flag=True, help="A test deck without review accounts: record the --auditor names as given (logged).")
+@click.option("--override", is_flag=True, help="Decide a contest of a card that nothing queued (changes the machine's clear reading); needs --reason.")
+@click.option("--reason", default=None, help="Why a contest nothing queued is overridden (logged).")
 @click.option("--rule", default=None, help="The voter-intent rule the decision rests on.")
 @click.option("--note", default=None)
 @click.option("--write-in", "write_in_names", multiple=True,
@@ -266,28 +271,38 @@ def reconcile_cmd(ctx: Ctx, render_dir: Path) -> None:
 @click.option("--render-dir", type=click.Path(path_type=Path), default=Path("new-duplicates"), show_default=True,
               help="Where a new duplicate's printable card goes (for a serial).")
 @pass_ctx
-def adjudicate(ctx: Ctx, item: str, contest: str, votes: str, auditors: tuple[str, ...], rule: str | None, note: str | None,
-               write_in_names: tuple[str, ...], render_dir: Path) -> None:
+def adjudicate(ctx: Ctx, item: str, contest: str, votes: str, auditors: tuple[str, ...], password_stdin: bool, no_accounts: bool,
+               override: bool, reason: str | None, rule: str | None, note: str | None, write_in_names: tuple[str, ...],
+               render_dir: Path) -> None:
     """Record a person's decision of voter intent for one contest of a card (id, id prefix,
-    BATCH#POSITION or path) or a serial."""
+    BATCH#POSITION or path) or a serial.
+
+    Auditors are review accounts, each proving it with their password; the two halves of a
+    decision come from two accounts and two logins (contract section 5, "Two people")."""
+    from scanpipe.cli_people import attest_auditors
     from scanpipe.names import Names
     from scanpipe.reconcile.service import adjudicate_pair
     from scanpipe.workflow import adjudicate_card, resolve_card
 
+    if override != bool(reason and reason.strip()):
+        raise click.UsageError("--override needs --reason TEXT (and --reason goes with --override)")
     store = ctx.store()
     election = store.current_election()
     chosen = [v.strip() for v in votes.split(",") if v.strip()]
     write_ins = _write_ins(election, contest, chosen, write_in_names)
+    attestation = attest_auditors(store, list(auditors), no_accounts=no_accounts, password_stdin=password_stdin,
+                                  override=reason.strip() if override and reason else None)
+    who = [a.strip().lower() for a in auditors] if attestation.accounts else list(auditors)
     if store.get_card(item) is None and store.find_card_by_path(item) is None and store.get_pair(item) is not None:
         what = f"serial {item}"
-        outcome = adjudicate_pair(store, item, contest=contest, votes=chosen, auditors=list(auditors), rule=rule, note=note,
-                                  render_dir=render_dir, write_ins=write_ins)
+        outcome = adjudicate_pair(store, item, contest=contest, votes=chosen, auditors=who, rule=rule, note=note,
+                                  render_dir=render_dir, attestation=attestation, write_ins=write_ins)
     else:
         card_id = resolve_card(store, item).card_id
         place = store.card_place(card_id)
         what = place.label if place is not None else card_id
-        outcome = adjudicate_card(store, card_id, contest=contest, votes=chosen, auditors=list(auditors), rule=rule, note=note,
-                                  write_ins=write_ins)
+        outcome = adjudicate_card(store, card_id, contest=contest, votes=chosen, auditors=who, rule=rule, note=note,
+                                  attestation=attestation, write_ins=write_ins)
     names = Names(election)
     reading = names.votes(chosen, write_ins=write_ins) if contest in {c.id for c in election.contests} else votes
     click.echo(f"decision {outcome.decision_id} on {what} / {names.contest(contest)} ({reading}): {outcome.message}")
@@ -315,14 +330,26 @@ def _write_ins(election: object, contest: str, chosen: list[str], names: tuple[s
 
 @cli.command()
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the CSV here instead of stdout.")
+@click.option("--scope", "scoped", is_flag=True, help="Only the open recount case's contest in its precincts.")
 @pass_ctx
-def tally(ctx: Ctx, out: Path | None) -> None:
+def tally(ctx: Ctx, out: Path | None, scoped: bool) -> None:
     """Per-precinct tallies of what counts (CSV)."""
     from scanpipe.tally import tally_csv
     from scanpipe.workflow import tally as do_tally
 
+    from scanpipe.audit_verify import tally_digest
+
     store = ctx.store()
-    text = tally_csv(do_tally(store))
+    rows = do_tally(store)
+    store.log_event("tally", {"sha256": tally_digest(rows), "rows": len(rows), "out": str(out) if out else None})
+    if scoped:
+        from scanpipe.recount.service import active_scope
+
+        scope = active_scope(store)
+        if scope is None:
+            raise click.UsageError("--scope: no recount case is open")
+        rows = [r for r in rows if r.precinct in scope.precincts and r.contest == scope.contest]
+    text = tally_csv(rows)
     if out is None:
         click.echo(text, nl=False)
     else:
@@ -423,6 +450,9 @@ _register_scan(cli)
 _register_calibrate(cli)
 _register_review(cli)
 _register_statute(cli)
+from scanpipe.cli_recount import register as _register_recount  # noqa: E402  (recount)
+
+_register_recount(cli)
 _register_view(cli)
 
 

@@ -23,6 +23,7 @@ MARKER = ".scanpipe-demo"
 DEMO_PAIRS = ("match", "wrong_option", "match", "omitted", "extra_mark", "orphan_duplicate", "match", "conflict")
 """The cases of the demo's duplicate/original serials, in order (one serial each)."""
 DEMO_AUDITORS = ("ann", "bob")
+DEMO_ADMINS = ("admin-one", "admin-two")
 
 
 def run_demo(directory: Path, *, cards: int, seed: int, workers: int, pairs: int = len(DEMO_PAIRS)) -> list[str]:
@@ -68,7 +69,10 @@ def run_demo(directory: Path, *, cards: int, seed: int, workers: int, pairs: int
         n_cvr = export_cvr_file(store, directory / "cvr.json")
         papers = _write_papers(store, election, directory, items, rows)
         agreement = compare_with_truth(store, expected_path)
-        passwords = _demo_accounts(store)
+        from scanpipe.demo_recount import run_recount_demo
+
+        recount_lines = run_recount_demo(store, directory, expected_path)
+        passwords = _demo_accounts(store)  # after the recount's decisions, which are made without accounts (a test deck)
     finally:
         store.close()
     lines = [f"scanpipe demo: {election.name} ({election.date}), {len(election.precincts)} precincts, {len(election.ballot_styles)} ballot styles"]
@@ -87,26 +91,32 @@ def run_demo(directory: Path, *, cards: int, seed: int, workers: int, pairs: int
               f"  pull list       {papers['pull']} (the cards a person must see, by batch and position)",
               f"  queue           {directory / 'queue.json'}",
               f"  CVRs            {directory / 'cvr.json'} ({n_cvr} CVRs, NIST SP 1500-103)",
-              "", "Try:",
+              ] + recount_lines + ["", "Try:",
               f"  export SCANPIPE_DB={db_url}",
               "  scanpipe status                  # what waits for a person, by reason and precinct",
               "  scanpipe queue                   # each item with its batch, position and file",
+              "  scanpipe recount status          # the recount case: scope, cards counted, what awaits a person",
               "  scanpipe review                  # the auditors' review app: open http://127.0.0.1:8080/",
               "Log in as one auditor, decide an item, then log in as the other (a second browser or a private",
               "window) to confirm it: Maryland needs two auditors per decision. Demo accounts (this database only):"]
-    lines += [f"  {name:<6} password {password}" for name, password in passwords.items()]
+    lines += [f"  {name:<9} password {password}" + ("  (administrator: adds and approves accounts)" if name in DEMO_ADMINS else "  (auditor)")
+              for name, password in passwords.items()]
     return lines
 
 
 def _demo_accounts(store: Store) -> dict[str, str]:
-    """Two auditor accounts with fresh random passwords (the demo database only)."""
+    """Two auditor accounts with fresh random passwords (the demo database only), added and
+    approved by the two set-up administrators (whose passwords are printed too)."""
     import secrets
 
-    from scanpipe.review.accounts import add_user
+    from scanpipe.review.accounts import add_user, approve_user
 
-    passwords = {name: f"{name}-{secrets.token_hex(4)}" for name in DEMO_AUDITORS}
-    for name, password in passwords.items():
-        add_user(store, name, "auditor", password, actor="demo")
+    passwords = {name: f"{name}-{secrets.token_hex(4)}" for name in (*DEMO_AUDITORS, *DEMO_ADMINS)}
+    for name in DEMO_ADMINS:
+        add_user(store, name, "admin", passwords[name])  # set-up: the first two accounts
+    for name in DEMO_AUDITORS:
+        add_user(store, name, "auditor", passwords[name], actor=DEMO_ADMINS[0])
+        approve_user(store, name, approver=DEMO_ADMINS[1])
     return passwords
 
 

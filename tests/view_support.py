@@ -17,12 +17,12 @@ from flask import Flask
 
 from scanpipe.reconcile.service import reconcile
 from scanpipe.review import create_app
-from scanpipe.review.accounts import add_user
+from scanpipe.review.accounts import add_user, approve_user
 from scanpipe.review.index import refresh_all
 from scanpipe.store.repository import Store
 from scanpipe.types import CardHints
 from scanpipe.workflow import ingest_paths, init_election
-from tests.test_review_support import PASSWORDS, ROLES  # also makes password hashing cheap for tests
+from tests.test_review_support import PASSWORDS, ROLES, SETUP_ADMINS  # also makes password hashing cheap for tests
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "ballot_images"
 ELECTION = FIXTURES / "pairs" / "election" / "election.json"
@@ -64,7 +64,11 @@ def _build(folder: Path) -> None:
     ingest_paths(store, [str(regular)], batch="B01", hints=CardHints())
     ingest_paths(store, [str(PAIR_CARDS)], batch="B02", hints=CardHints())
     reconcile(store, render_dir=folder / "new-duplicates")
+    for name in SETUP_ADMINS:
+        add_user(store, name, "admin", PASSWORDS[name])
     for name, role in ROLES.items():
-        add_user(store, name, role, PASSWORDS[name], actor="test")
+        if name not in SETUP_ADMINS:
+            add_user(store, name, role, PASSWORDS[name], actor=SETUP_ADMINS[0])
+            approve_user(store, name, approver=SETUP_ADMINS[1])
     refresh_all(store)
     store.close()

@@ -9,6 +9,7 @@ from flask import Flask, Response, g, redirect, render_template, request, url_fo
 from sqlalchemy import func, select
 
 from scanpipe.audit import append_event, verify_chain
+from scanpipe.audit_verify import tally_digest
 from scanpipe.review import accounts, index
 from scanpipe.review.app import election, refuse, store
 from scanpipe.review.security import ADMIN, BOARD, OBSERVER, allow
@@ -53,9 +54,14 @@ def tally_rows() -> list[TallyRow]:
 
 @allow(OBSERVER, BOARD, ADMIN)
 def tally_page() -> Any:
+    from scanpipe.recount.service import active_scope
     from scanpipe.reports.model import build_tally
 
-    return render_template("tally.html", report=build_tally(election(), tally_rows()), progress=index.progress(store()))
+    rows, scope = tally_rows(), active_scope(store())
+    if scope is not None and request.args.get("all") != "1":  # an open recount case: its contest in its precincts
+        rows = [r for r in rows if r.precinct in scope.precincts and r.contest == scope.contest]
+    return render_template("tally.html", report=build_tally(election(), rows), progress=index.progress(store()),
+                           scope=scope if request.args.get("all") != "1" else None)
 
 
 PAPERS = {("tally", "html"), ("tally", "pdf"), ("duplicates", "html"), ("duplicates", "pdf"), ("duplicates", "csv")}
@@ -91,6 +97,7 @@ def tally_export() -> Any:
     rows = tally_rows()
     with store()._write() as conn:
         append_event(conn, "export", {"what": "tally.csv", "rows": len(rows)}, g.session.user.username, utcnow())
+        append_event(conn, "tally", {"sha256": tally_digest(rows), "rows": len(rows), "out": "review tally.csv"}, g.session.user.username, utcnow())
     response = Response(tally_csv(rows), mimetype="text/csv")
     response.headers["Content-Disposition"] = "attachment; filename=tally.csv"
     return response
@@ -98,7 +105,21 @@ def tally_export() -> Any:
 
 @allow(ADMIN)
 def users() -> Any:
-    return render_template("users.html", users=accounts.list_users(store()), roles=ROLES)
+    return render_template("users.html", users=accounts.list_users(store()), roles=ROLES, lockouts=accounts.lockouts(store()))
+
+
+@allow(ADMIN)
+def user_approve(username: str) -> Any:
+    """A second administrator approves an account (never the one who added it)."""
+    accounts.approve_user(store(), username, approver=g.session.user.username)
+    return redirect(url_for("users"))
+
+
+@allow(ADMIN)
+def user_unlock(username: str) -> Any:
+    """Let an account try to log in again (from one address, or from everywhere)."""
+    accounts.unlock_user(store(), username, remote=request.form.get("remote") or None, actor=g.session.user.username)
+    return redirect(url_for("users"))
 
 
 @allow(ADMIN)
@@ -139,5 +160,7 @@ def register(app: Flask) -> None:
     app.add_url_rule("/users", "users", users)
     app.add_url_rule("/users/add", "user_add", user_add, methods=["POST"])
     app.add_url_rule("/users/<username>/disable", "user_disable", user_disable, methods=["POST"])
+    app.add_url_rule("/users/<username>/approve", "user_approve", user_approve, methods=["POST"])
+    app.add_url_rule("/users/<username>/unlock", "user_unlock", user_unlock, methods=["POST"])
     app.add_url_rule("/audit", "audit", audit)
     app.add_url_rule("/admin/refresh", "refresh", refresh, methods=["POST"])
