@@ -53,6 +53,7 @@ def run_demo(directory: Path, *, cards: int, seed: int, workers: int, pairs: int
         store.migrate()
         election, _ = init_election(store, election_path)
         summary = ingest_paths(store, [str(expected_path.parent / "cards")], batch="B01", hints=CardHints(), workers=workers)
+        recount_url = _copy_database(directory / "scanpipe.db", directory / "recount.db")  # the recount's story: batch B01
         pair_lines: list[str] = []
         if pairs_path is not None:
             pair_summary = ingest_paths(store, [str(pairs_path.parent / "cards")], batch="B02", hints=CardHints(), workers=workers)
@@ -69,12 +70,10 @@ def run_demo(directory: Path, *, cards: int, seed: int, workers: int, pairs: int
         n_cvr = export_cvr_file(store, directory / "cvr.json")
         papers = _write_papers(store, election, directory, items, rows)
         agreement = compare_with_truth(store, expected_path)
-        from scanpipe.demo_recount import run_recount_demo
-
-        recount_lines = run_recount_demo(store, directory, expected_path)
-        passwords = _demo_accounts(store)  # after the recount's decisions, which are made without accounts (a test deck)
+        passwords = _demo_accounts(store)
     finally:
         store.close()
+    recount_lines = _recount(recount_url, directory, expected_path)
     lines = [f"scanpipe demo: {election.name} ({election.date}), {len(election.precincts)} precincts, {len(election.ballot_styles)} ballot styles"]
     lines += ["", "Ingest (batch B01, regular ballots):"] + ["  " + line for line in summary.lines()]
     if pair_lines:
@@ -95,13 +94,40 @@ def run_demo(directory: Path, *, cards: int, seed: int, workers: int, pairs: int
               f"  export SCANPIPE_DB={db_url}",
               "  scanpipe status                  # what waits for a person, by reason and precinct",
               "  scanpipe queue                   # each item with its batch, position and file",
-              "  scanpipe recount status          # the recount case: scope, cards counted, what awaits a person",
               "  scanpipe review                  # the auditors' review app: open http://127.0.0.1:8080/",
               "Log in as one auditor, decide an item, then log in as the other (a second browser or a private",
               "window) to confirm it: Maryland needs two auditors per decision. Demo accounts (this database only):"]
+    lines_after = ["", f"The recount: scanpipe --db {recount_url} recount status"]
     lines += [f"  {name:<9} password {password}" + ("  (administrator: adds and approves accounts)" if name in DEMO_ADMINS else "  (auditor)")
               for name, password in passwords.items()]
-    return lines
+    return lines + lines_after
+
+
+def _copy_database(source: Path, target: Path) -> str:
+    """A consistent copy of a SQLite database (its WAL included); returns the copy's URL."""
+    import sqlite3
+
+    src, dst = sqlite3.connect(source), sqlite3.connect(target)
+    try:
+        src.backup(dst)
+    finally:
+        dst.close()
+        src.close()
+    return f"sqlite:///{target}"
+
+
+def _recount(url: str, directory: Path, expected_path: Path) -> list[str]:
+    """The recount demo, on its own copy of the database taken after batch B01 (its certified
+    results come from B01's truth): an open case cuts the queue and the review to its scope,
+    and the demo's review should show every duplicate and pair."""
+    from scanpipe.demo_recount import run_recount_demo
+
+    store = Store.open(url)
+    try:
+        lines = run_recount_demo(store, directory, expected_path)
+    finally:
+        store.close()
+    return lines + [f"  database   {url} (the demo's database before the duplicates: while its case is open, its queue is the case's scope)"]
 
 
 def _demo_accounts(store: Store) -> dict[str, str]:

@@ -88,7 +88,7 @@ COVERED: dict[str, Coverage] = {c.name(): c for c in (
     Coverage(identification_table, "card_id", what="identification of card"),
     Coverage(decision_table, "id", ((board_vote_table, "decision_id"), (decision_attestation_table, "decision_id"),
                                     (write_in_table, "decision_id")),
-             what="decision (with its board votes, attestation and write-in names)"),
+             what="decision (with its board votes and attestation)"),  # write-in names are part of its digest too
     Coverage(new_duplicate_table, "serial", ((new_duplicate_page_table, "serial"),), what="new duplicate (with its rendered pages)"),
     Coverage(board_ruling_table, "id", what="board ruling"),
     Coverage(pair_signoff_table, "id", ((pair_signoff_serial_table, "signoff_id"),), what="board sign-off of matched pairs"),
