@@ -129,6 +129,13 @@ REASONS: dict[str, ReasonText] = {
     Reason.TEXT_UNREAD: ReasonText("printed text not read",
                                    "The machine-printed record's text could not be read by the machine. Read it and record "
                                    "the voter's choices."),
+    Reason.REGISTRATION_FAILED: ReasonText("card does not fit its layout",
+                                           "The machine could not line this card up with its ballot style's blank. Look at the "
+                                           "image: if it is torn, folded or badly fed, rescan the paper; if it is another style, "
+                                           "state its style and precinct below so it is read again."),
+    Reason.LOW_RESOLUTION: ReasonText("scanned at too low a resolution",
+                                      "The card was scanned below the resolution marks can be read at. Rescan the paper card at "
+                                      "the scanner's normal setting (200 dpi or more)."),
     Reason.INTERNAL_ERROR: ReasonText("the program failed on this card",
                                       "Reading this card stopped on an error in the program (the error is in the log). Tell "
                                       "the administrator; look at the card and state its style and precinct so it is read again."),
