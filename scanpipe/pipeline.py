@@ -20,6 +20,7 @@ from pathlib import Path
 
 from scanpipe.errors import SourceError
 from scanpipe.interpret import InterpretContext, interpret_file
+from scanpipe.names import reason_label
 from scanpipe.types import (
     CardHints,
     InterpretedCard,
@@ -63,7 +64,7 @@ class IngestSummary:
                + (f", {self.needs_person} need a person" if self.needs_person else "")
                + f" ({self.seconds:.1f} s)"]
         for reason, n in sorted(self.unreadable.items()):
-            out.append(f"  unreadable: {n} x {reason}")
+            out.append(f"  unreadable: {n} x {reason} ({reason_label(reason)})")
         for where, reason, detail in self.unreadable_cards[:SHOWN_UNREADABLE]:
             out.append(f"  unreadable {where}: {reason}: {detail}")
         if len(self.unreadable_cards) > SHOWN_UNREADABLE:
