@@ -76,8 +76,14 @@ class PageScan:
 
 @dataclass(frozen=True, slots=True)
 class Label:
-    text: str  # the label as read ("" when none)
+    text: str  # the label as read ("" when none), its lines joined
     row_text: str  # everything on the target's row, label included
+    lines: tuple[str, ...] = ()  # the label's first line, then the lines under it
+
+    def says(self, name: str) -> float:
+        """How much the label names ``name``: its first line, or the first line with those under it."""
+        variants = [" ".join(self.lines[:k]) for k in range(1, len(self.lines) + 1)] or [self.text]
+        return max(name_similarity(name, v) for v in variants)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,9 +190,10 @@ def label_targets(scan: PageScan, titles: Sequence[str] = ()) -> tuple[tuple[Lab
         used.update(below)
         row = _row_lines(target, texts, scan.dpi, used | titled)
         used.update(row)
-        label = " ".join(texts[i].text for i in (*label_idx, *below))
+        first = " ".join(texts[i].text for i in label_idx)
+        lines = ((first,) if first else ()) + tuple(texts[i].text for i in below)
         row_text = " ".join(texts[i].text for i in sorted({*label_idx, *below, *row}, key=lambda i: texts[i].box_px[0]))
-        out.append(Label(label, row_text))
+        out.append(Label(" ".join(lines), row_text, lines))
     return tuple(out), frozenset(used)
 
 
@@ -318,8 +325,7 @@ def assign(scans: Sequence[PageScan], contests: Sequence[Contest]) -> Proposal:
 
 def _block_score(block: Block, contest: Contest, labels: Mapping[tuple[int, int], Label]) -> tuple[float, str]:
     title, header = title_similarity(contest.title, block.header)
-    named = [max((name_similarity(o.name, labels[t].text) for o in contest.options), default=0.0) for t in block.targets]
-    names = sum(named) / len(named) if named else 0.0
+    names = _names_score(block, contest, labels)
     n, m = len(block.targets), len(contest.options)
     counts = max(0.0, 1.0 - abs(n - m) / max(n, m))
     wt, wn, wc = BLOCK_WEIGHTS
@@ -354,17 +360,17 @@ def _match_blocks(blocks: Sequence[Block], contests: Sequence[Contest],
 
 
 def _names_score(block: Block, contest: Contest, labels: Mapping[tuple[int, int], Label]) -> float:
-    named = [max((name_similarity(o.name, labels[t].text) for o in contest.options), default=0.0) for t in block.targets]
+    named = [max((labels[t].says(o.name) for o in contest.options), default=0.0) for t in block.targets]
     return sum(named) / len(named) if named else 0.0
 
 
 def _option_score(option: Option, label: Label, has_rule: bool) -> tuple[float, How]:
     if option.write_in:
-        said = is_write_in_text(label.row_text) or name_similarity(option.name, label.text) >= MIN_NAME
+        said = is_write_in_text(label.row_text) or label.says(option.name) >= MIN_NAME
         if has_rule:
             return (0.95 if said else 0.85), How.WRITE_IN
         return (0.8 if said else 0.0), How.NAME
-    score = name_similarity(option.name, label.text)
+    score = label.says(option.name)
     if has_rule and score < MIN_NAME:
         return 0.0, How.NAME
     return score, How.NAME

@@ -10,7 +10,8 @@ when
 2. its shape is convex (hole area over convex hull area), and its fill of its bounding
    box says what it is: a rectangle fills nearly all of it, an ellipse about pi/4, a
    rounded oval between;
-3. the outline around it is thin and closed (the mask is read as it is and with gaps of
+3. it is empty (a QR code's finder square holds a core: not a target), and the outline
+   around it is thin and closed (the mask is read as it is and with gaps of
    a pixel closed, which a light scan leaves in an outline): walking outwards from the hole, the first
    rings are ink, and the ring just outside the stroke is nearly all paper, so a glyph's
    hole (the bowls of ``B``, ``O``, ``D``; thick strokes, neighbours close by) is not taken;
@@ -78,12 +79,13 @@ class TargetLimits:
     height_in: tuple[float, float] = (0.06, 0.32)
     oval_aspect: tuple[float, float] = (1.15, 3.6)  # width / height: vendors' ovals lie flat
     box_aspect: tuple[float, float] = (0.85, 3.6)
-    box_fill: float = 0.90  # hole area / its bounding box at or above this: a rectangle
+    box_fill: float = 0.95  # hole area / its bounding box at or above this: a rectangle
     oval_fill: float = 0.70  # an ellipse fills pi/4 of its box, a rounded oval more
     convexity: float = 0.90
     stroke_in: float = 0.045  # thickest outline
     stroke_share: float = 0.2  # outline thickness over the hole's shorter side, at most (glyphs: 0.25 and up)
     clear_ring_ink: float = 0.22  # ink share allowed in the ring just outside the outline
+    inside_ink: float = 0.35  # ink share allowed inside (a printed number, a stamp across it; a QR finder's core is more)
     arrow_gap_in: tuple[float, float] = (0.05, 0.80)
     arrow_piece_in: tuple[float, float] = (0.05, 0.80)  # length of a tail or head piece
     arrow_bar_in: tuple[float, float] = (0.008, 0.07)  # thickness of the bar at the gap
@@ -145,7 +147,7 @@ def _outlined_targets(ink: np.ndarray, dpi: float, limits: TargetLimits) -> list
         if shape is None:
             continue
         stroke = _outline_stroke(ink, contour, (x, y, w, h), stroke_px, limits)
-        if stroke is None or stroke > limits.stroke_share * min(w, h):
+        if stroke is None or stroke > limits.stroke_share * min(w, h) or _inside_ink(ink, contour, (x, y, w, h)) > limits.inside_ink:
             continue
         box = (x - stroke, y - stroke, w + 2 * stroke, h + 2 * stroke)
         if _outline_fits(box, shape, dpi, limits):
@@ -192,6 +194,16 @@ def _outline_stroke(ink: np.ndarray, hole: np.ndarray, rect: Rect, max_px: int, 
     return stroke if share <= limits.clear_ring_ink else None
 
 
+def _inside_ink(ink: np.ndarray, hole: np.ndarray, rect: Rect) -> float:
+    """Share of the hole (its edge pixels left out) that is ink."""
+    x, y, w, h = rect
+    mask = np.zeros((h, w), np.uint8)
+    cv2.drawContours(mask, [hole - np.array([x, y])], -1, 255, cv2.FILLED)
+    mask = cv2.erode(mask, np.ones((5, 5), np.uint8))
+    area = int(np.count_nonzero(mask))
+    return float(np.count_nonzero(ink[y : y + h, x : x + w][mask > 0])) / area if area else 1.0
+
+
 def _outline_fits(box: Rect, shape: TargetShape, dpi: float, limits: TargetLimits) -> bool:
     _, _, w, h = box
     if not (limits.width_in[0] * dpi <= w <= limits.width_in[1] * dpi and limits.height_in[0] * dpi <= h <= limits.height_in[1] * dpi):
@@ -211,7 +223,7 @@ class _End:
     x: int  # the end column
     y: float  # centre row of the bar at the end
     thick: int
-    far_height: int  # the component's height at its other end (head or feathers)
+    far_height: int  # the piece's height: its arrowhead's or feathers' (the bar end is thin)
     length: int
     rect: Rect
 
@@ -242,7 +254,7 @@ def _arrow_targets(ink: np.ndarray, dpi: float, limits: TargetLimits) -> list[Fo
 def _bar_end(piece: np.ndarray, rect: Rect, column: int, dpi: float, limits: TargetLimits) -> _End | None:
     """The end of a piece at ``column`` (0: left, -1: right) when it is a thin straight bar.
 
-    A bar keeps its thickness and centre line for at least ``max(0.04 in, 3 x thickness)``
+    A bar keeps its thickness and centre line for at least ``max(0.04 in, 2 x thickness)``
     inwards from the end (the round end of an oval or a letter does not).
     """
     x, y, w, h = rect
@@ -254,18 +266,15 @@ def _bar_end(piece: np.ndarray, rect: Rect, column: int, dpi: float, limits: Tar
     thick = end[1] - end[0] + 1
     if not limits.arrow_bar_in[0] * dpi <= thick <= limits.arrow_bar_in[1] * dpi:
         return None
-    need = int(max(0.04 * dpi, 3 * thick))
+    need = int(max(0.04 * dpi, 2 * thick))
     if need >= w:
         return None
     for c in list(order)[:need]:
         run = runs[c]
         if run is None or abs((run[1] - run[0] + 1) - thick) > max(1, thick // 4) or abs(run[0] + run[1] - end[0] - end[1]) > 2:
             return None
-    far_cols = piece[:, w - max(1, w // 4):] if column == 0 else piece[:, : max(1, w // 4)]
-    far_rows = np.flatnonzero(far_cols.any(axis=1))
-    far_height = int(far_rows[-1] - far_rows[0] + 1) if far_rows.size else 0
     end_x = x if column == 0 else x + w - 1
-    return _End(end_x, y + (end[0] + end[1]) / 2.0, thick, far_height, w, rect)
+    return _End(end_x, y + (end[0] + end[1]) / 2.0, thick, h, w, rect)  # a piece is as tall as its head or feathers
 
 
 def _single_run(column: np.ndarray) -> tuple[int, int] | None:
