@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
@@ -192,7 +193,7 @@ def _read_blank(path: Path, dpi: float | None, pdf_pages: str | None) -> list[tu
         raise SourceError(f"{path}: {exc.detail}") from exc
     out = []
     for page in decoded:
-        page_dpi = dpi or page.dpi
+        page_dpi = dpi or (round(page.dpi, 1) if page.dpi else None)  # a PNG stores pixels per metre: 199.9996
         if page_dpi is None:
             raise ConfigError(f"{path}: the file does not say its resolution; give --dpi")
         width_in = page.image.shape[1] / page_dpi
@@ -233,10 +234,12 @@ def _render_pdf(path: Path, data: bytes, dpi: float, pdf_pages: str | None) -> l
 
 
 def _relative_to(path: Path, folder: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(folder.resolve()))
-    except ValueError:
-        return str(path.resolve())
+    """``path`` as the layout records it: relative to the layout's folder when it lies there or
+    one level up (``election/blanks/`` beside ``election/layouts/``), else absolute."""
+    resolved, base = path.resolve(), folder.resolve()
+    if resolved.is_relative_to(base) or resolved.is_relative_to(base.parent):
+        return os.path.relpath(resolved, base)
+    return str(resolved)
 
 
 def _write_png(gray: Any, target: Path) -> None:

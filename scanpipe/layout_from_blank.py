@@ -223,8 +223,11 @@ def proposal_report(proposal: Proposal, scans: Sequence[PageScan], contests: Seq
         shapes = ", ".join(f"{n} {shape}{'s' if n != 1 else ''}" for shape, n in _shape_counts(scan.targets).items())
         lines.append(f"page {scan.page}: {len(scan.targets)} targets found ({shapes or 'none'}), {len(scan.write_in_rules)} write-in rule(s)")
     if not proposal.names_read:
-        lines.append("names could not be read (OCR not installed: pip install --no-deps 'rapidocr-onnxruntime>=1.4' && "
-                     "pip install 'scanpipe[ocr]'); targets assigned in reading order only when the counts agree")
+        from scanpipe.imaging.page_text import ocr_available
+
+        why = "" if ocr_available() else (" (OCR is not installed: pip install --no-deps 'rapidocr-onnxruntime>=1.4' && "
+                                          "pip install 'scanpipe[ocr]')")
+        lines.append(f"names were not read{why}; targets are assigned in reading order, only when the counts agree")
     rows = [("contest", "option", "page", "box (in)", "how", "confidence", "read beside it")]
     for a in proposal.assignments:
         contest = by_id[a.contest]

@@ -90,23 +90,38 @@ def assert_found(found: tuple[FoundTarget, ...], shape: TargetShape, expected: t
     assert len(near) == 1, (shape, expected, found)
 
 
-def test_ovals_and_boxes_of_several_shapes_are_found_and_nothing_else() -> None:
-    img = page()
-    distractors(img)
-    drawn = [
-        (TargetShape.OVAL, ellipse(img, 0.3, 0.4, 0.22, 0.14)),  # ES&S / Dominion style ellipse
-        (TargetShape.OVAL, stadium(img, 0.9, 0.4, 0.20, 0.10)),  # rounded oval
-        (TargetShape.OVAL, ellipse(img, 1.5, 0.4, 0.30, 0.12, stroke=1)),  # hairline, anti-aliased (a PDF)
-        (TargetShape.BOX, box(img, 2.2, 0.4, 0.16, 0.16)),  # a square check box
-        (TargetShape.BOX, box(img, 2.7, 0.4, 0.34, 0.17, stroke=3)),  # a wide rectangle (Hart style)
-    ]
-    cv2.rectangle(img, (px(0.15), px(0.3)), (px(3.8), px(1.9)), 20, 2)  # a contest box around them
+def with_qr_and_box(img: np.ndarray) -> None:
+    cv2.rectangle(img, (px(0.15), px(0.3)), (px(3.8), px(1.9)), 20, 2)  # a contest box around the targets
     qr = np.array(zxingcpp.create_barcode("SPB1|E=e|S=S1|PG=1", zxingcpp.BarcodeFormat.QRCode).to_image(scale=4, add_quiet_zones=False))
     img[px(0.8) : px(0.8) + qr.shape[0], px(3.0) : px(3.0) + qr.shape[1]] = qr
+
+
+@pytest.mark.parametrize("draw", [
+    [(TargetShape.OVAL, lambda img: ellipse(img, 0.3, 0.4, 0.22, 0.13)),  # ES&S / Dominion style ellipse
+     (TargetShape.OVAL, lambda img: stadium(img, 0.9, 0.4, 0.22, 0.13)),  # rounded oval (Calhoun, Cedar)
+     (TargetShape.OVAL, lambda img: ellipse(img, 1.5, 0.4, 0.22, 0.13, stroke=1))],  # hairline, anti-aliased (a PDF)
+    [(TargetShape.BOX, lambda img: box(img, 0.4, 0.5, 0.16, 0.16)),  # a square check box
+     (TargetShape.BOX, lambda img: box(img, 1.2, 0.5, 0.34, 0.17, stroke=3))],  # a wide rectangle
+], ids=["ovals", "boxes"])
+def test_targets_of_several_vendors_shapes_are_found_and_nothing_else(draw) -> None:  # noqa: ANN001
+    img = page()
+    distractors(img)
+    drawn = [(shape, paint(img)) for shape, paint in draw]
+    with_qr_and_box(img)
     found = find_targets(img, DPI)
     for shape, expected in drawn:
         assert_found(found, shape, expected)
     assert len(found) == len(drawn), found
+
+
+def test_a_lone_candidate_of_another_size_and_kind_is_dropped() -> None:
+    img = page()
+    ovals = [ellipse(img, 0.3 + 0.5 * k, 0.4, 0.22, 0.13) for k in range(3)]
+    box(img, 0.3, 1.2, 0.11, 0.12)  # box-like, half the width of the page's ovals (a glyph's hole at a small size)
+    found = find_targets(img, DPI)
+    for expected in ovals:
+        assert_found(found, TargetShape.OVAL, expected)
+    assert len(found) == 3
 
 
 def test_broken_arrows_are_found_pointing_either_way_and_the_gap_is_the_target() -> None:

@@ -23,8 +23,9 @@ with Otsu's threshold, and keeping only thin strokes darker than their surroundi
 (:func:`ink_masks`), so an outline printed over a grey band is found too; the two sets
 are merged.
 
-Vendors print one target size per page; candidates of one kind whose size is far from the
-kind's median (:data:`SIZE_OUTLIER`) are dropped (a large bold glyph that passed 1-3).
+Vendors print one target size per page; candidates whose size is far from their kind's
+median, or a rare kind's far from the common kind's (:data:`SIZE_OUTLIER`), are dropped (a
+bold glyph that passed 1-3).
 
 **Arrows** (Premier/Diebold, Sequoia "complete the arrow") are two printed pieces on one
 line, a tail and a head, with a blank gap between them: the gap is the target. Pieces are
@@ -335,15 +336,33 @@ def find_write_in_lines(gray: np.ndarray, dpi: float, targets: Sequence[FoundTar
 
 
 def _without_size_outliers(found: list[FoundTarget]) -> list[FoundTarget]:
-    out = []
-    for shape in TargetShape:
-        group = [t for t in found if t.shape == shape]
-        if len(group) >= 3 and shape is not TargetShape.ARROW:
-            mw = float(np.median([t.box_px[2] for t in group]))
-            mh = float(np.median([t.box_px[3] for t in group]))
-            group = [t for t in group if abs(t.box_px[2] - mw) <= SIZE_OUTLIER * mw and abs(t.box_px[3] - mh) <= SIZE_OUTLIER * mh]
-        out.extend(group)
+    """Drop candidates far from the page's target size (:data:`SIZE_OUTLIER`).
+
+    Ovals and boxes are measured against the median of their own kind, and the less common
+    of the two also against the commoner kind (a page prints one target size). Arrows are
+    measured by their gap, which varies, and are kept.
+    """
+    groups = {shape: [t for t in found if t.shape == shape] for shape in (TargetShape.OVAL, TargetShape.BOX)}
+    sizes = {shape: _median_size(group) for shape, group in groups.items() if len(group) >= 3}
+    major = max(groups, key=lambda s: len(groups[s]))
+    out = [t for t in found if t.shape is TargetShape.ARROW]
+    for shape, group in groups.items():
+        for t in group:
+            own = sizes.get(shape)
+            if own is not None and not _near(t.box_px, own):
+                continue
+            if shape is not major and major in sizes and len(groups[major]) > len(group) and not _near(t.box_px, sizes[major]):
+                continue
+            out.append(t)
     return out
+
+
+def _median_size(group: Sequence[FoundTarget]) -> tuple[float, float]:
+    return float(np.median([t.box_px[2] for t in group])), float(np.median([t.box_px[3] for t in group]))
+
+
+def _near(box: Rect, size: tuple[float, float]) -> bool:
+    return abs(box[2] - size[0]) <= SIZE_OUTLIER * size[0] and abs(box[3] - size[1]) <= SIZE_OUTLIER * size[1]
 
 
 def _iou(a: Rect, b: Rect) -> float:
