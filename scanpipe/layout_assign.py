@@ -23,9 +23,12 @@ The stages, per page, then over all pages of the style at once:
    greedily, best first, one block per contest; a block left over joins the contest whose
    option names its labels match (a contest continued in the next column).
 4. **options**: within a block, targets and options are paired greedily by name
-   similarity; a write-in option prefers a target with a write-in rule; when names cannot
-   be matched and the counts agree, the printed order is taken (``order``), with a lower
-   confidence.
+   similarity; a write-in option prefers a target with a write-in rule.
+5. **inferred targets**: an option left without a target whose name is printed where a
+   label would be, in its contest's column, on no target's row (a "SAMPLE" stamp printed
+   over the oval hid it), gets a target there (``inferred``), for a person to check.
+6. **printed order**: when a contest has as many targets left as options left (names
+   unreadable), they are paired in printed order (``order``), with a lower confidence.
 
 Similarity is edit similarity of lowercase letters and digits, spaces ignored (OCR drops
 spaces in bold capitals: ``UNITEDSTATESSENATOR``), with partial matching so a printed
@@ -61,6 +64,7 @@ class How(StrEnum):
     NAME = "name"  # the label names the option
     WRITE_IN = "write-in rule"  # a write-in option's target with a rule beside it
     ORDER = "order"  # names not matched: the printed order within the contest
+    INFERRED = "inferred"  # no target found, but the name is printed where a target's label would be
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +83,8 @@ class Label:
     text: str  # the label as read ("" when none), its lines joined
     row_text: str  # everything on the target's row, label included
     lines: tuple[str, ...] = ()  # the label's first line, then the lines under it
+    line_ids: tuple[int, ...] = ()  # indices of those lines in the page's text lines
+    row_ids: tuple[int, ...] = ()  # indices of the other lines on the target's row
 
     def says(self, name: str) -> float:
         """How much the label names ``name``: its first line, or the first line with those under it."""
@@ -100,10 +106,12 @@ class Assignment:
     contest: str
     option: str
     page: int
-    target: int  # index into the page's targets
+    target: int | None  # index into the page's targets; None for an inferred target
     confidence: float
     how: How
     label: str
+    box_px: Rect
+    shape: TargetShape
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,16 +192,19 @@ def label_targets(scan: PageScan, titles: Sequence[str] = ()) -> tuple[tuple[Lab
         label_idx = _label_lines(target, texts, scan.dpi, used, side)
         used.update(label_idx)
         labels.append(label_idx)
+    columns = columns_of(scan.targets, scan.dpi)
+    starts = [min(scan.targets[i].box_px[0] for i in col) for col in columns]
+    next_start = {i: (starts[c + 1] if c + 1 < len(starts) else float("inf")) for c, col in enumerate(columns) for i in col}
     out = []
-    for target, label_idx in zip(scan.targets, labels):
+    for index, (target, label_idx) in enumerate(zip(scan.targets, labels)):
         below = _continuation_lines(label_idx, texts, scan.dpi, used | titled)
         used.update(below)
-        row = _row_lines(target, texts, scan.dpi, used | titled)
+        row = _row_lines(target, texts, scan.dpi, used | titled, next_start[index])
         used.update(row)
         first = " ".join(texts[i].text for i in label_idx)
         lines = ((first,) if first else ()) + tuple(texts[i].text for i in below)
         row_text = " ".join(texts[i].text for i in sorted({*label_idx, *below, *row}, key=lambda i: texts[i].box_px[0]))
-        out.append(Label(" ".join(lines), row_text, lines))
+        out.append(Label(" ".join(lines), row_text, lines, (*label_idx, *below), tuple(row)))
     return tuple(out), frozenset(used)
 
 
@@ -233,10 +244,11 @@ def _continuation_lines(label_idx: Sequence[int], texts: Sequence[TextLine], dpi
     return out
 
 
-def _row_lines(target: FoundTarget, texts: Sequence[TextLine], dpi: float, used: set[int]) -> list[int]:
+def _row_lines(target: FoundTarget, texts: Sequence[TextLine], dpi: float, used: set[int], next_column: float) -> list[int]:
+    """Other text on the target's row, up to the next column of targets."""
     x, y, w, h = target.box_px
-    return [i for i, t in enumerate(texts) if i not in used and y - 0.5 * h <= _cy(t) <= y + h + 0.15 * dpi
-            and x - 0.3 * dpi <= t.box_px[0] <= x + w + 3.0 * dpi]
+    return [i for i, t in enumerate(texts) if i not in used and y - 0.5 * h <= _cy(t) <= y + h + 0.08 * dpi
+            and x - 0.3 * dpi <= t.box_px[0] < min(x + w + 3.0 * dpi, next_column - 0.1 * dpi)]
 
 
 def _cy(t: TextLine) -> float:
@@ -319,7 +331,9 @@ def assign(scans: Sequence[PageScan], contests: Sequence[Contest]) -> Proposal:
     for block_index, contest, score, header in pairs:
         block = blocks[block_index]
         matches.append(ContestMatch(contest.id, block.page, header, round(score, 3)))
-        assignments.extend(_assign_options(block, contest, labels, rules, score))
+        assignments.extend(_assign_options(block, contest, labels, rules, score, scans))
+    assignments.extend(_infer_missing(scans, contests, blocks, pairs, assignments, labels))
+    assignments.extend(_in_printed_order(blocks, pairs, assignments, labels, scans))
     return _proposal(assignments, matches, scans, contests, labels, names_read=True)
 
 
@@ -376,8 +390,13 @@ def _option_score(option: Option, label: Label, has_rule: bool) -> tuple[float, 
     return score, How.NAME
 
 
+def _where(scans: Sequence[PageScan], key: tuple[int, int]) -> tuple[Rect, TargetShape]:
+    target = next(s for s in scans if s.page == key[0]).targets[key[1]]
+    return target.box_px, target.shape
+
+
 def _assign_options(block: Block, contest: Contest, labels: Mapping[tuple[int, int], Label],
-                    rules: set[tuple[int, int]], block_score: float) -> list[Assignment]:
+                    rules: set[tuple[int, int]], block_score: float, scans: Sequence[PageScan]) -> list[Assignment]:
     scored = []
     for t in block.targets:
         for o in contest.options:
@@ -391,13 +410,80 @@ def _assign_options(block: Block, contest: Contest, labels: Mapping[tuple[int, i
         if score >= MIN_NAME and t not in done_t and o.id not in done_o:
             done_t.add(t)
             done_o.add(o.id)
-            out.append(Assignment(contest.id, o.id, t[0], t[1], round(score, 3), how, labels[t].text))
-    rest_t = [t for t in block.targets if t not in done_t]
-    rest_o = [o for o in contest.options if o.id not in done_o]
-    if rest_t and len(rest_t) == len(rest_o) and len(block.targets) == len(contest.options):
-        confidence = round(0.5 * min(1.0, block_score + 0.2), 3)
-        out.extend(Assignment(contest.id, o.id, t[0], t[1], confidence, How.ORDER, labels[t].text) for t, o in zip(rest_t, rest_o))
+            out.append(Assignment(contest.id, o.id, t[0], t[1], round(score, 3), how, labels[t].text, *_where(scans, t)))
     return out
+
+
+def _in_printed_order(blocks: Sequence[Block], pairs: Sequence[tuple[int, Contest, float, str]], assignments: Sequence[Assignment],
+                      labels: Mapping[tuple[int, int], Label], scans: Sequence[PageScan]) -> list[Assignment]:
+    """Per contest, the targets left in its blocks to the options left, in printed order, when
+    as many of each are left (names unreadable: a stamp, a smudge)."""
+    placed = {(a.page, a.target) for a in assignments}
+    given = {(a.contest, a.option) for a in assignments}
+    out = []
+    for contest in {c.id: c for _, c, _, _ in pairs}.values():
+        mine = sorted((b, score) for b, c, score, _ in pairs if c.id == contest.id)
+        rest_t = [t for b, _ in mine for t in blocks[b].targets if t not in placed]
+        rest_o = [o for o in contest.options if (contest.id, o.id) not in given]
+        if rest_t and len(rest_t) == len(rest_o):
+            confidence = round(0.5 * min(1.0, max(score for _, score in mine) + 0.2), 3)
+            out.extend(Assignment(contest.id, o.id, t[0], t[1], confidence, How.ORDER, labels[t].text, *_where(scans, t))
+                       for t, o in zip(rest_t, rest_o))
+    return out
+
+
+def _infer_missing(scans: Sequence[PageScan], contests: Sequence[Contest], blocks: Sequence[Block],
+                   pairs: Sequence[tuple[int, Contest, float, str]], assignments: Sequence[Assignment],
+                   labels: Mapping[tuple[int, int], Label]) -> list[Assignment]:
+    """Targets for options whose name is printed where a label would be but no target was found
+    (a stamp printed over the oval): placed in the column of their contest's other targets, on
+    the name's line, the page's target size; for a person to check (:data:`How.INFERRED`)."""
+    given = {(a.contest, a.option) for a in assignments}
+    out: list[Assignment] = []
+    for block_index, contest, _, _ in pairs:
+        block = blocks[block_index]
+        scan = next(s for s in scans if s.page == block.page)
+        missing = [o for o in contest.options if (contest.id, o.id) not in given and not o.write_in]
+        if not missing or not block.targets:
+            continue
+        boxes = [scan.targets[i].box_px for _, i in block.targets]
+        x, w, h = (int(sorted(v)[len(v) // 2]) for v in zip(*[(b[0], b[2], b[3]) for b in boxes]))
+        taken = {i for (p, _), lab in labels.items() if p == block.page for i in (*lab.line_ids, *lab.row_ids)}
+        lo, hi = min(b[1] for b in boxes) - 1.5 * scan.dpi, max(b[1] for b in boxes) + 1.5 * scan.dpi
+        for option in missing:
+            found = _name_beside_column(scan, option, x, w, (lo, hi), taken)
+            if found is None:
+                continue
+            index, score = found
+            line = (scan.texts or ())[index]
+            box = (x, int(round(_cy(line) - h / 2)), w, h)
+            if any(_overlaps(box, t.box_px) for t in scan.targets) or any(_overlaps(box, a.box_px) for a in out if a.page == scan.page):
+                continue
+            taken.add(index)
+            given.add((contest.id, option.id))
+            out.append(Assignment(contest.id, option.id, scan.page, None, round(0.5 * score, 3), How.INFERRED, line.text, box, scan.targets[block.targets[0][1]].shape))
+    return out
+
+
+def _name_beside_column(scan: PageScan, option: Option, x: int, w: int, rows: tuple[float, float], taken: set[int]) -> tuple[int, float] | None:
+    best: tuple[int, float] | None = None
+    for i, line in enumerate(scan.texts or ()):
+        if i in taken or not rows[0] <= _cy(line) <= rows[1] or not x + w - 0.1 * scan.dpi <= line.box_px[0] <= x + w + LABEL_REACH_IN * scan.dpi:
+            continue
+        score = max(name_similarity(option.name, line.text), 0.9 * name_similarity(line.text, option.name))  # or a line of it
+        if score >= MIN_NAME and _same_first_word(option.name, line.text) and (best is None or score > best[1]):
+            best = (i, score)
+    return best
+
+
+def _same_first_word(name: str, text: str) -> bool:
+    """A line that names an option begins with its first word (not a running mate's line)."""
+    a, b = (re.findall(r"[a-z0-9]+", v.lower()) for v in (name, text))
+    return bool(a and b) and difflib.SequenceMatcher(None, a[0], b[0], autojunk=False).ratio() >= 0.75
+
+
+def _overlaps(a: Rect, b: Rect) -> bool:
+    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
 
 
 def _assign_in_reading_order(scans: Sequence[PageScan], contests: Sequence[Contest]) -> Proposal:
@@ -406,14 +492,14 @@ def _assign_in_reading_order(scans: Sequence[PageScan], contests: Sequence[Conte
     options = [(c, o) for c in contests for o in c.options]
     assignments: list[Assignment] = []
     if len(ordered) == len(options):
-        assignments = [Assignment(c.id, o.id, p, i, 0.5, How.ORDER, "") for (p, i), (c, o) in zip(ordered, options)]
+        assignments = [Assignment(c.id, o.id, p, i, 0.5, How.ORDER, "", *_where(scans, (p, i))) for (p, i), (c, o) in zip(ordered, options)]
     empty = {(s.page, i): Label("", "") for s in scans for i in range(len(s.targets))}
     return _proposal(assignments, [], scans, contests, empty, names_read=False)
 
 
 def _proposal(assignments: Sequence[Assignment], matches: Sequence[ContestMatch], scans: Sequence[PageScan],
               contests: Sequence[Contest], labels: Mapping[tuple[int, int], Label], *, names_read: bool) -> Proposal:
-    placed = {(a.page, a.target) for a in assignments}
+    placed = {(a.page, a.target) for a in assignments if a.target is not None}
     given = {(a.contest, a.option) for a in assignments}
     unassigned = tuple((s.page, i, labels[(s.page, i)].row_text) for s in scans for i in range(len(s.targets)) if (s.page, i) not in placed)
     missing = tuple((c.id, o.id) for c in contests for o in c.options if (c.id, o.id) not in given)

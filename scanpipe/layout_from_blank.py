@@ -33,7 +33,7 @@ import zxingcpp
 from scanpipe.errors import ConfigError
 from scanpipe.imaging.page_text import OcrUnavailable, read_page_text
 from scanpipe.imaging.targets import FoundTarget, Rect, find_targets, find_write_in_lines
-from scanpipe.layout_assign import PageScan, Proposal, assign
+from scanpipe.layout_assign import Assignment, PageScan, Proposal, assign
 from scanpipe.types import Contest, Option
 
 FIDUCIAL_SIDE_IN = (0.12, 0.6)
@@ -99,16 +99,14 @@ def layout_document(proposal: Proposal, scans: Sequence[PageScan], blanks: Seque
             page["reference_dpi"] = float(blank.dpi)
         elif fiducials is None:
             raise ConfigError(f"page {blank.page}: no corner fiducials of ours were found; record the blank as the page's reference")
-        page["targets"] = [_target_entry(a.contest, a.option, scan, a.target) for a in proposal.assignments if a.page == blank.page]
+        page["targets"] = [_target_entry(a, scan) for a in proposal.assignments if a.page == blank.page]
         pages.append(page)
     return {"style": style, "pages": pages}
 
 
-def _target_entry(contest: str, option: str, scan: PageScan, index: int) -> dict[str, Any]:
-    target = scan.targets[index]
-    entry: dict[str, Any] = {"contest": contest, "option": option, "box": list(to_inches(target.box_px, scan.dpi)),
-                             "shape": target.shape.value}
-    rule = scan.write_in_rules.get(index)
+def _target_entry(a: Assignment, scan: PageScan) -> dict[str, Any]:
+    entry: dict[str, Any] = {"contest": a.contest, "option": a.option, "box": list(to_inches(a.box_px, scan.dpi)), "shape": a.shape.value}
+    rule = scan.write_in_rules.get(a.target) if a.target is not None else None
     if rule is not None:
         entry["write_in_area"] = list(write_in_area(rule, scan.dpi))
     return entry
@@ -232,8 +230,8 @@ def proposal_report(proposal: Proposal, scans: Sequence[PageScan], contests: Seq
     for a in proposal.assignments:
         contest = by_id[a.contest]
         option = next(o for o in contest.options if o.id == a.option)
-        box = to_inches(by_page[a.page].targets[a.target].box_px, by_page[a.page].dpi)
-        flag = " check" if a.confidence < REVIEW_BELOW or a.how is How.ORDER else ""
+        box = to_inches(a.box_px, by_page[a.page].dpi)
+        flag = " check" if a.confidence < REVIEW_BELOW or a.how in (How.ORDER, How.INFERRED) else ""
         rows.append((contest.title, option.name, str(a.page), _box_text(box), a.how.value, f"{a.confidence:.2f}{flag}", a.label))
     widths = [min(34, max(len(r[i]) for r in rows)) for i in range(len(rows[0]))]
     lines.append("")

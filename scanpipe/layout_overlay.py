@@ -4,7 +4,8 @@ Pure: arrays in, a BGR array out (the CLI writes the PNG). Colours:
 
 * green: a target assigned by name or by its write-in rule, with the option's name;
 * orange: an assignment to check (confidence below
-  :data:`scanpipe.layout_assign.REVIEW_BELOW`, or taken from the printed order);
+  :data:`scanpipe.layout_assign.REVIEW_BELOW`, taken from the printed order, or a target
+  inferred where none was found);
 * red: a target found but not assigned (``?``);
 * blue: a write-in area.
 
@@ -39,18 +40,19 @@ def draw_overlay(gray: np.ndarray, scan: PageScan, proposal: Proposal, contests:
     for a in proposal.assignments:
         if a.page != scan.page:
             continue
-        placed.add(a.target)
+        if a.target is not None:
+            placed.add(a.target)
         contest = by_id[a.contest]
         option = next(o for o in contest.options if o.id == a.option)
-        check = a.confidence < REVIEW_BELOW or a.how is How.ORDER
+        check = a.confidence < REVIEW_BELOW or a.how in (How.ORDER, How.INFERRED)
         colour = ORANGE if check else GREEN
-        box = scan.targets[a.target].box_px
+        box = a.box_px
         _box(canvas, box, colour, scale)
         _text(canvas, f"{option.name} {a.confidence:.2f}" + (" ?" if check else ""), (box[0], box[1] + box[3] + int(14 * scale)), colour, scale)
         if a.contest not in titled:
             titled.add(a.contest)
             _text(canvas, contest.title, (box[0], box[1] - int(8 * scale)), colour, scale * 1.2)
-        rule = scan.write_in_rules.get(a.target)
+        rule = scan.write_in_rules.get(a.target) if a.target is not None else None
         if rule is not None and option.write_in:
             x, y, w, h = rule
             top = max(0, y + h - int(0.3 * scan.dpi))

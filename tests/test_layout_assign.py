@@ -107,7 +107,7 @@ def test_contests_are_blocks_matched_by_title_and_options_by_name() -> None:
     assert got == expected
     assert [a.how for a in proposal.assignments if a.option == "board-w0"] == [How.WRITE_IN]
     (unassigned,) = proposal.unassigned_targets  # the initials box: found, not an option
-    assert unassigned[:2] == (1, 0) and "Initials" in unassigned[2]
+    assert unassigned[:2] == (1, 0)
     assert proposal.missing_options == (("ag", "ag-0"), ("ag", "ag-1"))
     assert all(a.confidence >= 0.75 for a in proposal.assignments)
     assert {m.contest: m.header for m in proposal.contests}["rep2"] == "REPRESENTATIVE IN CONGRESS DISTRICT 2"
@@ -185,3 +185,20 @@ def test_similarity_forgives_what_ocr_does_to_ballot_text() -> None:
     score, window = title_similarity("Representative in Congress, District 2",
                                      ("CONGRESSIONAL", "REPRESENTATIVE IN", "CONGRESS", "DISTRICT 2", "(Vote for One)"))
     assert score > 0.95 and window == "REPRESENTATIVE IN CONGRESS DISTRICT 2"
+
+
+def test_an_oval_hidden_under_a_stamp_is_inferred_from_its_name_and_the_rest_follow_the_printed_order() -> None:
+    page = Page()
+    y = page.header(110, 100, "CIRCUIT JUDGE", "14th CIRCUIT, GROUP 2")
+    y = page.option(100, y, "cj-0", None)  # the oval was found; the stamp hid its name
+    page.text(100 + OVAL[0] + 14, y - 5, "Mike Rei")  # the name was read; the stamp hid the oval
+    page.text(100 + OVAL[0] + 40, y + 30, "Not Yet Designated")  # a line of the hidden name's row: not a name
+    judge = contest("cj", "Circuit Judge, 14th Circuit, Group 2", "Pete Mallory", "Mike Reiter")
+    proposal = assign([page.scan()], (judge,))
+    by_option = {a.option: a for a in proposal.assignments}
+    assert set(by_option) == {"cj-0", "cj-1"}
+    assert by_option["cj-1"].how is How.INFERRED and by_option["cj-1"].target is None
+    assert by_option["cj-1"].box_px == (100, y - 5 + 17 - OVAL[1] // 2, *OVAL)  # in the column, on the name's line
+    assert by_option["cj-0"].how is How.ORDER and by_option["cj-0"].target == 0
+    assert all(a.confidence < 0.75 for a in proposal.assignments)
+    assert proposal.unassigned_targets == () and proposal.missing_options == ()
