@@ -14,9 +14,10 @@ The stages, per page, then over all pages of the style at once:
    to the target too. A line that resembles a contest title is neither.
 2. **blocks** (:func:`contest_blocks`): targets are grouped into columns by their x
    position; walking a column top to bottom, the free text lines (neither label nor row
-   text) between targets are a block's header, and a header that resembles no contest title
-   (:data:`TITLE_LIKE`) does not start a block. A contest is a block: a header and the
-   targets under it.
+   text) between targets are a block's header; a header starts a block when it resembles a
+   contest title (:data:`TITLE_LIKE`) or a box border (a rule across the column) lies
+   between it and the targets above. A contest is a block: a header and the targets under
+   it.
 3. **contests** (:func:`assign`): every block is scored against every contest: how much
    the best run of one to four header lines resembles the title, how well the labels match
    the option names, and whether the counts agree (:data:`BLOCK_WEIGHTS`). Pairs are taken
@@ -69,13 +70,14 @@ class How(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class PageScan:
-    """What was found on one page: targets, text lines (None: OCR unavailable), write-in rules."""
+    """What was found on one page: targets, text lines (None: OCR unavailable), rules."""
 
     page: int
     dpi: float
     targets: tuple[FoundTarget, ...]
     texts: tuple[TextLine, ...] | None
     write_in_rules: Mapping[int, Rect] = field(default_factory=dict)
+    separators: tuple[Rect, ...] = ()  # other horizontal rules: the borders of contest boxes
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,15 +175,17 @@ def is_write_in_text(text: str) -> bool:
 # Stage 1: labels
 
 
-def label_targets(scan: PageScan, titles: Sequence[str] = ()) -> tuple[tuple[Label, ...], frozenset[int]]:
+def label_targets(scan: PageScan, titles: Sequence[str] = (), names: Sequence[str] = ()) -> tuple[tuple[Label, ...], frozenset[int]]:
     """A label per target, and the indices of the text lines used (labels and row text).
 
     Labels are looked for on one side for the whole page: right of the targets, or left when
     fewer than half of the targets have text on their right. Lines that resemble a contest
-    title are never taken as a label's continuation or as row text.
+    title are never taken as a label's continuation or as row text; a line that begins like
+    an option's name, or lies across a box border from the label, is not a continuation.
     """
     texts = scan.texts or ()
     titled = {i for i, t in enumerate(texts) if _title_like([t.text], titles)}
+    named = {i for i, t in enumerate(texts) if any(_names(n, t.text) for n in names)}
     used: set[int] = set()
     side = "right"
     firsts = [_label_lines(t, texts, scan.dpi, set(), side) for t in scan.targets]
@@ -197,7 +201,7 @@ def label_targets(scan: PageScan, titles: Sequence[str] = ()) -> tuple[tuple[Lab
     next_start = {i: (starts[c + 1] if c + 1 < len(starts) else float("inf")) for c, col in enumerate(columns) for i in col}
     out = []
     for index, (target, label_idx) in enumerate(zip(scan.targets, labels)):
-        below = _continuation_lines(label_idx, texts, scan.dpi, used | titled)
+        below = _continuation_lines(label_idx, texts, scan.dpi, used | titled | named, scan.separators)
         used.update(below)
         row = _row_lines(target, texts, scan.dpi, used | titled, next_start[index])
         used.update(row)
@@ -226,7 +230,8 @@ def _label_lines(target: FoundTarget, texts: Sequence[TextLine], dpi: float, use
     return chain
 
 
-def _continuation_lines(label_idx: Sequence[int], texts: Sequence[TextLine], dpi: float, used: set[int]) -> list[int]:
+def _continuation_lines(label_idx: Sequence[int], texts: Sequence[TextLine], dpi: float, used: set[int],
+                        separators: Sequence[Rect] = ()) -> list[int]:
     if not label_idx:
         return []
     first = texts[label_idx[0]].box_px
@@ -236,12 +241,30 @@ def _continuation_lines(label_idx: Sequence[int], texts: Sequence[TextLine], dpi
         below = [i for i, t in enumerate(texts) if i not in used and i not in out
                  and first[0] - 0.05 * dpi <= t.box_px[0] <= first[0] + 1.0 * dpi
                  and -0.5 * t.box_px[3] <= t.box_px[1] - bottom <= 0.35 * t.box_px[3]]
+        below = [i for i in below if not _rule_between(separators, first[0], bottom - 0.02 * dpi, texts[i].box_px[1] + texts[i].box_px[3] / 2)]
         if not below:
             break
         nxt = min(below, key=lambda i: texts[i].box_px[1])
         out.append(nxt)
         bottom = texts[nxt].box_px[1] + texts[nxt].box_px[3]
     return out
+
+
+def _rule_between(separators: Sequence[Rect], x: float, top: float, bottom: float) -> bool:
+    """Whether a box border crosses the column at ``x`` between rows ``top`` and ``bottom``."""
+    return any(r[0] <= x <= r[0] + r[2] and top <= r[1] + r[3] / 2 <= bottom for r in separators)
+
+
+def _line_names(name: str, text: str) -> float:
+    """How much one printed line names an option: the whole name, or a part of it beginning
+    with its first word (a name broken over two lines, or half hidden by a stamp)."""
+    if not _same_first_word(name, text):
+        return 0.0
+    return max(name_similarity(name, text), 0.9 * name_similarity(text, name))
+
+
+def _names(name: str, text: str) -> bool:
+    return _line_names(name, text) >= MIN_NAME
 
 
 def _row_lines(target: FoundTarget, texts: Sequence[TextLine], dpi: float, used: set[int], next_column: float) -> list[int]:
@@ -285,19 +308,26 @@ def contest_blocks(scan: PageScan, used: frozenset[int], titles: Sequence[str]) 
         lo = starts[c] - 0.45 * scan.dpi
         hi = starts[c + 1] - 0.15 * scan.dpi if c + 1 < len(columns) else float("inf")
         free = [t for i, t in enumerate(texts) if i not in used and lo <= t.box_px[0] + t.box_px[2] / 2.0 < hi]
-        items = sorted([(scan.targets[i].box_px[1], 1, i) for i in col] + [(t.box_px[1], 0, k) for k, t in enumerate(free)])
+        x_in = min(scan.targets[i].box_px[0] + scan.targets[i].box_px[2] for i in col)
+        borders = [r for r in scan.separators if r[0] <= x_in and r[0] + r[2] >= x_in + 0.5 * scan.dpi]
+        items = sorted([(scan.targets[i].box_px[1], 1, i) for i in col] + [(t.box_px[1], 0, k) for k, t in enumerate(free)]
+                       + [(r[1], 2, k) for k, r in enumerate(borders)])
         header: list[str] = []
         current: list[tuple[int, int]] = []
         current_header: tuple[str, ...] = ()
+        bordered = False
         for _, kind, ref in items:
             if kind == 0:
                 header.append(free[ref].text)
                 continue
-            if header and (not current or _title_like(header, titles)):
+            if kind == 2:
+                bordered = bordered or bool(current)
+                continue
+            if header and (not current or bordered or _title_like(header, titles)):
                 if current:
                     blocks.append(Block(scan.page, current_header, tuple(current)))
                 current, current_header = [], tuple(header)
-            header = []
+            header, bordered = [], False
             current.append((scan.page, ref))
         if current:
             blocks.append(Block(scan.page, current_header, tuple(current)))
@@ -321,7 +351,7 @@ def assign(scans: Sequence[PageScan], contests: Sequence[Contest]) -> Proposal:
     blocks: list[Block] = []
     titles = [c.title for c in contests]
     for scan in scans:
-        page_labels, used = label_targets(scan, titles)
+        page_labels, used = label_targets(scan, titles, [o.name for c in contests for o in c.options if not o.write_in])
         labels.update({(scan.page, i): lab for i, lab in enumerate(page_labels)})
         blocks.extend(contest_blocks(scan, used, titles))
     rules = {(s.page, i) for s in scans for i in s.write_in_rules}
@@ -470,8 +500,8 @@ def _name_beside_column(scan: PageScan, option: Option, x: int, w: int, rows: tu
     for i, line in enumerate(scan.texts or ()):
         if i in taken or not rows[0] <= _cy(line) <= rows[1] or not x + w - 0.1 * scan.dpi <= line.box_px[0] <= x + w + LABEL_REACH_IN * scan.dpi:
             continue
-        score = max(name_similarity(option.name, line.text), 0.9 * name_similarity(line.text, option.name))  # or a line of it
-        if score >= MIN_NAME and _same_first_word(option.name, line.text) and (best is None or score > best[1]):
+        score = _line_names(option.name, line.text)
+        if score >= MIN_NAME and (best is None or score > best[1]):
             best = (i, score)
     return best
 

@@ -32,7 +32,7 @@ import zxingcpp
 
 from scanpipe.errors import ConfigError
 from scanpipe.imaging.page_text import OcrUnavailable, read_page_text
-from scanpipe.imaging.targets import FoundTarget, Rect, find_targets, find_write_in_lines
+from scanpipe.imaging.targets import FoundTarget, Rect, find_rules, find_targets, find_write_in_lines
 from scanpipe.layout_assign import Assignment, PageScan, Proposal, assign
 from scanpipe.types import Contest, Option
 
@@ -56,14 +56,16 @@ class BlankPage:
 def scan_blank_page(blank: BlankPage, *, read_names: bool = True) -> PageScan:
     """Targets, write-in rules and (unless ``read_names`` is off or OCR is missing) text of one page."""
     targets = find_targets(blank.gray, blank.dpi)
-    rules = find_write_in_lines(blank.gray, blank.dpi, targets)
+    lines = find_rules(blank.gray, blank.dpi)
+    rules = find_write_in_lines(blank.gray, blank.dpi, targets, rules=lines)
     texts = None
     if read_names:
         try:
             texts = read_page_text(blank.gray, blank.dpi, paint_out=[t.box_px for t in targets])
         except OcrUnavailable:
             texts = None
-    return PageScan(blank.page, blank.dpi, targets, texts, rules)
+    separators = tuple(r for r in lines if r not in rules.values())
+    return PageScan(blank.page, blank.dpi, targets, texts, rules, separators)
 
 
 def propose_layout(blanks: Sequence[BlankPage], contests: Sequence[Contest], *,

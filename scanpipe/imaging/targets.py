@@ -307,21 +307,27 @@ def _arrow_gap(tail: _End, head: _End, ink: np.ndarray, dpi: float, limits: Targ
 # Write-in lines
 
 
-def find_write_in_lines(gray: np.ndarray, dpi: float, targets: Sequence[FoundTarget],
-                        limits: TargetLimits = LIMITS) -> dict[int, Rect]:
-    """For each target (by index) with a write-in rule beside it, the rule's box in pixels.
-
-    A rule qualifies when it is at least :attr:`TargetLimits.write_in_line_in` long, starts
-    within 0.6 in right of the target's right edge (not left of its centre), and lies between
-    the target's upper quarter and 0.15 in below its bottom (the writing goes on the rule).
-    """
+def find_rules(gray: np.ndarray, dpi: float, limits: TargetLimits = LIMITS) -> tuple[Rect, ...]:
+    """Printed horizontal rules at least :attr:`TargetLimits.write_in_line_in` long (write-in
+    lines, the borders of contest boxes), as pixel boxes, top to bottom."""
     ink = cv2.dilate(ink_masks(gray, dpi)[0], np.ones((3, 1), np.uint8))  # a rule a pixel off level stays one
     length = max(3, int(limits.write_in_line_in * dpi))
-    rules = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (length, 1)))
-    count, _, stats, _ = cv2.connectedComponentsWithStats(rules, connectivity=8)
-    lines = [tuple(int(v) for v in stats[i][:4]) for i in range(1, count) if stats[i][3] <= 0.05 * dpi]
+    opened = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (length, 1)))
+    count, _, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
+    lines = [(int(stats[i][0]), int(stats[i][1]), int(stats[i][2]), int(stats[i][3])) for i in range(1, count) if stats[i][3] <= 0.05 * dpi]
+    return tuple(sorted(lines, key=lambda r: (r[1], r[0])))
+
+
+def find_write_in_lines(gray: np.ndarray, dpi: float, targets: Sequence[FoundTarget],
+                        limits: TargetLimits = LIMITS, *, rules: Sequence[Rect] | None = None) -> dict[int, Rect]:
+    """For each target (by index) with a write-in rule beside it, the rule's box in pixels.
+
+    A rule (:func:`find_rules`, or ``rules`` already found) qualifies when it starts within
+    0.6 in right of the target's right edge (not left of its centre) and lies between the
+    target's upper quarter and 0.15 in below its bottom (the writing goes on the rule).
+    """
     out: dict[int, Rect] = {}
-    for line in sorted(lines, key=lambda r: r[0]):
+    for line in sorted(find_rules(gray, dpi, limits) if rules is None else rules, key=lambda r: r[0]):
         lx, ly, _, lh = line
         beside = [i for i, t in enumerate(targets) if i not in out
                   and t.box_px[0] + t.box_px[2] / 2 <= lx <= t.box_px[0] + t.box_px[2] + 0.6 * dpi
