@@ -5,9 +5,10 @@ score is under ``marginal`` and nothing flags it; otherwise ``unknown`` (a perso
 Flags are ink around the oval (``ring``: a circled option), damage over it (``damage``: a fold,
 stain or tear) and, for an empty write-in oval, ink in the write-in area (``write_in``).
 
-Thresholds are data: ``calibration/thresholds.json`` (derived by
+Thresholds are data: ``scanpipe/calibration/thresholds.json`` (derived by
 :func:`scanpipe.calibration.derive_thresholds` on a labelled synthetic deck and reviewed like
-code), found beside the package or in the directory named by ``SCANPIPE_CALIBRATION``.
+code), shipped inside the package (so a regular wheel install finds it), or the file in the
+directory named by ``SCANPIPE_CALIBRATION``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import scanpipe
 from scanpipe.errors import ConfigError
 from scanpipe.types import (
     Contest,
@@ -60,9 +60,9 @@ class Thresholds:
 
 
 def default_thresholds_path() -> Path:
-    """``$SCANPIPE_CALIBRATION/thresholds.json`` or ``<repo>/calibration/thresholds.json``."""
+    """``$SCANPIPE_CALIBRATION/thresholds.json``, else the file shipped in the package."""
     env = os.environ.get(CALIBRATION_ENV)
-    folder = Path(env) if env else Path(scanpipe.__file__).resolve().parents[1] / "calibration"
+    folder = Path(env) if env else Path(__file__).resolve().parent / "calibration"
     return folder / THRESHOLDS_FILE
 
 

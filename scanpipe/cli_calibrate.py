@@ -4,7 +4,7 @@
   generated test deck, or a hand-labelled sample in the same ``expected.json`` form), pairs each
   target's raw score with the label a careful person gave it, derives the marginal and
   definite thresholds (:func:`scanpipe.calibration.derive_thresholds`) and writes them, with
-  their provenance, under ``calibration/``.
+  their provenance, in ``scanpipe/calibration/`` (or ``$SCANPIPE_CALIBRATION``).
 * ``calibrate layout --blank scan.tif|sample.pdf``: finds the empty targets on a blank card
   (a scan, or the vendor's sample-ballot PDF rendered at ``--dpi``), reads the names beside
   them with OCR and proposes their assignment to the style's contests
@@ -62,12 +62,12 @@ def register(group: click.Group) -> None:
 
 @click.group()
 def calibrate() -> None:
-    """Derive thresholds and layouts (results go under calibration/ and are reviewed like code)."""
+    """Derive thresholds and layouts (results are data with their provenance, reviewed like code)."""
 
 
 @calibrate.command("thresholds")
 @click.option("--deck", "deck", type=click.Path(path_type=Path, exists=True), required=True, help="expected.json of a labelled deck")
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="Default: calibration/thresholds.json")
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Default: the thresholds file in use ($SCANPIPE_CALIBRATION/thresholds.json, else scanpipe/calibration/thresholds.json)")
 @click.option("--jobs", type=int, default=2, show_default=True)
 def calibrate_thresholds(deck: Path, out: Path | None, jobs: int) -> None:
     """Derive the marginal and definite thresholds from a labelled sample."""

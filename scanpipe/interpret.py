@@ -17,7 +17,9 @@ the kind and serial found on any of them (contract section 4).
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -57,12 +59,16 @@ from scanpipe.types import (
     UnreadableCard,
 )
 
+log = logging.getLogger(__name__)
+
 # Reference matching: the best style must beat the runner-up by this much, else ambiguous.
 REFERENCE_MIN_SCORE = 0.35
 REFERENCE_MIN_LEAD = 0.05
 # A style hypothesis (an original read with its duplicate's style) is accepted only when
 # this share of the layout's printed targets is seen where the layout puts them.
 HYPOTHESIS_MIN_FIT = 0.9
+# The smallest image side worth reading: a 3-inch VVPAT record at 100 dpi.
+MIN_PAGE_SIDE_PX = 300
 
 
 @dataclass(frozen=True)
@@ -120,10 +126,40 @@ def interpret_file(path: str, context: InterpretContext, hints: CardHints, batch
         source = CardSource(card_id_for(sha, 1), sha, path, 1, 1, batch)
         card = InterpretedCard(source, hints.kind or CardKind.BALLOT, None, None, UnreadableCard(e.reason, f"{path}: {e.detail}"))
         return [replace(card, seconds=time.perf_counter() - started)]
-    cards = [interpret_page(page, context, hints, CardSource(card_id_for(sha, page.page_index), sha, path, page.page_index, page.page_count, batch)) for page in pages]
+    except Exception as e:  # noqa: BLE001 - one card never stops a batch (see internal_error)
+        source = CardSource(card_id_for(sha, 1), sha, path, 1, 1, batch)
+        card = InterpretedCard(source, hints.kind or CardKind.BALLOT, None, None, internal_error(path, "decoding", e))
+        return [replace(card, seconds=time.perf_counter() - started)]
+    cards = [_interpret_page_safely(page, context, hints, CardSource(card_id_for(sha, page.page_index), sha, path, page.page_index, page.page_count, batch))
+             for page in pages]
     cards = share_sheet_identity(cards)
     elapsed = (time.perf_counter() - started) / max(1, len(cards))
     return [replace(c, seconds=elapsed) for c in cards]
+
+
+def _interpret_page_safely(page: DecodedPage, context: InterpretContext, hints: CardHints, source: CardSource) -> InterpretedCard:
+    """:func:`interpret_page`, with an unexpected error turned into this card's reason.
+
+    This is the one place scanpipe catches every exception: whatever goes wrong while reading
+    one card (a bug, an image no test foresaw) becomes that card's ``internal_error``, with the
+    traceback logged, and the batch goes on. The card is stored and queued for a person.
+    """
+    try:
+        return interpret_page(page, context, hints, source)
+    except Exception as e:  # noqa: BLE001 - deliberate: one card never stops a batch
+        where = source.path if source.page_count == 1 else f"{source.path} page {source.page_index}"
+        return InterpretedCard(source, hints.kind or CardKind.BALLOT, None, None, internal_error(where, "reading", e))
+
+
+def internal_error(where: str, stage: str, error: BaseException) -> UnreadableCard:
+    """An unexpected error while handling one card, as that card's value; traceback logged."""
+    frame = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
+    at = f" at {Path(frame.filename).name}:{frame.lineno}" if frame else ""
+    log.error("internal error while %s %s", stage, where, exc_info=error)
+    message = " ".join(str(error).split())[:300]
+    return UnreadableCard(Reason.INTERNAL_ERROR,
+                          f"{where}: internal error while {stage} this card ({type(error).__name__}: {message}{at}); "
+                          "it is kept for a person and the error is logged")
 
 
 def share_sheet_identity(cards: list[InterpretedCard]) -> list[InterpretedCard]:
@@ -219,6 +255,10 @@ def _overlap(symbols: Sequence[DecodedCode]) -> bool:
 def interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHints, source: CardSource) -> InterpretedCard:
     """Interpret one card (one page of a file)."""
     gray = page.image
+    if min(gray.shape[:2]) < MIN_PAGE_SIDE_PX:
+        detail = (f"the image is only {gray.shape[1]} x {gray.shape[0]} pixels: too small to be a scanned card "
+                  f"(at least {MIN_PAGE_SIDE_PX} pixels on the short side)")
+        return InterpretedCard(source, hints.kind or CardKind.BALLOT, None, None, UnreadableCard(Reason.UNREADABLE_IMAGE, detail))
     codes = read_page_codes(gray, context.election, page.dpi)
     if codes.label is None and codes.label_problem is None and hints.serial and hints.kind in (CardKind.DUPLICATE, CardKind.ORIGINAL):
         stated = parse_pairing_label(f"{'DUP' if hints.kind is CardKind.DUPLICATE else 'ORG'}-{hints.serial}")

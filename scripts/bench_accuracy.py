@@ -37,7 +37,7 @@ from scanpipe.election import load_election
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
 from scanpipe.types import CardHints, MarkIntent, MarkStatus, ReadCard, TargetScore
 
-TUNING_SEED = 9  # the seed calibration/thresholds.json was derived on: never report on it
+TUNING_SEED = 9  # the seed scanpipe/calibration/thresholds.json was derived on: never report on it
 _CONTEXT: InterpretContext | None = None
 
 

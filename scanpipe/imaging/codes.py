@@ -114,6 +114,9 @@ CARD_CODE_PAD_IN = 0.6  # skew (3 degrees moves a corner QR ~0.3 in), 2% stretch
 _CARD_CODE_WORK_DPI = 150.0
 
 
+_CARD_CODE_MIN_CROP_PX = 21  # a QR symbol is at least 21 modules wide
+
+
 def find_card_code(gray: np.ndarray, qr_boxes_in: Sequence[Box], size_in: tuple[float, float], dpi: float) -> DecodedCode | None:
     """The card's QR code, looked for only where layouts print it (about 1 ms a page).
 
@@ -130,6 +133,8 @@ def find_card_code(gray: np.ndarray, qr_boxes_in: Sequence[Box], size_in: tuple[
             region = (int((bx - CARD_CODE_PAD_IN) * scale), int((by - CARD_CODE_PAD_IN) * scale),
                       int((w + 2 * CARD_CODE_PAD_IN) * scale), int((h + 2 * CARD_CODE_PAD_IN) * scale))
             x0, y0, crop = _crop(gray, region)
+            if min(crop.shape[:2]) < _CARD_CODE_MIN_CROP_PX * factor:
+                continue  # the box lies (mostly) off this image: nothing to decode there
             if factor > 1:
                 crop = cv2.resize(crop, (crop.shape[1] // factor, crop.shape[0] // factor), interpolation=cv2.INTER_AREA)
             found = _zxing(crop, frozenset({CodeSymbology.QR}), rotate=False, downscale=False)

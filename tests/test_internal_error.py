@@ -1,0 +1,72 @@
+"""One card never stops a batch: an unexpected error while reading a card is that card's value.
+
+The failure is injected into the real command line (and its worker processes) through a
+``sitecustomize`` module that wraps :func:`scanpipe.interpret.interpret_page` so that it raises
+for one file only; every other card must be read and stored, the failing card stored and
+queued as ``internal_error`` naming its file, and the traceback logged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIX = ROOT / "fixtures" / "ballot_images"
+
+INJECT = '''
+import scanpipe.interpret as _interpret
+_real = _interpret.interpret_page
+
+def _failing(page, context, hints, source):
+    if "boom" in source.path:
+        raise ValueError("injected failure for a test")
+    return _real(page, context, hints, source)
+
+_interpret.interpret_page = _failing
+'''
+
+
+def _cli(db: str, *args: str, inject: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if inject is not None:
+        env["PYTHONPATH"] = str(inject)
+    return subprocess.run([sys.executable, "-m", "scanpipe.cli", "--db", db, *args], capture_output=True, text=True,
+                          env=env, timeout=600)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_card_that_raises_is_queued_and_the_batch_goes_on(tmp_path: Path, workers: str) -> None:
+    inject = tmp_path / "inject"
+    inject.mkdir()
+    (inject / "sitecustomize.py").write_text(INJECT)
+    cards = tmp_path / "cards"
+    cards.mkdir()
+    sources = sorted(p for p in (FIX / "deck" / "cards").iterdir() if p.suffix == ".png")[:4]
+    for i, src in enumerate(sources):
+        shutil.copy(src, cards / (f"0{i}-boom.png" if i == 1 else f"0{i}.png"))
+    db = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    assert _cli(db, "init", "--election", str(FIX / "election" / "election.json")).returncode == 0
+    done = _cli(db, "ingest", str(cards), "--batch", "B1", "--workers", workers, "-q", inject=inject)
+    assert done.returncode == 1, done.stderr  # the queue is not empty: the failing card waits for a person
+    assert "4 card(s) stored" in done.stdout, done.stdout
+    assert "Traceback" in done.stderr and "injected failure for a test" in done.stderr  # logged
+    out = tmp_path / "queue.json"
+    assert _cli(db, "queue", "--out", str(out)).returncode == 0
+    queued = json.loads(out.read_text())
+    failing = [q for q in queued if q["reason"] == "internal_error"]
+    assert len(failing) == 1
+    export = tmp_path / "cvr.json"
+    assert _cli(db, "export", "cvr", "--out", str(export)).returncode == 0
+    cvrs = {c["UniqueId"]: c for c in json.loads(export.read_text())["CVR"]}
+    assert len(cvrs) == 4
+    boom = cvrs[failing[0]["item"]]
+    assert "boom" in boom["BallotImage"][0]["Location"]
+    others = [c for c in cvrs.values() if c is not boom]
+    assert all(s.get("CVRContest") for c in others for s in c["CVRSnapshot"] if s["Type"] == "interpreted")
