@@ -203,11 +203,6 @@ def find_qr_box(gray: np.ndarray, dpi: float) -> tuple[float, float, float, floa
     return to_inches((min(xs), min(ys), max(xs) - min(xs) + 1, max(ys) - min(ys) + 1), dpi)
 
 
-def target_boxes_in(scan: PageScan) -> list[tuple[FoundTarget, tuple[float, float, float, float]]]:
-    """Every target of a page with its inch box (for reports)."""
-    return [(t, to_inches(t.box_px, scan.dpi)) for t in scan.targets]
-
-
 # --------------------------------------------------------------------------------------
 # The report a person reads
 
