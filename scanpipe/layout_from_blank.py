@@ -215,7 +215,7 @@ def proposal_report(proposal: Proposal, scans: Sequence[PageScan], contests: Seq
     by_page = {s.page: s for s in scans}
     lines = []
     for scan in scans:
-        shapes = ", ".join(f"{n} {shape}{'s' if n != 1 else ''}" for shape, n in _shape_counts(scan.targets).items())
+        shapes = ", ".join(f"{n} {shape}{('es' if shape == 'box' else 's') if n != 1 else ''}" for shape, n in _shape_counts(scan.targets).items())
         lines.append(f"page {scan.page}: {len(scan.targets)} targets found ({shapes or 'none'}), {len(scan.write_in_rules)} write-in rule(s)")
     if not proposal.names_read:
         from scanpipe.imaging.page_text import ocr_available

@@ -7,7 +7,8 @@ when given, from the vendor's PDF page, and compared with the truth:
 * **printed**: the targets of the truth layout (every printed target of the style);
 * **found**: printed targets the detector found (a found target within
   :data:`NEAR_IN` of a printed one's centre; for a PDF page, after mapping the page onto
-  the scan with a similarity transform fitted on the assignments, RANSAC);
+  the scan with a similarity transform fitted on the assignments, RANSAC; a lone target
+  fixes the shift only, so it counts as right by construction);
 * **extra**: found targets that are no printed target;
 * **right**: options placed on their own printed target (found, inferred or by order);
   **wrong**: options placed on another target or elsewhere; **none**: options not placed;
@@ -110,10 +111,13 @@ def fit_transform(truth_page: dict[str, Any], scan: PageScan, proposal: Proposal
     dpi = float(truth_page.get("reference_dpi") or 200.0)
     truth = {(t["contest"], t["option"]): centre(t["box"]) * dpi for t in truth_page["targets"]}
     pairs = [(centre(a.box_px), truth[(a.contest, a.option)]) for a in proposal.assignments if a.page == page and (a.contest, a.option) in truth]
-    if len(pairs) < 3:
+    if not pairs:
         return None
     src = np.array([p[0] for p in pairs], np.float32)
     dst = np.array([p[1] for p in pairs], np.float32)
+    if len(pairs) == 1:  # one target: the scale of the two resolutions, and the shift
+        scale = dpi / scan.dpi
+        return np.array([[scale, 0.0, dst[0, 0] - scale * src[0, 0]], [0.0, scale, dst[0, 1] - scale * src[0, 1]]])
     m, _ = cv2.estimateAffinePartial2D(src, dst, method=cv2.RANSAC, ransacReprojThreshold=NEAR_IN * dpi)
     return m
 

@@ -34,12 +34,24 @@ def write(img: np.ndarray, text: str, x: float, y: float, size: float = 0.8) -> 
     cv2.putText(img, text, (px(x), px(y)), cv2.FONT_HERSHEY_SIMPLEX, size, 20, 2, cv2.LINE_AA)
 
 
-def oval(img: np.ndarray, x: float, y: float) -> tuple[float, float]:
-    cv2.ellipse(img, (px(x + 0.11), px(y + 0.07)), (px(0.11) - 2, px(0.07) - 2), 0, 0, 360, 25, 2, cv2.LINE_AA)
-    return x, y
+def target(img: np.ndarray, x: float, y: float, kind: str = "oval") -> tuple[float, float, float, float]:
+    """An empty target of ``kind`` whose label goes at x + 0.35 in; its expected box in inches."""
+    if kind == "oval":
+        cv2.ellipse(img, (px(x + 0.11), px(y + 0.07)), (px(0.11) - 2, px(0.07) - 2), 0, 0, 360, 25, 2, cv2.LINE_AA)
+        return x, y, 0.22, 0.14
+    if kind == "box":
+        cv2.rectangle(img, (px(x + 0.03), px(y)), (px(x + 0.19) - 1, px(y + 0.16) - 1), 25, -1)
+        cv2.rectangle(img, (px(x + 0.03) + 2, px(y) + 2), (px(x + 0.19) - 3, px(y + 0.16) - 3), 245, -1)
+        return x + 0.03, y, 0.16, 0.16
+    # a Premier/Diebold arrow: tail, gap (the target), shaft and head, pointing at the name
+    yc = px(y + 0.07)
+    cv2.rectangle(img, (px(x - 0.25), yc - 2), (px(x) - 1, yc + 2), 25, -1)
+    cv2.rectangle(img, (px(x + 0.18), yc - 2), (px(x + 0.24) - 1, yc + 2), 25, -1)
+    cv2.fillPoly(img, [np.array([[px(x + 0.24), px(y)], [px(x + 0.24), px(y + 0.14)], [px(x + 0.31), yc]], np.int32)], 25)
+    return x, y, 0.18, 0.14  # the gap, as tall as the head
 
 
-def blank_page(*, fiducials: bool = True, qr: bool = True) -> tuple[np.ndarray, dict[str, tuple[float, float]]]:
+def blank_page(*, fiducials: bool = True, qr: bool = True, kind: str = "oval") -> tuple[np.ndarray, dict[str, tuple[float, float, float, float]]]:
     """Governor (two names and a write-in line) in the left column, Question 1 and 2 in the right."""
     img = np.full((px(5.0), px(5.5)), 245, np.uint8)
     if fiducials:
@@ -52,23 +64,24 @@ def blank_page(*, fiducials: bool = True, qr: bool = True) -> tuple[np.ndarray, 
     write(img, "Governor", 0.6, 1.4, 1.0)
     write(img, "Vote for one", 0.6, 1.65, 0.6)
     for k, (oid, name) in enumerate((("gov-a", "Ada Alvarez"), ("gov-b", "Ben Brooks"))):
-        where[oid] = oval(img, 0.6, 1.9 + 0.4 * k)
+        where[oid] = target(img, 0.6, 1.9 + 0.4 * k, kind)
         write(img, name, 0.95, 2.02 + 0.4 * k)
-    where["gov-w"] = oval(img, 0.6, 2.7)
+    where["gov-w"] = target(img, 0.6, 2.7, kind)
     cv2.line(img, (px(0.95), px(2.83)), (px(2.6), px(2.83)), 20, 2)
     write(img, "write-in", 0.95, 2.98, 0.5)
     y = 1.4
     for q in ("1", "2"):
         write(img, f"Question {q}", 3.0, y, 1.0)
         for k, answer in enumerate(("Yes", "No")):
-            where[f"q{q}-{answer.lower()}"] = oval(img, 3.0, y + 0.3 + 0.4 * k)
+            where[f"q{q}-{answer.lower()}"] = target(img, 3.0, y + 0.3 + 0.4 * k, kind)
             write(img, answer, 3.35, y + 0.42 + 0.4 * k)
         y += 1.4
     return img, where
 
 
-def test_targets_are_assigned_by_the_names_read_beside_them() -> None:
-    img, where = blank_page(fiducials=False, qr=False)
+@pytest.mark.parametrize("kind", ["oval", "box", "arrow"])
+def test_targets_are_assigned_by_the_names_read_beside_them(kind: str) -> None:
+    img, where = blank_page(fiducials=False, qr=False, kind=kind)
     blank = BlankPage(1, img, DPI, reference="S1-p1.png")
     proposal, scans = propose_layout([blank], CONTESTS)
     assert proposal.names_read and proposal.unassigned_targets == () and proposal.missing_options == ()
@@ -78,13 +91,12 @@ def test_targets_are_assigned_by_the_names_read_beside_them() -> None:
     assert page["reference"] == "S1-p1.png" and page["reference_dpi"] == 200.0 and page["size"] == [5.5, 5.0]
     assert "fiducials" not in page and "qr" not in page
     for t in page["targets"]:
-        x, y = where[t["option"]]
-        assert t["box"] == pytest.approx([x, y, 0.22, 0.14], abs=0.015) and t["shape"] == "oval"
+        assert t["box"] == pytest.approx(where[t["option"]], abs=0.015) and t["shape"] == kind
     area = next(t["write_in_area"] for t in page["targets"] if t["option"] == "gov-w")
     assert area == pytest.approx([0.95, 2.83 - 0.3, 1.65, 0.3], abs=0.02)
     assert all("write_in_area" not in t for t in page["targets"] if t["option"] != "gov-w")
     report = "\n".join(proposal_report(proposal, scans, CONTESTS))
-    assert "page 1: 7 targets found (7 ovals), 1 write-in rule(s)" in report and "Question 2  Yes" in report
+    assert f"page 1: 7 targets found (7 {kind}{'es' if kind == 'box' else 's'}), 1 write-in rule(s)" in report and "Question 2  Yes" in report
 
 
 def test_our_own_fiducials_and_qr_are_recorded_and_a_page_needs_them_or_a_reference(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -116,7 +128,7 @@ def test_without_ocr_the_targets_are_still_found_and_the_report_says_names_were_
     proposal, scans = propose_layout([BlankPage(1, img, DPI, reference="p1.png")], in_print_order)
     assert {a.option for a in proposal.assignments} == set(where) and {a.how for a in proposal.assignments} == {How.ORDER}
     for a in proposal.assignments:
-        x, y = where[a.option]
+        x, y = where[a.option][:2]
         assert abs(scans[0].targets[a.target].box_px[0] - px(x)) <= 3 and abs(scans[0].targets[a.target].box_px[1] - px(y)) <= 3
     report = "\n".join(proposal_report(proposal, scans, in_print_order))
     assert "names were not read (OCR is not installed: pip install --no-deps 'rapidocr-onnxruntime>=1.4'" in report
