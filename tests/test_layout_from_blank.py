@@ -132,3 +132,13 @@ def test_without_ocr_the_targets_are_still_found_and_the_report_says_names_were_
         assert abs(scans[0].targets[a.target].box_px[0] - px(x)) <= 3 and abs(scans[0].targets[a.target].box_px[1] - px(y)) <= 3
     report = "\n".join(proposal_report(proposal, scans, in_print_order))
     assert "names were not read (OCR is not installed: pip install --no-deps 'rapidocr-onnxruntime>=1.4'" in report
+
+
+def test_white_titles_in_black_bands_are_read_like_the_rest() -> None:
+    """The OCR reads white on black as it is (measured: inverting dark bands first changed nothing)."""
+    img, where = blank_page(fiducials=False, qr=False)
+    for y in (1.2, 2.6):  # the two Question titles, printed white on black (ES&S, Dominion)
+        band = img[px(y) : px(y + 0.28), px(2.9) : px(5.3)]
+        band[:] = 255 - band
+    proposal, _ = propose_layout([BlankPage(1, img, DPI, reference="p1.png")], CONTESTS)
+    assert {a.option: a.contest for a in proposal.assignments} == {o: o.split("-")[0] for o in where}
