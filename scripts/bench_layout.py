@@ -1,14 +1,15 @@
 """How well `calibrate layout` proposes layouts, against hand-checked ones.
 
 For every ballot style of an election whose layouts were checked by a person (the truth),
-the proposal is made again from that style's blank scan (the layout's ``reference``) and,
-when given, from the vendor's PDF page, and compared with the truth:
+the proposal is made again from that style's blank (the layout's ``reference``) and, when
+given, from another source of the same style (the vendor's PDF page, or a scan when the
+truth was drawn on the PDF), and compared with the truth:
 
 * **printed**: the targets of the truth layout (every printed target of the style);
 * **found**: printed targets the detector found (a found target within
-  :data:`NEAR_IN` of a printed one's centre; for a PDF page, after mapping the page onto
-  the scan with a similarity transform fitted on the assignments, RANSAC; a lone target
-  fixes the shift only, so it counts as right by construction);
+  :data:`NEAR_IN` of a printed one's centre; for another source, after mapping its page
+  onto the reference with a similarity transform fitted on the assignments, RANSAC; a lone
+  target fixes the shift only, so it counts as right by construction);
 * **extra**: found targets that are no printed target;
 * **right**: options placed on their own printed target (found, inferred or by order);
   **wrong**: options placed on another target or elsewhere; **none**: options not placed;
@@ -18,7 +19,7 @@ when given, from the vendor's PDF page, and compared with the truth:
     python scripts/bench_layout.py --election ../realset/fixtures/realballots/calhoun2010primary/election.json \\
         --pdf-dir ../shared/realballots/calhoun2010primary/blankpdfs
     python scripts/bench_layout.py --election .../cedar2008primary/election.json \\
-        --pdf STYLE=../shared/realballots/cedar2008primary/blankpdfs/SampleBallots.pdf#3 ...
+        --other STYLE=../shared/realballots/cedar2008primary/blankpdfs/SampleBallots.pdf#3 ...
 
 A figure is only as good as the truth: the layouts must have been checked by eye.
 """
@@ -127,13 +128,20 @@ def load_scan(path: Path, dpi: float | None) -> tuple[np.ndarray, float]:
     return page.image, float(dpi or page.dpi or 200.0)
 
 
-def render_pdf(spec: str, dpi: float) -> np.ndarray:
+def load_other(spec: str, dpi: float) -> tuple[np.ndarray, float]:
+    """A PDF page rendered at ``dpi`` (``FILE.pdf#PAGE``), or an image at its own resolution."""
+    path, _, number = spec.partition("#")
+    if not path.lower().endswith(".pdf"):
+        return load_scan(Path(path), None)
+    return render_pdf(path, int(number or 1), dpi), dpi
+
+
+def render_pdf(path: str, number: int, dpi: float) -> np.ndarray:
     import pypdfium2 as pdfium
 
-    path, _, number = spec.partition("#")
     pdf = pdfium.PdfDocument(path)
     try:
-        bitmap = pdf[int(number or 1) - 1].render(scale=dpi / 72.0, grayscale=True)
+        bitmap = pdf[number - 1].render(scale=dpi / 72.0, grayscale=True)
         gray = np.ascontiguousarray(bitmap.to_numpy())
         return gray[:, :, 0].copy() if gray.ndim == 3 else gray
     finally:
@@ -149,17 +157,17 @@ def timed(blank: BlankPage, contests: Any) -> tuple[Proposal, tuple[PageScan, ..
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--election", type=Path, required=True, help="election.json whose layouts were checked by eye")
-    ap.add_argument("--pdf", action="append", default=[], help="STYLE=FILE.pdf[#PAGE]: the vendor's page of a style")
+    ap.add_argument("--other", action="append", default=[], help="STYLE=FILE.pdf[#PAGE] or STYLE=SCAN: another blank of a style")
     ap.add_argument("--pdf-dir", type=Path, default=None, help="a folder of <style>.pdf files")
     ap.add_argument("--dpi", type=float, default=200.0, help="PDF render resolution")
     ap.add_argument("--styles", default=None, help="only these styles (comma-separated)")
-    ap.add_argument("--no-scans", action="store_true", help="PDFs only")
+    ap.add_argument("--no-reference", action="store_true", help="only the other sources")
     args = ap.parse_args()
 
     definition = json.loads(args.election.read_text())
-    pdfs = dict(spec.split("=", 1) for spec in args.pdf)
+    others = dict(spec.split("=", 1) for spec in args.other)
     wanted = set(args.styles.split(",")) if args.styles else None
-    totals = {"scan": Score(), "pdf": Score()}
+    totals = {"reference": Score(), "other": Score()}
     print(HEADER)
     for style in definition["ballot_styles"]:
         sid = style["id"]
@@ -169,21 +177,22 @@ def main() -> None:
         truth = json.loads(layout_path.read_text())
         truth_page = truth["pages"][0]
         contests = contests_of_style(definition, sid)
-        if not args.no_scans and truth_page.get("reference"):
+        if not args.no_reference and truth_page.get("reference"):
             gray, dpi = load_scan(layout_path.parent / truth_page["reference"], truth_page.get("reference_dpi"))
             proposal, scans, wall, cpu = timed(BlankPage(1, gray, dpi), contests)
             score = compare(truth_page, scans[0], proposal, 1, transform=None)
             score.pages, score.wall, score.cpu = 1, wall, cpu
-            totals["scan"].add(score)
-            print(score.row(f"{sid} scan {Path(truth_page['reference']).name}"), flush=True)
-        spec = pdfs.get(sid) or (str(args.pdf_dir / f"{sid}.pdf") if args.pdf_dir and (args.pdf_dir / f"{sid}.pdf").is_file() else None)
+            totals["reference"].add(score)
+            print(score.row(f"{sid} {Path(truth_page['reference']).name}"), flush=True)
+        spec = others.get(sid) or (str(args.pdf_dir / f"{sid}.pdf") if args.pdf_dir and (args.pdf_dir / f"{sid}.pdf").is_file() else None)
         if spec:
-            proposal, scans, wall, cpu = timed(BlankPage(1, render_pdf(spec, args.dpi), args.dpi), contests)
+            gray, dpi = load_other(spec, args.dpi)
+            proposal, scans, wall, cpu = timed(BlankPage(1, gray, dpi), contests)
             m = fit_transform(truth_page, scans[0], proposal, 1)
             score = compare(truth_page, scans[0], proposal, 1, transform=m) if m is not None else Score(printed=len(truth_page["targets"]), none=len(truth_page["targets"]))
             score.pages, score.wall, score.cpu = 1, wall, cpu
-            totals["pdf"].add(score)
-            print(score.row(f"{sid} pdf {Path(spec).name}"), flush=True)
+            totals["other"].add(score)
+            print(score.row(f"{sid} {Path(spec).name}"), flush=True)
     print()
     for source, score in totals.items():
         if score.pages:
