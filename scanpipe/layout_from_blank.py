@@ -38,7 +38,8 @@ from scanpipe.types import Contest, Option
 
 FIDUCIAL_SIDE_IN = (0.12, 0.6)
 CORNER_WINDOW_IN = 1.5
-WRITE_IN_HEIGHT_IN = 0.30  # the writing space above a write-in rule
+WRITE_IN_HEIGHT_IN = 0.30  # the writing space above a write-in rule, at most
+WRITE_IN_MIN_IN = 0.10  # and at least
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,14 +111,21 @@ def _target_entry(a: Assignment, scan: PageScan) -> dict[str, Any]:
     entry: dict[str, Any] = {"contest": a.contest, "option": a.option, "box": list(to_inches(a.box_px, scan.dpi)), "shape": a.shape.value}
     rule = scan.write_in_rules.get(a.target) if a.target is not None else None
     if rule is not None:
-        entry["write_in_area"] = list(write_in_area(rule, scan.dpi))
+        printed = [t.box_px for t in scan.texts or ()] + [t.box_px for t in scan.targets]
+        entry["write_in_area"] = list(write_in_area(rule, scan.dpi, printed))
     return entry
 
 
-def write_in_area(rule: Rect, dpi: float) -> tuple[float, float, float, float]:
-    """Where the name is written: :data:`WRITE_IN_HEIGHT_IN` above the rule, the rule's length."""
+def write_in_area(rule: Rect, dpi: float, above: Sequence[Rect] = ()) -> tuple[float, float, float, float]:
+    """Where the name is written: up to :data:`WRITE_IN_HEIGHT_IN` above the rule, the rule's
+    length, but not over what is printed above it (``above``: the name of the option over it,
+    its target), and never less than :data:`WRITE_IN_MIN_IN` high."""
     x, y, w, h = rule
-    top = max(0.0, y + h - WRITE_IN_HEIGHT_IN * dpi)
+    top = y + h - WRITE_IN_HEIGHT_IN * dpi
+    for bx, by, bw, bh in above:
+        if bx < x + w and x < bx + bw and top <= by + bh <= y - 0.02 * dpi:
+            top = by + bh + 1
+    top = max(0.0, min(top, y + h - WRITE_IN_MIN_IN * dpi))
     return to_inches((x, int(round(top)), w, int(round(y + h - top))), dpi)
 
 
