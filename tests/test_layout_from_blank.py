@@ -142,3 +142,11 @@ def test_white_titles_in_black_bands_are_read_like_the_rest() -> None:
         band[:] = 255 - band
     proposal, _ = propose_layout([BlankPage(1, img, DPI, reference="p1.png")], CONTESTS)
     assert {a.option: a.contest for a in proposal.assignments} == {o: o.split("-")[0] for o in where}
+
+
+def test_a_write_in_area_stops_under_the_name_printed_above_its_rule() -> None:
+    rule = (100, 200, 400, 3)  # pixels at 200 dpi: the rule's top at 1.0 in
+    assert lfb.write_in_area(rule, DPI) == (0.497, 0.713, 2.0, 0.3)
+    assert lfb.write_in_area(rule, DPI, [(120, 150, 200, 30)]) == (0.497, 0.902, 2.0, 0.11)  # a name's box ends at 0.9 in
+    assert lfb.write_in_area(rule, DPI, [(120, 150, 200, 45)]) == (0.497, 0.912, 2.0, 0.1)  # never under 0.1 in
+    assert lfb.write_in_area(rule, DPI, [(600, 150, 200, 30)]) == (0.497, 0.713, 2.0, 0.3)  # beside it, not above it
