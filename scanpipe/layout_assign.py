@@ -116,10 +116,13 @@ def contest_blocks(scan: PageScan, used: frozenset[int], titles: Sequence[str]) 
     texts = scan.texts or ()
     columns = columns_of(scan.targets, scan.dpi)
     starts = [min(scan.targets[i].box_px[0] for i in col) for col in columns]
+    # the last column is as wide as the widest before it: a column whose targets were all lost
+    # (a stamp) beyond it lends no text to it
+    pitch = max((b - a for a, b in zip(starts, starts[1:])), default=float("inf"))
     blocks: list[Block] = []
     for c, col in enumerate(columns):
         lo = starts[c] - 0.45 * scan.dpi
-        hi = starts[c + 1] - 0.15 * scan.dpi if c + 1 < len(columns) else float("inf")
+        hi = (starts[c + 1] if c + 1 < len(columns) else starts[c] + pitch) - 0.15 * scan.dpi
         free = [t for i, t in enumerate(texts) if i not in used and lo <= t.box_px[0] + t.box_px[2] / 2.0 < hi]
         x_in = min(scan.targets[i].box_px[0] + scan.targets[i].box_px[2] for i in col)
         borders = [r for r in scan.separators if r[0] <= x_in and r[0] + r[2] >= x_in + 0.5 * scan.dpi]
