@@ -169,17 +169,17 @@ def _blank_pages(blanks: tuple[Path, ...], dpi: float | None, pdf_pages: str | N
 
     pages: list[BlankPage] = []
     for path in blanks:
-        for gray, page_dpi, size_in, rendered in _read_blank(path, dpi, pdf_pages):
+        for gray, page_dpi, size_in, rendered, texts in _read_blank(path, dpi, pdf_pages):
             number = first + len(pages)
             if rendered:  # a PDF page or a page of a multi-page file: its image is written beside the layout
                 ref = f"{out.stem}-p{number}.png"
-                pages.append(BlankPage(number, gray, page_dpi, size_in, ref, source=path))
+                pages.append(BlankPage(number, gray, page_dpi, size_in, ref, source=path, texts=texts))
             else:
                 pages.append(BlankPage(number, gray, page_dpi, size_in, _relative_to(path, out.parent)))
     return pages
 
 
-def _read_blank(path: Path, dpi: float | None, pdf_pages: str | None) -> list[tuple[Any, float, tuple[float, float] | None, bool]]:
+def _read_blank(path: Path, dpi: float | None, pdf_pages: str | None) -> list[tuple[Any, float, tuple[float, float] | None, bool, Any]]:
     from scanpipe.imaging.decode import ImageDecodeError, decode_card_bytes, sniff_format
 
     data = path.read_bytes()
@@ -199,13 +199,15 @@ def _read_blank(path: Path, dpi: float | None, pdf_pages: str | None) -> list[tu
         width_in = page.image.shape[1] / page_dpi
         if not 2.5 <= width_in <= 14.5:
             raise ConfigError(f"{path}: at {page_dpi:g} dpi the page would be {width_in:.1f} in wide; give the scan's real --dpi")
-        out.append((page.image, float(page_dpi), None, len(decoded) > 1))
+        out.append((page.image, float(page_dpi), None, len(decoded) > 1, None))
     return out
 
 
-def _render_pdf(path: Path, data: bytes, dpi: float, pdf_pages: str | None) -> list[tuple[Any, float, tuple[float, float], bool]]:
+def _render_pdf(path: Path, data: bytes, dpi: float, pdf_pages: str | None) -> list[tuple[Any, float, tuple[float, float], bool, Any]]:
     import numpy as np
     import pypdfium2 as pdfium
+
+    from scanpipe.imaging.page_text import pdf_text_lines
 
     try:
         pdf = pdfium.PdfDocument(data)
@@ -227,7 +229,7 @@ def _render_pdf(path: Path, data: bytes, dpi: float, pdf_pages: str | None) -> l
             gray = np.ascontiguousarray(page.render(scale=dpi / 72.0, grayscale=True).to_numpy())
             if gray.ndim == 3:
                 gray = np.ascontiguousarray(gray[:, :, 0])
-            out.append((gray, dpi, (round(width_pt / 72.0, 3), round(height_pt / 72.0, 3)), True))
+            out.append((gray, dpi, (round(width_pt / 72.0, 3), round(height_pt / 72.0, 3)), True, pdf_text_lines(page, dpi)))
         return out
     finally:
         pdf.close()

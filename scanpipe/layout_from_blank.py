@@ -5,9 +5,10 @@ page of the vendor's sample-ballot PDF rendered at a chosen resolution. Per page
 
 1. :func:`scanpipe.imaging.targets.find_targets`: every empty target (ovals of any
    vendor's shape, boxes, arrows to complete) and the write-in rules beside them;
-2. :func:`scanpipe.imaging.page_text.read_page_text`: the printed text lines (OCR; when
-   the ``ocr`` extra is missing the targets are still found and the proposal says that
-   names could not be read);
+2. the printed text lines: a vendor PDF's own text layer when it has one
+   (:func:`scanpipe.imaging.page_text.pdf_text_lines`: exact, and no OCR), else
+   :func:`scanpipe.imaging.page_text.read_page_text` (OCR; when the ``ocr`` extra is
+   missing the targets are still found and the proposal says that names could not be read);
 3. :func:`scanpipe.layout_assign.assign`: which option of which contest each target is,
    by name, with a confidence.
 
@@ -31,13 +32,14 @@ import numpy as np
 import zxingcpp
 
 from scanpipe.errors import ConfigError
-from scanpipe.imaging.page_text import OcrUnavailable, read_page_text
+from scanpipe.imaging.page_text import OcrUnavailable, TextLine, read_page_text
 from scanpipe.imaging.targets import FoundTarget, Rect, find_rules, find_targets, find_write_in_lines
 from scanpipe.layout_assign import Assignment, PageScan, Proposal, assign
 from scanpipe.types import Contest, Option
 
 FIDUCIAL_SIDE_IN = (0.12, 0.6)
 CORNER_WINDOW_IN = 1.5
+MIN_PDF_TEXT = 20  # letters and digits: a PDF text layer with fewer is not used (OCR instead)
 WRITE_IN_HEIGHT_IN = 0.30  # the writing space above a write-in rule, at most
 WRITE_IN_MIN_IN = 0.10  # and at least
 
@@ -52,6 +54,7 @@ class BlankPage:
     size_in: tuple[float, float] | None = None  # the physical sheet when known (a PDF page)
     reference: str | None = None  # the reference scan to record, relative to the layout file
     source: Path | None = None  # set when ``gray`` must be written as the reference (a rendered page)
+    texts: tuple[TextLine, ...] | None = None  # a PDF page's own text layer (read instead of OCR)
 
 
 def scan_blank_page(blank: BlankPage, *, read_names: bool = True) -> PageScan:
@@ -59,14 +62,16 @@ def scan_blank_page(blank: BlankPage, *, read_names: bool = True) -> PageScan:
     targets = find_targets(blank.gray, blank.dpi)
     lines = find_rules(blank.gray, blank.dpi)
     rules = find_write_in_lines(blank.gray, blank.dpi, targets, rules=lines)
-    texts = None
-    if read_names:
+    texts, source = None, ""
+    if read_names and blank.texts is not None and sum(ch.isalnum() for t in blank.texts for ch in t.text) >= MIN_PDF_TEXT:
+        texts, source = blank.texts, "pdf"
+    elif read_names:
         try:
-            texts = read_page_text(blank.gray, blank.dpi, paint_out=[t.box_px for t in targets])
+            texts, source = read_page_text(blank.gray, blank.dpi, paint_out=[t.box_px for t in targets]), "ocr"
         except OcrUnavailable:
             texts = None
     separators = tuple(r for r in lines if r not in rules.values())
-    return PageScan(blank.page, blank.dpi, targets, texts, rules, separators)
+    return PageScan(blank.page, blank.dpi, targets, texts, rules, separators, source)
 
 
 def propose_layout(blanks: Sequence[BlankPage], contests: Sequence[Contest], *,
@@ -224,7 +229,8 @@ def proposal_report(proposal: Proposal, scans: Sequence[PageScan], contests: Seq
     lines = []
     for scan in scans:
         shapes = ", ".join(f"{n} {shape}{('es' if shape == 'box' else 's') if n != 1 else ''}" for shape, n in _shape_counts(scan.targets).items())
-        lines.append(f"page {scan.page}: {len(scan.targets)} targets found ({shapes or 'none'}), {len(scan.write_in_rules)} write-in rule(s)")
+        read = {"pdf": "; names from the PDF's text", "ocr": "; names read by OCR"}.get(scan.text_source, "")
+        lines.append(f"page {scan.page}: {len(scan.targets)} targets found ({shapes or 'none'}), {len(scan.write_in_rules)} write-in rule(s){read}")
     if not proposal.names_read:
         from scanpipe.imaging.page_text import ocr_available
 

@@ -46,6 +46,7 @@ class PageScan:
     texts: tuple[TextLine, ...] | None
     write_in_rules: Mapping[int, Rect] = field(default_factory=dict)
     separators: tuple[Rect, ...] = ()  # other horizontal rules: the borders of contest boxes
+    text_source: str = ""  # "pdf" (the PDF's own text), "ocr", or "" (not read)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +58,12 @@ class Label:
     row_ids: tuple[int, ...] = ()  # indices of the other lines on the target's row
 
     def says(self, name: str) -> float:
-        """How much the label names ``name``: its first line, or the first line with those under it."""
+        """How much the label names ``name``: its first line, or the first line with those under it,
+        or its first line is the first part of ``name`` (``Rick Scott`` of ``Rick Scott / Not Yet
+        Designated``)."""
         variants = [" ".join(self.lines[:k]) for k in range(1, len(self.lines) + 1)] or [self.text]
-        return max(name_similarity(name, v) for v in variants)
+        whole = max(name_similarity(name, v) for v in variants)
+        return max(whole, line_names(name, self.lines[0])) if self.lines else whole  # or the name's first line
 
 
 # --------------------------------------------------------------------------------------
@@ -169,7 +173,7 @@ def _continuation_lines(label_idx: Sequence[int], texts: Sequence[TextLine], dpi
     for _ in range(2):
         below = [i for i, t in enumerate(texts) if i not in used and i not in out
                  and first[0] - 0.05 * dpi <= t.box_px[0] <= first[0] + 1.0 * dpi
-                 and -0.5 * t.box_px[3] <= t.box_px[1] - bottom <= 0.35 * t.box_px[3]]
+                 and -0.5 * t.box_px[3] <= t.box_px[1] - bottom <= 0.6 * t.box_px[3]]
         below = [i for i in below if not _rule_between(separators, first[0], bottom - 0.02 * dpi, texts[i].box_px[1] + texts[i].box_px[3] / 2)]
         if not below:
             break

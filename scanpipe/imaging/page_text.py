@@ -29,6 +29,8 @@ from scanpipe.imaging.targets import Rect
 DETECT_DPI = 100.0
 MIN_TEXT_SCORE = 0.5  # the recogniser's own confidence below which a line is dropped
 PAINT_MARGIN_PX = 2
+PDF_WORD_GAP = 1.2  # character heights: a wider gap on a baseline ends a run of text
+PDF_SPACE = 0.28  # character heights: a wider gap between two letters is a space
 
 
 class OcrUnavailable(Exception):
@@ -101,3 +103,56 @@ def detect_lines(engine: Any, gray: np.ndarray, dpi: float) -> list[Rect]:
         if x1 - x0 >= 4 and y1 - y0 >= 4:
             out.append((x0, y0, x1 - x0, y1 - y0))
     return out
+
+
+# --------------------------------------------------------------------------------------
+# A PDF's own text layer
+
+
+def pdf_text_lines(page: Any, dpi: float) -> tuple[TextLine, ...]:
+    """The text of a PDF page (a ``pypdfium2`` page) as lines in page pixels at ``dpi``.
+
+    A vendor's sample ballot is usually a vector PDF that carries its text: that is exact
+    and costs nothing, so it is read instead of OCR. Characters are joined into runs along a
+    baseline; a gap wider than :data:`PDF_WORD_GAP` character heights ends a run (a party
+    abbreviation set apart from the name is its own run, as OCR would see it). Characters
+    much taller than the page's text (a "SAMPLE" stamp set as text) are left out.
+    """
+    textpage = page.get_textpage()
+    try:
+        height_pt = page.get_size()[1]
+        chars = []
+        for i in range(textpage.count_chars()):
+            ch = textpage.get_text_range(i, 1)
+            if not ch or ch in "\r\n":
+                continue
+            left, bottom, right, top = textpage.get_charbox(i)
+            if top - bottom > 0:
+                chars.append((ch, left, height_pt - top, right, height_pt - bottom))
+    finally:
+        textpage.close()
+    if not chars:
+        return ()
+    typical = float(np.median([c[4] - c[2] for c in chars if not c[0].isspace()] or [10.0]))
+    chars = [c for c in chars if c[4] - c[2] <= 3 * typical]
+    runs: list[list[tuple[str, float, float, float, float]]] = []
+    for c in chars:
+        last = runs[-1][-1] if runs else None
+        band = (min(r[2] for r in runs[-1]), max(r[4] for r in runs[-1])) if runs else (0.0, 0.0)
+        centre = (c[2] + c[4]) / 2.0  # a descender (g, p, y) hangs lower but stays on the line
+        if last is not None and band[0] - 0.2 * typical <= centre <= band[1] + 0.2 * typical and -0.5 * typical <= c[1] - last[3] <= PDF_WORD_GAP * typical:
+            if c[1] - last[3] > PDF_SPACE * typical and not c[0].isspace() and not last[0].isspace():
+                runs[-1].append((" ", last[3], last[2], c[1], last[4]))  # a gap the PDF set without a space
+            runs[-1].append(c)
+        elif not c[0].isspace():
+            runs.append([c])
+    scale = dpi / 72.0
+    out = []
+    for run in runs:
+        text = " ".join("".join(c[0] for c in run).split())
+        if not any(ch.isalnum() for ch in text):
+            continue
+        x0, y0 = min(c[1] for c in run), min(c[2] for c in run)
+        x1, y1 = max(c[3] for c in run), max(c[4] for c in run)
+        out.append(TextLine(text, (int(x0 * scale), int(y0 * scale), max(1, int((x1 - x0) * scale)), max(1, int((y1 - y0) * scale))), 1.0))
+    return tuple(sorted(out, key=lambda ln: (ln.box_px[1], ln.box_px[0])))
