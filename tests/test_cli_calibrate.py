@@ -115,6 +115,67 @@ def test_a_layout_from_the_vendors_pdf_reads_a_marked_card_end_to_end(tmp_path: 
     assert read == marked
 
 
+def vector_pdf(width_in: float, height_in: float, texts: list[tuple[float, float, float, str]],
+               ovals: list[tuple[float, float, float, float]], rules: list[tuple[float, float, float]]) -> bytes:
+    """A one-page vector PDF like a vendor's sample ballot: Helvetica text (x, baseline y, size in
+    points, text), stroked ovals (x, y, w, h) and rules (x, y, length), all in inches from the top left."""
+    h_pt, k = height_in * 72, 0.5523
+    ops = []
+    for x, y, size, text in texts:
+        ops.append(f"BT /F1 {size} Tf {x * 72:.2f} {h_pt - y * 72:.2f} Td ({text}) Tj ET")
+    for x, y, w, h in ovals:  # an ellipse inside the box, its 1-point stroke inside too
+        rx, ry, cx, cy = w * 36 - 0.5, h * 36 - 0.5, (x + w / 2) * 72, h_pt - (y + h / 2) * 72
+        ops.append(f"1 w {cx + rx:.2f} {cy:.2f} m {cx + rx:.2f} {cy + k * ry:.2f} {cx + k * rx:.2f} {cy + ry:.2f} {cx:.2f} {cy + ry:.2f} c "
+                   f"{cx - k * rx:.2f} {cy + ry:.2f} {cx - rx:.2f} {cy + k * ry:.2f} {cx - rx:.2f} {cy:.2f} c "
+                   f"{cx - rx:.2f} {cy - k * ry:.2f} {cx - k * rx:.2f} {cy - ry:.2f} {cx:.2f} {cy - ry:.2f} c "
+                   f"{cx + k * rx:.2f} {cy - ry:.2f} {cx + rx:.2f} {cy - k * ry:.2f} {cx + rx:.2f} {cy:.2f} c S")
+    for x, y, length in rules:
+        ops.append(f"1 w {x * 72:.2f} {h_pt - y * 72:.2f} m {(x + length) * 72:.2f} {h_pt - y * 72:.2f} l S")
+    stream = "\n".join(ops).encode()
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {width_in * 72:.0f} {h_pt:.0f}] /Contents 4 0 R "
+               f"/Resources << /Font << /F1 5 0 R >> >> >>".encode(),
+               b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    out, offsets = b"%PDF-1.4\n", []
+    for n, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+
+
+def test_a_vector_pdf_is_read_from_its_own_text_without_ocr(tmp_path: Path) -> None:
+    election = {
+        "id": "v", "name": "Vector", "date": "2026-11-03", "jurisdiction": "MD", "precincts": [{"id": "P1", "name": "One"}],
+        "contests": [
+            {"id": "sheriff", "title": "County Sheriff", "kind": "candidate", "vote_for": 1,
+             "options": [{"id": "s-ann", "name": "Ann Archer"}, {"id": "s-bo", "name": "Bo Bright"},
+                         {"id": "s-w", "name": "Write-in", "write_in": True}]},
+            {"id": "q7", "title": "Question 7", "kind": "question", "vote_for": 1,
+             "options": [{"id": "q7-yes", "name": "Yes"}, {"id": "q7-no", "name": "No"}]},
+        ],
+        "ballot_styles": [{"id": "A", "precincts": ["P1"], "contests": ["sheriff", "q7"], "layout": "layouts/A.json"}],
+    }
+    (tmp_path / "election.json").write_text(json.dumps(election))
+    ovals = {"s-bo": (0.5, 1.5, 0.2, 0.12), "s-ann": (0.5, 1.2, 0.2, 0.12), "s-w": (0.5, 1.8, 0.2, 0.12),
+             "q7-yes": (3.0, 1.2, 0.2, 0.12), "q7-no": (3.0, 1.5, 0.2, 0.12)}
+    texts = [(0.5, 0.9, 12, "COUNTY SHERIFF"), (0.8, 1.3, 10, "Ann Archer"), (0.8, 1.6, 10, "Bo Bright"), (0.8, 2.05, 6, "(write-in)"),
+             (3.0, 0.9, 12, "QUESTION 7"), (3.3, 1.3, 10, "Yes"), (3.3, 1.6, 10, "No")]
+    (tmp_path / "sample.pdf").write_bytes(vector_pdf(5.5, 3.0, texts, list(ovals.values()), [(0.8, 1.9, 1.6)]))
+    out = tmp_path / "layouts" / "A.json"
+    r = run("calibrate", "layout", "--blank", str(tmp_path / "sample.pdf"), "--election", str(tmp_path / "election.json"),
+            "--style", "A", "--out", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "page 1: 5 targets found (5 ovals), 1 write-in rule(s); names from the PDF's text" in r.stdout
+    page = json.loads(out.read_text())["pages"][0]
+    assert page["size"] == [5.5, 3.0] and page["reference"] == "A-p1.png"
+    assert {t["option"]: t["box"] for t in page["targets"]} == {o: pytest.approx(list(b), abs=0.015) for o, b in ovals.items()}
+    (area,) = [t["write_in_area"] for t in page["targets"] if "write_in_area" in t]
+    assert area[0] == pytest.approx(0.8, abs=0.02) and area[1] + area[3] == pytest.approx(1.9, abs=0.02)
+
+
 def test_bad_arguments_are_refused_with_the_reason(tmp_path: Path) -> None:
     blank = tmp_path / "blank.png"
     cv2.imwrite(str(blank), np.full((400, 300), 255, np.uint8))
