@@ -136,6 +136,11 @@ def classify_contest(contest: Contest, readings: Sequence[TargetReading]) -> Con
     Any unknown target makes the contest ``pending``; more yes than ``vote_for`` is an
     ``overvote``; otherwise it is ``counted`` with ``vote_for - votes`` undervotes. Options
     without a reading count as not marked.
+
+    A pending contest still carries what was read clearly, option by option: ``votes`` are
+    the options read ``yes`` and ``unknown_options`` only the doubtful ones, so every other
+    option was read ``no`` (:func:`option_status`). One doubtful target never makes its
+    neighbours unknown.
     """
     by_option = {r.score.option: r for r in readings}
     option_ids = [o.id for o in contest.options]
@@ -149,3 +154,13 @@ def classify_contest(contest: Contest, readings: Sequence[TargetReading]) -> Con
     if len(votes) > contest.vote_for:
         return ContestReading(contest.id, votes, ContestOutcome.OVERVOTE, 0)
     return ContestReading(contest.id, votes, ContestOutcome.COUNTED, contest.vote_for - len(votes))
+
+
+def option_status(reading: ContestReading, option: str) -> MarkStatus:
+    """What a contest reading says of one of its options: ``unknown`` only for the options a
+    person must read, ``yes`` for the votes, ``no`` for every other option (also in a pending
+    contest, whose clear options stay what they were read)."""
+    if option in reading.unknown_options:
+        return MarkStatus.UNKNOWN
+    return MarkStatus.YES if option in reading.votes else MarkStatus.NO
+

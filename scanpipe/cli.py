@@ -245,19 +245,31 @@ def adjudicate(ctx: Ctx, item: str, contest: str, votes: str, auditors: tuple[st
     else:
         outcome = adjudicate_card(store, item, contest=contest, votes=chosen, auditors=list(auditors), rule=rule, note=note)
     click.echo(f"decision {outcome.decision_id} on {item} / {contest}: {outcome.message}")
+    for serial in outcome.new_duplicates:
+        click.echo(f"new duplicate {serial} made: its printable card is {render_dir / (serial + '.pdf')} "
+                   f"(print, scan back and store it: `scanpipe duplicates pending`)")
     _exit_for_queue(store, "adjudicate")
 
 
 @cli.command()
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the CSV here instead of stdout.")
+@click.option("--scope", "scoped", is_flag=True, help="Only the open recount case's contest in its precincts.")
 @pass_ctx
-def tally(ctx: Ctx, out: Path | None) -> None:
+def tally(ctx: Ctx, out: Path | None, scoped: bool) -> None:
     """Per-precinct tallies of what counts (CSV)."""
     from scanpipe.tally import tally_csv
     from scanpipe.workflow import tally as do_tally
 
     store = ctx.store()
-    text = tally_csv(do_tally(store))
+    rows = do_tally(store)
+    if scoped:
+        from scanpipe.recount.service import active_scope
+
+        scope = active_scope(store)
+        if scope is None:
+            raise click.UsageError("--scope: no recount case is open")
+        rows = [r for r in rows if r.precinct in scope.precincts and r.contest == scope.contest]
+    text = tally_csv(rows)
     if out is None:
         click.echo(text, nl=False)
     else:
@@ -304,15 +316,19 @@ def report() -> None:
 @click.option("--out", type=click.Path(path_type=Path), default=None)
 @pass_ctx
 def report_duplicates(ctx: Ctx, out: Path | None) -> None:
-    """Duplicate reconciliation report per precinct (run `reconcile` first)."""
-    from scanpipe.reconcile.service import duplicate_report
+    """Duplicate reconciliation report per precinct (run `reconcile` first); exit 1 while it is not final."""
+    from scanpipe.reconcile.report import duplicate_report
 
-    text = "\n".join(duplicate_report(ctx.store())) + "\n"
+    report = duplicate_report(ctx.store())
+    text = "\n".join(report.lines) + "\n"
     if out is None:
         click.echo(text, nl=False)
     else:
         out.write_text(text, encoding="utf-8")
         click.echo(f"report written to {out}", err=True)
+    if not report.final:
+        click.echo(f"report duplicates: {report.lines[2]}", err=True)
+        sys.exit(1)
 
 
 @cli.group("import")
@@ -324,14 +340,17 @@ def import_group() -> None:
 @click.argument("csv_file", type=click.Path(path_type=Path))
 @pass_ctx
 def import_duplication_log(ctx: Ctx, csv_file: Path) -> None:
-    """The canvass duplication log (CSV: serial, precinct, reason)."""
-    from scanpipe.reconcile.service import read_duplication_log
+    """The canvass duplication log (CSV: serial, precinct, reason[, ballot_type, eligible_contests])."""
+    from scanpipe.reconcile.duplog import read_duplication_log
 
-    rows = read_duplication_log(csv_file)
     store = ctx.store()
-    n = store.import_duplication_log(rows, str(csv_file))
-    store.log_event("import_duplication_log", {"file": str(csv_file), "rows": n})
-    click.echo(f"{n} serial(s) imported from {csv_file}")
+    if not csv_file.is_file():
+        raise click.BadParameter(f"{csv_file}: no such file", param_hint="CSV_FILE")
+    entries = read_duplication_log(csv_file, store.current_election())
+    n = store.import_duplication_log(entries, str(csv_file))
+    types = Counter(e.ballot_type.value for e in entries)
+    click.echo(f"{n} serial(s) imported from {csv_file} (" + ", ".join(f"{k} {t}" for t, k in sorted(types.items())) + "); "
+               "run `scanpipe reconcile` to compare them by ballot type")
 
 
 @cli.command()
@@ -351,10 +370,15 @@ from scanpipe.cli_calibrate import register as _register_calibrate  # noqa: E402
 from scanpipe.cli_scan import register as _register_scan  # noqa: E402  (scan, devices)
 
 from scanpipe.cli_review import register as _register_review  # noqa: E402  (review, user, audit)
+from scanpipe.cli_statute import register as _register_statute  # noqa: E402  (duplicates, board, rules)
 
 _register_scan(cli)
 _register_calibrate(cli)
 _register_review(cli)
+_register_statute(cli)
+from scanpipe.cli_recount import register as _register_recount  # noqa: E402  (recount)
+
+_register_recount(cli)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -43,6 +43,9 @@ def run_demo(directory: Path, *, cards: int, seed: int, workers: int) -> list[st
         (directory / "queue.json").write_text(json.dumps([i.as_json() for i in items], indent=2), encoding="utf-8")
         n_cvr = export_cvr_file(store, directory / "cvr.json")
         agreement = compare_with_truth(store, expected_path)
+        from scanpipe.demo_recount import run_recount_demo
+
+        recount_lines = run_recount_demo(store, directory, expected_path)
     finally:
         store.close()
     lines = [f"scanpipe demo: {election.name} ({election.id}), {len(election.precincts)} precincts, {len(election.ballot_styles)} ballot styles"]
@@ -57,7 +60,7 @@ def run_demo(directory: Path, *, cards: int, seed: int, workers: int) -> list[st
               f"  tally      {directory / 'tally.csv'}",
               f"  queue      {directory / 'queue.json'}",
               f"  CVRs       {directory / 'cvr.json'} ({n_cvr} CVRs, NIST SP 1500-103)",
-              "", f"Try: scanpipe --db {db_url} queue"]
+              ] + recount_lines + ["", f"Try: scanpipe --db {db_url} recount status"]
     return lines
 
 

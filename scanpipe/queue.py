@@ -1,7 +1,9 @@
 """What needs a person (contract section 5, ``queue``). Pure: card counts and decisions in.
 
 One item per card and reason. A contest whose first auditor has decided shows as
-``awaiting_second_auditor``; one whose auditors disagreed as ``escalated``.
+``awaiting_second_auditor``; one whose auditors disagreed as ``escalated``. A card item also
+names the options a person must read (``options``, an extension of the contract's object):
+the doubtful targets only, never their clearly read neighbours.
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ class QueueItem:
     reason: str  # a Reason code
     precinct: str | None
     contests: tuple[str, ...]
+    options: tuple[str, ...] = ()  # the doubtful options of those contests (card items)
 
     def as_json(self) -> dict[str, object]:
-        return {"item": self.item, "kind": self.kind, "reason": self.reason, "precinct": self.precinct, "contests": list(self.contests)}
+        return {"item": self.item, "kind": self.kind, "reason": self.reason, "precinct": self.precinct,
+                "contests": list(self.contests), "options": list(self.options)}
 
 
 PERSON_READS = (Reason.MARGINAL_MARK, Reason.WRITE_IN)  # contest-level reasons
@@ -60,9 +64,17 @@ def card_queue_items(card: CardCount, open_by_contest: Mapping[tuple[str, str], 
         reasons = blocking or [Reason.NO_PRECINCT]
     elif undecided:  # an unreadable card a person identified keeps its reason; else marks
         reasons = blocking or [r for r in card.reasons if r in PERSON_READS] or [Reason.MARGINAL_MARK]
-    items = [QueueItem(card.card_id, "card", r.value, card.precinct, tuple(undecided)) for r in reasons]
-    items += [QueueItem(card.card_id, "card", code, card.precinct, tuple(cids)) for code, cids in waiting.items()]
+    items = [QueueItem(card.card_id, "card", r.value, card.precinct, tuple(undecided), doubtful_options(card, undecided))
+             for r in reasons]
+    items += [QueueItem(card.card_id, "card", code, card.precinct, tuple(cids), doubtful_options(card, cids))
+              for code, cids in waiting.items()]
     return items
+
+
+def doubtful_options(card: CardCount, contests: Iterable[str]) -> tuple[str, ...]:
+    """The options of ``contests`` on the card that the machine could not read clearly."""
+    wanted = set(contests)
+    return tuple(o for r in card.contests if r.contest in wanted for o in r.unknown_options)
 
 
 PAIR_REASON = {

@@ -20,6 +20,7 @@ from scanpipe.errors import ConfigError, DecisionError, SourceError
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
 from scanpipe.pipeline import FileResult, IngestSummary, find_card_files, run_local, store_results
 from scanpipe.queue import QueueItem, build_queue
+from scanpipe.reconcile.compare import ComparisonScope
 from scanpipe.reconcile.pairing import Pairing, pair_cards, serial_of
 from scanpipe.reconcile.resolve import NewDuplicate, PairOutcome, apply_pairs, resolve_pair
 from scanpipe.rules import rule_set
@@ -153,7 +154,10 @@ def standing(store: Store, *, serial: str | None = None) -> Standing:
     current = store.new_duplicates(base_serial=serial)
     late = late_cards(cards, current)  # labelled with a serial people already resolved
     pairings = tuple(pair_cards((c for c in cards if c.source.card_id not in voided | late), stated))
-    outcomes = tuple(resolve_pair(election, p, per_card, finals) for p in pairings)
+    scopes = store.comparison_scopes(serial)
+    rulings = store.board_rulings(serial)
+    outcomes = tuple(resolve_pair(election, p, per_card, finals, scopes.get(p.serial, ComparisonScope()), rulings.get(p.serial))
+                     for p in pairings)
     new_dups = {nd.base_serial: NewDuplicate(nd.serial, nd.base_serial, nd.style, nd.precinct, nd.contests, nd.auditors)
                 for nd in current}
     live = {nd.serial for nd in current}
@@ -180,7 +184,15 @@ def tally(store: Store) -> list[TallyRow]:
 
 
 def queue(store: Store) -> list[QueueItem]:
-    s = standing(store)
+    """What needs a person; while a recount case is open, only what its scope needs."""
+    from scanpipe.recount.scope import scope_items
+    from scanpipe.recount.service import active_scope
+
+    return scope_items(queue_of(standing(store)), active_scope(store))
+
+
+def queue_of(s: Standing) -> list[QueueItem]:
+    """Every item of a standing awaiting a person (no recount scope applied)."""
     paired = {cid for p in s.pairs for cid in (*p.duplicates, *p.originals)}
     return build_queue(s.counts, s.decisions, s.pairs, paired_cards=paired)
 
@@ -230,6 +242,7 @@ class DecisionOutcome:
     decision_id: int
     state: DecisionState
     message: str
+    new_duplicates: tuple[str, ...] = ()  # new duplicates the decision made (their paper is in the database)
 
 
 def adjudicate_card(
@@ -270,8 +283,8 @@ def record_decision(
     if len(set(auditors)) != len(auditors):
         raise DecisionError(f"the same auditor is named twice: {', '.join(auditors)}")
     rules = rule_set(election.jurisdiction)
-    if rule is not None and rule not in {code for code, _ in rules.intent_rules}:
-        raise DecisionError(f"--rule {rule}: not a voter-intent rule of {rules.name}; rules: {', '.join(code for code, _ in rules.intent_rules)}")
+    if rule is not None and rule not in rules.intent_rule_codes():
+        raise DecisionError(f"--rule {rule}: not a voter-intent rule of {rules.name}; rules: {', '.join(rules.intent_rule_codes())}")
     ordered = tuple(o.id for o in c.options if o.id in set(votes))
     with store.transaction() as tx:
         existing = [to_decision(d) for d in tx.decisions(item=item) if d.contest == contest]
@@ -279,8 +292,10 @@ def record_decision(
                              board_settles=board.escalation if board is not None else None)
         for old_id, state in plan.updates:
             tx.set_decision_state(old_id, state.value)
-        new = tx.add_decision(item=item, item_kind=item_kind, contest=contest, votes=list(ordered), auditors=list(plan.auditors), rule=rule, note=note, state=plan.state.value, supersedes=plan.supersedes)
-        tx.log_event("decision", {"item": item, "contest": contest, "votes": list(ordered), "auditors": list(plan.auditors), "state": plan.state.value, "rule": rule}, actor=",".join(auditors))
+        new = tx.add_decision(item=item, item_kind=item_kind, contest=contest, votes=list(ordered), auditors=list(plan.auditors), rule=rule, note=note, state=plan.state.value, supersedes=plan.supersedes,
+                              rule_set=rules.id)
+        tx.log_event("decision", {"item": item, "contest": contest, "votes": list(ordered), "auditors": list(plan.auditors), "state": plan.state.value, "rule": rule,
+                                  "rule_set": rules.id}, actor=",".join(auditors))
         if board is not None:
             tx.add_board_votes(new.id, board.members)
             tx.log_event("board_decision", {"item": item, "contest": contest, "votes": list(ordered), "members": dict(board.members),

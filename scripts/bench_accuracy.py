@@ -2,17 +2,27 @@
 """Mark-reading accuracy on a synthetic deck: every card through ``scanpipe.interpret``.
 
 Generates a deck (default: the ``hardest`` profile with a fresh seed) or takes one
-(``--deck DIR`` holding ``expected.json``), interprets every card in a process pool, and
-compares each target's status with the intent the generator recorded:
+(``--deck DIR``: any folder of cards with an ``election.json``, its layouts and a truth file,
+``expected.json`` or ``truth.json``, of the shape ``scanpipe.synth`` writes; see
+``scripts/deck_truth.py``: decks drawn by another renderer, real ballots labelled by eye),
+interprets every card in a process pool, and compares each target's status with the intent
+the truth records:
 
 * clear marks misread (vote read ``no``, no_vote read ``yes``): must be 0;
 * ambiguous targets reported ``unknown``: must be >= 99%;
 * clear targets reported ``unknown``: must be <= 0.5%;
-* a confusion table per mark kind (rows) and status (columns).
+* a confusion table per mark kind (rows) and status (columns);
+* where the truth names a card's style: cards whose style was read right, queued for a
+  person (not read), or read as another style (must be 0).
 
 ``--derive PATH`` also derives thresholds from the deck's raw scores
 (:func:`scanpipe.calibration.derive_thresholds`) and writes them with provenance;
 ``--dump FILE`` writes every target's raw scores and labels as JSON lines.
+
+``--profile vendor`` (or ``vendor_clean``) generates the vendor-like election's cards instead
+(:mod:`scanpipe.synth.vendor_deck`: timing marks, no fiducials, no card code, bilevel and
+colour scans with wrong dpi tags, crops, stamps). ``--hint-style`` reads every card with its
+true style and page stated, as ``ingest --style`` does: marks measured apart from telling styles.
 
 Example: ``python scripts/bench_accuracy.py --cards 2600 --seed 90210 --jobs 2``
 """
@@ -37,6 +47,9 @@ from scanpipe.election import load_election
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
 from scanpipe.types import CardHints, MarkIntent, MarkStatus, ReadCard, TargetScore
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from deck_truth import Deck, DeckError, load_deck  # noqa: E402
+
 TUNING_SEED = 9  # the seed scanpipe/calibration/thresholds.json was derived on: never report on it
 _CONTEXT: InterpretContext | None = None
 
@@ -48,12 +61,12 @@ def _init(election_path: str, thresholds_path: str | None) -> None:
     _CONTEXT = InterpretContext(election, thresholds, load_references(election))
 
 
-def _read_file(task: tuple[str, str]) -> list[dict[str, Any]]:
+def _read_file(task: tuple[str, str, str | None, int | None]) -> list[dict[str, Any]]:
     """Interpret one file; return per page its raw target scores (or why it was not read)."""
-    path, name = task
+    path, name, style, page = task
     assert _CONTEXT is not None
     t0 = time.perf_counter()
-    cards = interpret_file(path, _CONTEXT, CardHints(), "bench")
+    cards = interpret_file(path, _CONTEXT, CardHints(style=style, page=page), "bench")
     seconds = (time.perf_counter() - t0) / max(1, len(cards))
     out = []
     for card in cards:
@@ -61,33 +74,43 @@ def _read_file(task: tuple[str, str]) -> list[dict[str, Any]]:
         entry: dict[str, Any] = {"file": name, "page_of_file": card.source.page_index, "seconds": seconds}
         if isinstance(interp, ReadCard):
             entry["scores"] = [asdict(r.score) for r in interp.targets]
+            entry["style"], entry["page"] = interp.style, interp.page
         else:
             entry["unread"] = f"{type(interp).__name__}: {getattr(interp, 'reason', '')} {getattr(interp, 'detail', '')}"
         out.append(entry)
     return out
 
 
-def interpret_deck(deck: Path, jobs: int, thresholds_path: str | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    expected = json.loads((deck / "expected.json").read_text())
-    election_path = str((deck / expected["election"]).resolve())
-    files = sorted({c["file"] for c in expected["cards"]})
-    tasks = [(str(deck / f), f) for f in files]
-    with ProcessPoolExecutor(jobs, initializer=_init, initargs=(election_path, thresholds_path)) as pool:
-        results = [e for chunk in pool.map(_read_file, tasks, chunksize=8) for e in chunk]
-    return expected, results
+def interpret_deck(deck: Deck, jobs: int, thresholds_path: str | None, *, hint_style: bool = False) -> list[dict[str, Any]]:
+    """Every card file of the deck read in a pool; ``hint_style``: with its true style and page
+    stated (single-page files only: a multi-page file's pages differ)."""
+    names = sorted({c["file"] for c in deck.cards})
+    truth = {c["file"]: c for c in deck.cards if c["page_of_file"] == 1}
+    pages = {c["file"] for c in deck.cards if c["page_of_file"] > 1}
+
+    def hint(f: str) -> tuple[str | None, int | None]:
+        if not hint_style or f in pages or f not in truth:
+            return None, None
+        return truth[f].get("style"), truth[f].get("page")
+
+    tasks = [(str(deck.root / f), f, *hint(f)) for f in names]
+    with ProcessPoolExecutor(jobs, initializer=_init, initargs=(str(deck.election_path), thresholds_path)) as pool:
+        return [e for chunk in pool.map(_read_file, tasks, chunksize=8) for e in chunk]
 
 
-def labelled_scores(expected: dict[str, Any], results: list[dict[str, Any]]) -> tuple[list[tuple[TargetScore, MarkIntent, str]], list[str]]:
+def labelled_scores(deck: Deck, results: list[dict[str, Any]]) -> tuple[list[tuple[TargetScore, MarkIntent, str]], list[str]]:
     """Pair every read target's score with its expected intent and mark kind."""
     got = {(r["file"], r["page_of_file"]): r for r in results}
     pairs, unread = [], []
-    for card in expected["cards"]:
-        if card.get("expect", "read") != "read":
+    for card in deck.cards:
+        if card["expect"] != "read":
             continue
         r = got.get((card["file"], card["page_of_file"]))
         if r is None or "scores" not in r:
             unread.append(f"{card['file']}#{card['page_of_file']}: {r['unread'] if r else 'missing'}")
             continue
+        if card.get("style") not in (None, r["style"]) or card.get("page") not in (None, r["page"]):
+            continue  # read as another style or page: counted by style_report, its targets are not comparable
         by_option = {s["option"]: s for s in r["scores"]}
         for t in card["targets"]:
             s = by_option[t["option"]]
@@ -95,6 +118,28 @@ def labelled_scores(expected: dict[str, Any], results: list[dict[str, Any]]) -> 
             kind = t["mark"] + (f"({t['damage']})" if t.get("damage") else "") + ("+write_in" if t.get("write_in") else "") + ("(name)" if t.get("circled") == "name" else "")
             pairs.append((score, MarkIntent(t["intent"]), kind))
     return pairs, unread
+
+
+def style_report(deck: Deck, results: list[dict[str, Any]]) -> dict[str, int]:
+    """Cards whose truth names a style: read as it, queued unread, or read as another."""
+    got = {(r["file"], r["page_of_file"]): r for r in results}
+    right, queued, wrong = 0, 0, []
+    for card in deck.cards:
+        if card.get("style") is None or card["expect"] != "read":
+            continue
+        r = got.get((card["file"], card["page_of_file"]), {})
+        if "style" not in r:
+            queued += 1
+        elif (r["style"], r["page"]) == (card["style"], card.get("page", r["page"])):
+            right += 1
+        else:
+            wrong.append(f"{card['file']}#{card['page_of_file']}: read as {r['style']} page {r['page']}, truth {card['style']} page {card.get('page')}")
+    total = right + queued + len(wrong)
+    if total:
+        print(f"style: {right}/{total} right, {queued} queued for a person, {len(wrong)} wrong (need 0)")
+        for line in wrong[:10]:
+            print("  " + line)
+    return {"style_right": right, "style_queued": queued, "style_wrong": len(wrong)}
 
 
 def report(pairs: list[tuple[TargetScore, MarkIntent, str]], thresholds: Thresholds) -> dict[str, float]:
@@ -132,12 +177,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cards", type=int, default=200, help="sheets to generate (about 40 targets each)")
     ap.add_argument("--seed", type=int, default=None, help="deck seed (default: fresh, from the clock)")
     ap.add_argument("--profile", default="hardest")
-    ap.add_argument("--deck", type=Path, default=None, help="use this generated deck instead")
+    ap.add_argument("--deck", type=Path, default=None,
+                    help="use this deck instead: a folder of cards with election.json, layouts and expected.json or truth.json")
     ap.add_argument("--out", type=Path, default=None, help="where to generate the deck (default: a temp dir)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--thresholds", type=Path, default=None, help="thresholds.json (default: the reviewed one)")
     ap.add_argument("--derive", type=Path, default=None, help="derive thresholds from this deck and write them here")
     ap.add_argument("--dump", type=Path, default=None, help="write raw scores and labels as JSON lines")
+    ap.add_argument("--json", type=Path, default=None, help="also write the headline figures to this JSON file")
+    ap.add_argument("--hint-style", action="store_true", help="state each card's true style and page (as ingest --style)")
     args = ap.parse_args(argv)
     seed = args.seed if args.seed is not None else int(time.time()) % 1_000_000 + 1000
     print("command:", shlex.join([sys.executable, *sys.argv]))
@@ -145,21 +193,33 @@ def main(argv: list[str] | None = None) -> int:
         print(f"warning: seed {seed} is the tuning seed; figures on it are not a fair report")
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench-deck-") as tmp:
-        deck = args.deck
-        if deck is None:
+        folder = args.deck
+        if folder is None:
             from scanpipe.synth.deck import generate_deck
             from scanpipe.synth.definition import write_demo_election
+            from scanpipe.synth.vendor import write_vendor_election
+            from scanpipe.synth.vendor_deck import VENDOR_SCANS, generate_vendor_deck
 
-            deck = args.out or Path(tmp)
-            election_path = write_demo_election(deck / "election")
-            generate_deck(election_path, deck, cards=args.cards, seed=seed, profile=args.profile, jobs=args.jobs)
+            folder = args.out or Path(tmp)
+            if args.profile in VENDOR_SCANS:
+                election_path = write_vendor_election(folder / "election")
+                generate_vendor_deck(election_path, folder, cards=args.cards, seed=seed, scan=args.profile, jobs=args.jobs)
+            else:
+                election_path = write_demo_election(folder / "election")
+                generate_deck(election_path, folder, cards=args.cards, seed=seed, profile=args.profile, jobs=args.jobs)
             print(f"generated {args.cards} sheets, profile {args.profile}, seed {seed} in {time.perf_counter() - t0:.0f} s")
+        try:
+            deck = load_deck(folder)
+        except DeckError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         t1 = time.perf_counter()
-        expected, results = interpret_deck(deck, args.jobs, str(args.thresholds) if args.thresholds else None)
+        results = interpret_deck(deck, args.jobs, str(args.thresholds) if args.thresholds else None, hint_style=args.hint_style)
         elapsed = time.perf_counter() - t1
-        print(f"deck seed {expected['seed']}, profile {expected['profile']}; interpreted {len(results)} cards in "
+        print(f"{deck.describe()}; interpreted {len(results)} cards in "
               f"{elapsed:.0f} s ({1000 * sum(r['seconds'] for r in results) / max(1, len(results)):.0f} ms/card per process)")
-        pairs, unread = labelled_scores(expected, results)
+        styles = style_report(deck, results)
+        pairs, unread = labelled_scores(deck, results)
         if unread:
             print(f"cards not read ({len(unread)}):")
             for line in unread[:10]:
@@ -171,16 +231,18 @@ def main(argv: list[str] | None = None) -> int:
         thresholds = load_thresholds(args.thresholds)
         if args.derive:
             samples = [(s, i) for s, i, _ in pairs]
-            thresholds = derive_thresholds(samples, source=f"derived on a {expected['profile']} deck, seed {expected['seed']}")
+            thresholds = derive_thresholds(samples, source=f"derived on a {deck.profile} deck, seed {deck.seed}")
             write_thresholds(thresholds, args.derive, provenance={
-                "seed": expected["seed"], "profile": expected["profile"], "cards": len(results),
+                "seed": deck.seed, "profile": deck.profile, "cards": len(results),
                 "targets": len(pairs), "command": shlex.join(["python", *sys.argv]),
             })
             print(f"wrote {args.derive}: {thresholds}")
         print(f"thresholds: marginal {thresholds.marginal} definite {thresholds.definite} ring {thresholds.ring} "
               f"damage {thresholds.damage} write_in {thresholds.write_in}")
         print(calibration_report([(s, i) for s, i, _ in pairs], thresholds).summary())
-        report(pairs, thresholds)
+        figures = report(pairs, thresholds)
+        if args.json:
+            args.json.write_text(json.dumps({**figures, **styles, "unread": len(unread), "cards": len(results)}, indent=1) + "\n")
     return 0
 
 

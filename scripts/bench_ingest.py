@@ -2,7 +2,10 @@
 """Speed benchmark of ``scanpipe ingest`` against the floor of merely decoding the images.
 
 On a set of at least 400 single-page cards of mixed formats (PNG, JPEG, TIFF G4), generated
-with a fresh seed into a temporary folder (or given with ``--dir``):
+with a fresh seed into a temporary folder (or given with ``--dir`` and ``--election``, or as
+``--deck DIR``: any folder of cards with an ``election.json``, layouts and a truth file, as
+``bench_accuracy.py --deck`` takes; the cards the truth lists are ingested, nothing else in
+the folder):
 
 (a) ``cv2.imread(path)`` with default flags over every file, in this process;
 (b) the wall time of ``scanpipe ingest DIR --workers 1`` as a subprocess (start-up
@@ -16,6 +19,7 @@ sheet carries a Code 128 pairing sticker. Prints the exact command lines and the
 
     python scripts/bench_ingest.py                    # 400 fresh cards, 3 runs
     python scripts/bench_ingest.py --cards 40 --runs 1 --profile-cards 20   # quick check
+    python scripts/bench_ingest.py --deck fixtures/realballots/cedar --runs 1   # a deck drawn elsewhere
 """
 
 from __future__ import annotations
@@ -203,14 +207,45 @@ def profile_ingest(election: Path, files: Sequence[Path], work: Path, top: int) 
     return "\n".join(line for line in out.getvalue().splitlines() if line.strip())
 
 
+def deck_cards(deck_dir: Path, work: Path) -> tuple[Path, Path, list[Path]]:
+    """``(election.json, folder, files)`` of a ``--deck``: the folder holds exactly the cards
+    its truth lists (the truth's own folder when nothing else there is a card, else a folder
+    of links to them made in ``work``: a deck's layouts carry reference scans, not cards)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from deck_truth import DeckError, load_deck
+
+    try:
+        deck = load_deck(deck_dir)
+    except DeckError as exc:
+        sys.exit(f"error: {exc}")
+    files = deck.files
+    common = Path(os.path.commonpath([str(f.parent) for f in files]))
+    ingestible = (*CARD_SUFFIXES, ".pdf")
+    if sorted(f for f in common.rglob("*") if f.is_file() and f.suffix.lower() in ingestible) == files:
+        return deck.election_path, common, files
+    staged = work / "deck-cards"
+    links = []
+    for f in files:
+        link = staged / f.relative_to(deck.root)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(f)
+        links.append(link)
+    print(f"{deck.describe()}: its {len(files)} card files linked into {staged}")
+    return deck.election_path, staged, links
+
+
 def card_set(ap: argparse.ArgumentParser, args: argparse.Namespace, name: str) -> tuple[Path, Path, Path, list[Path]]:
-    """The benchmark's cards: ``--dir`` with ``--election``, or ``--cards`` sheets generated
-    with ``--seed`` (fresh when not given) into a temporary folder. Prints the environment."""
+    """The benchmark's cards: ``--deck``, ``--dir`` with ``--election``, or ``--cards`` sheets
+    generated with ``--seed`` (fresh when not given) into a temporary folder. Prints the environment."""
     work = Path(tempfile.mkdtemp(prefix=f"scanpipe-bench-{name}-"))
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "big")
     for line in environment():
         print(line)
     print(compile_bytecode())
+    if getattr(args, "deck", None):
+        election, folder, files = deck_cards(args.deck, work)
+        print(f"cards: {len(files)} files ({formats(files)}) from the deck {args.deck}")
+        return work, election, folder, files
     if args.dir:
         if not args.election:
             ap.error("--dir needs --election")
@@ -230,6 +265,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dir", type=Path, help="existing folder of card files (with --election); default: generate")
     ap.add_argument("--election", type=Path, help="election.json for --dir")
+    ap.add_argument("--deck", type=Path, help="a deck folder (cards, election.json, layouts, expected.json or truth.json)")
     ap.add_argument("--cards", type=int, default=400, help="sheets to generate (default 400)")
     ap.add_argument("--seed", type=int, default=None, help="generation seed (default: fresh, printed)")
     ap.add_argument("--runs", type=int, default=3)

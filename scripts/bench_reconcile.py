@@ -1,11 +1,12 @@
 """Benchmark reconciliation of duplicates with originals on a generated pair deck.
 
-Runs the real pipeline through the CLI (``init``, ``ingest --workers 2``, ``reconcile``,
-``export pairs``), compares every serial with the truth in ``expected_pairs.json``, then
-adjudicates every queued pair from the truth with two auditors (the library call behind
-``adjudicate`` and the review, which reconciles that serial at once; one whole ``reconcile``
-at the end must find nothing left) and checks the final tallies against tallies
-computed from the truth. Prints: mismatches found (recall, must be 100%), precision of what
+Runs the real pipeline through the CLI (``init``, ``ingest --workers 2``, ``import
+duplication-log`` (the deck's ballot types), ``reconcile``, ``export pairs``), compares every
+serial with the truth in ``expected_pairs.json``, then has the board rule a new duplicate for
+every orphan and conflict, adjudicates every queued pair from the truth with two auditors (the
+library call behind ``adjudicate`` and the review, which reconciles that serial at once; one
+whole ``reconcile`` at the end must find nothing left) and checks the final tallies against
+tallies computed from the truth. Prints: mismatches found (recall, must be 100%), precision of what
 was flagged, orphans and conflicts reported, and the final tally comparison.
 
 Usage: ``python scripts/bench_reconcile.py [--pairs 1000] [--seed N] [--out DIR] [--profile typical]``
@@ -77,6 +78,7 @@ def main() -> None:
     t1 = time.perf_counter()
     cli(db, "ingest", str(out / "deck" / "cards"), "--workers", "2", "-q")
     t_ingest = time.perf_counter() - t1
+    cli(db, "import", "duplication-log", str(out / "deck" / "duplication_log.csv"))
     t2 = time.perf_counter()
     cli(db, "reconcile", "--render-dir", str(out / "new"))
     t_reconcile = time.perf_counter() - t2
@@ -129,11 +131,18 @@ def adjudicate_all(db: str, truth: dict, out: Path) -> None:
     contest at a time through the call behind ``scanpipe adjudicate`` and the review (it
     reconciles that serial at once); then one whole ``reconcile``, which must find nothing
     left to do."""
+    from scanpipe.reconcile.board import rule_on_serial
+    from scanpipe.reconcile.rulings import RulingKind
     from scanpipe.reconcile.service import adjudicate_pair, reconcile
     from scanpipe.store.repository import Store
     from scanpipe.workflow import standing
 
     store = Store.open(db)
+    ruled = [p.serial for p in standing(store).pairs if p.awaits_board and p.serial in truth]
+    for serial in ruled:  # the board: a new duplicate over every contest, decided from the truth below
+        rule_on_serial(store, serial, ruling=RulingKind.NEW_DUPLICATE, card=None, members={"Board One": "for", "Board Two": "for"},
+                       actor="Board One", note="bench", no_accounts=True)
+    print(f"board rulings (new duplicate) on orphans and conflicts: {len(ruled)}")
     s = standing(store)
     n = 0
     t = time.perf_counter()

@@ -59,7 +59,8 @@ def test_the_wheel_carries_every_data_file_the_program_reads(installed: Path) ->
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("scanpipe/calibration/thresholds.json", "scanpipe/exports/nist_cvr_schema.json",
                    "scanpipe/review/templates/base.html", "scanpipe/review/assets/review.js",
-                   "scanpipe/store/migrations/env.py", "scanpipe/store/migrations/versions/0001_initial_schema.py"):
+                   "scanpipe/store/migrations/env.py", "scanpipe/store/migrations/versions/0001_initial_schema.py",
+                   "scanpipe/exports/nist_err_schema.json", "scanpipe/recount/templates/report.html"):
         assert needed in names, f"{needed} is not in the wheel"
 
 

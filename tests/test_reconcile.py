@@ -70,6 +70,7 @@ def reconciled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Path]:
     run = Run(root)
     run("init", "--election", str(root / "fx" / "election" / "election.json"), code=0)
     run("ingest", str(root / "fx" / "deck" / "cards"), "-q", "--workers", "1")
+    run("import", "duplication-log", str(root / "fx" / "deck" / "duplication_log.csv"), code=0)
     run("reconcile", "--render-dir", str(root / "new"))
     return run, root
 

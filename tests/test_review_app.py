@@ -48,6 +48,15 @@ MATRIX = {
     "user_disable": {"admin"},
     "audit": {"admin"},
     "refresh": {"admin"},
+    "duplicates": {"admin", "auditor", "board", "observer"},
+    "duplicate_print": {"admin", "auditor", "board"},
+    "board_matters": {"admin", "board"},
+    "board_rule": {"board"},
+    "board_pairs": {"admin", "board"},
+    "board_sign_off": {"board"},
+    "case": {"admin", "auditor", "board", "observer"},
+    "case_report": {"admin", "auditor", "board", "observer"},
+    "case_certified": {"admin", "auditor", "board", "observer"},
 }
 ONE_USER_PER_ROLE = {"admin": "root", "auditor": "alice", "board": "carol", "observer": "olga"}
 ARGS = {"card_id": MARGINAL, "serial": "A0001", "username": "bob", "name": "review.js"}

@@ -237,10 +237,10 @@ def test_stop_on_flag_pauses_on_the_card_and_names_it(scan_store: Store, tmp_pat
     source = _Scripted(pages, already_fed_after_stop=1)
     summary = scan_batch(scan_store, source, batch="b7", out_dir=tmp_path / "scans", stop_on_flag=True)
     assert source.stopped_at is not None
-    assert summary.stopped_on == (1, "00001.png", ("unknown_style",))
+    assert summary.stopped_on == (1, "00001.png", ("unreadable_image",))
     assert (summary.pages_written, summary.fed_after_stop) == (2, 1)  # the one already in the feeder is kept
     assert summary.stop_message() == (
-        "stopped: card b7/00001 (00001.png) needs a person (unknown_style); the scanner had already fed 1 more card(s), "
+        "stopped: card b7/00001 (00001.png) needs a person (unreadable_image); the scanner had already fed 1 more card(s), "
         "stored too, so it is the 2nd card counting back from the last one fed. Pull it, then put the rest back and run: "
         "scanpipe scan --device scripted:0 --batch b7 --resume")
     resumed = scan_batch(scan_store, _Scripted(pages[2:]), batch="b7", out_dir=tmp_path / "scans", resume=True)

@@ -23,7 +23,10 @@ Per option a ``SelectionPosition``: ``HasIndication`` yes/no/unknown (the target
 status; adjudicated contests: the decision), ``MarkMetricValue`` the score with three
 decimals (machine-printed records and decisions without a scanned target: ``1.000`` /
 ``0.000``), ``NumberVotes`` 1, ``IsAllocable`` yes (counts) / no (no mark, overvote) /
-unknown (the contest awaits a person).
+unknown (not known until a person decides). Options are reported one by one: in a contest
+that awaits a person only the doubtful options are ``unknown``; a clear option keeps what it
+was read (``yes``/``no`` with its score), a clear ``no`` is not allocable, and a clear ``yes``
+is allocable when even every doubtful option turning out a vote could not make an overvote.
 
 Large exports: :func:`write_cvr_stream` writes the same document one CVR at a time, so
 memory does not grow with the number of cards. :func:`validate_cvr_report` checks the
@@ -50,6 +53,7 @@ from urllib.parse import quote
 from jsonschema import Draft4Validator, FormatChecker
 
 from scanpipe import __version__
+from scanpipe.classify import option_status
 from scanpipe.errors import ConfigError, ScanpipeError
 from scanpipe.types import (
     Contest,
@@ -513,7 +517,7 @@ def _cvr_contest(
         out["WriteIns"] = sum(1 for v in votes if v in write_ins)
     decided = reading is not None and reading.source == "adjudicated"
     out["CVRContestSelection"] = [
-        _selection(option, position, reading, outcome, marks.get(option), decided)
+        _selection(option, position, reading, outcome, marks.get(option), decided, contest.vote_for)
         for option, position in options
     ]
     return out
@@ -526,6 +530,7 @@ def _selection(
     outcome: ContestOutcome,
     machine: tuple[str, str] | None,
     decided: bool,
+    vote_for: int,
 ) -> Json:
     score: str | None
     if machine is not None and not decided:
@@ -534,7 +539,7 @@ def _selection(
         indication = _indication_from_reading(option, reading)
         score = machine[1] if machine is not None else _DECIDED_SCORE[indication]
     if outcome is ContestOutcome.PENDING:
-        allocable = "unknown"
+        allocable = _pending_allocable(indication, reading, vote_for)
     elif outcome is ContestOutcome.OVERVOTE:
         allocable = "no"
     else:
@@ -567,9 +572,19 @@ _DECIDED_SCORE: dict[str, str | None] = {"yes": "1.000", "no": "0.000", "unknown
 
 
 def _indication_from_reading(option: str, reading: ContestReading | None) -> str:
-    if reading is None or option in reading.unknown_options:
+    if reading is None:
         return "unknown"
-    return "yes" if option in reading.votes else "no"
+    return option_status(reading, option).value
+
+
+def _pending_allocable(indication: str, reading: ContestReading | None, vote_for: int) -> str:
+    """``IsAllocable`` of one option of a contest that awaits a person (see the module docstring)."""
+    if reading is None or indication == MarkStatus.UNKNOWN.value:
+        return "unknown"
+    if indication == MarkStatus.NO.value:
+        return "no"
+    doubtful = len(reading.unknown_options)
+    return "yes" if len(reading.votes) + doubtful <= vote_for else "unknown"
 
 
 # --------------------------------------------------------------------------------------

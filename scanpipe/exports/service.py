@@ -26,8 +26,11 @@ ROLE = {CardKind.BALLOT: "regular", CardKind.DUPLICATE: "duplicate", CardKind.OR
 VALIDATE_UP_TO = 20_000  # cards; above this the report is streamed and checked only by tests
 
 
-def cvr_entries(store: Store, s: Standing | None = None) -> Iterator[CvrEntry]:
-    """One entry per stored card (printed new duplicates attach to their record) and one per new duplicate."""
+def cvr_entries(store: Store, s: Standing | None = None, *, paper_dir: Path | None = None) -> Iterator[CvrEntry]:
+    """One entry per stored card (printed new duplicates attach to their record) and one per new duplicate.
+
+    ``paper_dir``: where a new duplicate's rendered card is written when no file of it exists
+    yet (one decided in the review), so its ``BallotImage`` names a file that is there."""
     s = s or standing(store)
     by_id = {c.card_id: c for c in s.counts}
     finals = final_decisions(s.decisions)
@@ -45,10 +48,10 @@ def cvr_entries(store: Store, s: Standing | None = None) -> Iterator[CvrEntry]:
         yield CvrEntry(card=card, role=role, preprinted_id=card.label.base_serial if card.label else None,
                        modified=count.contests if decided and count is not None else None,
                        auditors=count.decided_by if count is not None else (), notes=notes)
-    yield from _new_duplicate_entries(store, s, reprints)
+    yield from _new_duplicate_entries(store, s, reprints, paper_dir)
 
 
-def _new_duplicate_entries(store: Store, s: Standing, reprints: dict[str, InterpretedCard]) -> Iterator[CvrEntry]:
+def _new_duplicate_entries(store: Store, s: Standing, reprints: dict[str, InterpretedCard], paper_dir: Path | None) -> Iterator[CvrEntry]:
     counted = {c.source.card_id for c in s.cards}
     cards = _Whole(store, counted)  # the templates' targets go into the CVR: load those cards whole
     scanned_by_serial = {c.label.serial: c for c in reprints.values() if c.label is not None}
@@ -62,7 +65,13 @@ def _new_duplicate_entries(store: Store, s: Standing, reprints: dict[str, Interp
             template = next((cards[c] for c in nd.original_cards if c in cards and isinstance(cards[c].interpretation, ReadCard)), None)
         if template is None:
             continue  # nothing to describe its style's targets with (people decided an unread pair)
-        path = scanned.source.path if scanned is not None else (nd.image_path or "")
+        image_path = nd.image_path
+        if scanned is None and paper_dir is not None and (image_path is None or not Path(image_path).is_file()):
+            from scanpipe.reconcile.paper import write_paper_files
+
+            image_path = str(write_paper_files(store, s.election, nd.serial, paper_dir)[0])
+            nd = next(n for n in store.new_duplicates(base_serial=nd.base_serial) if n.serial == nd.serial)
+        path = scanned.source.path if scanned is not None else (image_path or "")
         sha = scanned.source.sha256 if scanned is not None else (nd.image_sha256 or hashlib.sha256(nd.serial.encode()).hexdigest())
         source = CardSource(f"nd-{nd.serial}", sha, path, 1, 1, template.source.batch)
         card = replace(template, source=source, kind=CardKind.DUPLICATE)
@@ -94,9 +103,10 @@ def export_cvr_file(store: Store, out: Path, *, validate: bool = True) -> int:
     election = store.current_election()
     s = standing(store)
     now = datetime.now(UTC)
+    paper_dir = out.parent / f"{out.stem}-new-duplicates"
     try:
         if validate and len(s.counts) <= VALIDATE_UP_TO:
-            entries = list(cvr_entries(store, s))
+            entries = list(cvr_entries(store, s, paper_dir=paper_dir))
             report = build_cvr_report(election, entries, generated_at=now)
             errors = validate_cvr_report(report)
             if errors:
@@ -105,6 +115,6 @@ def export_cvr_file(store: Store, out: Path, *, validate: bool = True) -> int:
 
             write_cvr_report(report, out)
             return len(entries)
-        return write_cvr_stream(election, cvr_entries(store, s), out, generated_at=now)
+        return write_cvr_stream(election, cvr_entries(store, s, paper_dir=paper_dir), out, generated_at=now)
     except OSError as e:
         raise ScanpipeError(f"{out}: cannot be written: {e.strerror or e}") from e

@@ -2,14 +2,17 @@
 
 Pure. The contract's rules (section 5, "Adjudication"; section 6, "Pairs"):
 
-* one duplicate and one original: compare them (:mod:`compare`); ``match`` counts the
-  duplicate; ``mismatch``/``needs_review`` list contests a person must decide;
+* one duplicate and one original: compare them (:mod:`compare`) over the contests the
+  serial's ballot type calls for; ``match`` counts the duplicate (§12-108(d)(2)(ii));
+  ``mismatch``/``needs_review`` list contests a person must decide;
 * once every listed contest has a final decision the serial is ``resolved``: if the
   decisions equal the duplicate's reading the duplicate counts, otherwise a new duplicate
-  (``<serial>-R<n>``) carrying the decided contests and the duplicate's reading of every other
-  contest counts instead;
-* orphans and conflicts are held out until people decide every contest of the duplicate's
-  style (an orphan original: its own style); then a new duplicate is always made.
+  (``<serial>-R<n>``, §12-108(d)(2)(i)) carrying the decided contests and the duplicate's
+  reading of every other contest counts instead; its style is the duplicate's when that
+  carries every contest with a vote, else the original's, else another style that does;
+* orphans and conflicts are held out until the board rules (:mod:`rulings`): the duplicate
+  counts as it is, nothing counts, or people decide every contest of the style and a new
+  duplicate is made.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from scanpipe.counting import CardCount, Decision, decided_reading
-from scanpipe.reconcile.compare import Comparison, SheetReading, compare_pair
+from scanpipe.reconcile.compare import BallotType, Comparison, ComparisonScope, SheetReading, compare_pair, has_vote
 from scanpipe.reconcile.pairing import Pairing, PairStatus, Sheet
+from scanpipe.reconcile.rulings import BoardRuling, RulingKind
 from scanpipe.types import ContestReading, Election, MachinePrintedCard, Reason
 
 
@@ -39,6 +43,15 @@ class PairOutcome:
     new_contests: tuple[ContestReading, ...] | None  # what a new duplicate carries
     auditors: tuple[str, ...] = ()
     text_code_disagree: bool = False  # a machine-printed record's text and code disagree
+    ballot_type: BallotType = BallotType.UNKNOWN
+    ruling: BoardRuling | None = None  # the board's ruling in force (orphans and conflicts)
+    chosen: tuple[str, ...] = ()  # the duplicate sheet the board let count as it is
+    new_precinct: str | None = None  # where the new duplicate is tallied (its style serves it)
+
+    @property
+    def awaits_board(self) -> bool:
+        """An orphan or conflict the board has not ruled on (or whose ruling no longer holds)."""
+        return self.base_status in (PairStatus.ORPHAN_DUPLICATE, PairStatus.ORPHAN_ORIGINAL, PairStatus.CONFLICT) and self.ruling is None
 
     @property
     def waiting(self) -> tuple[str, ...]:
@@ -69,42 +82,79 @@ def resolve_pair(
     pairing: Pairing,
     counts: Mapping[str, CardCount],
     finals: Mapping[tuple[str, str], Decision],
+    scope: ComparisonScope = ComparisonScope(),
+    ruling: BoardRuling | None = None,
 ) -> PairOutcome:
-    """The state of one serial after the machine's comparison and people's final decisions."""
+    """The state of one serial after the machine's comparison, the board's ruling (orphans
+    and conflicts) and people's final decisions."""
     dup_ids = tuple(cid for s in pairing.duplicates for cid in s.card_ids)
     org_ids = tuple(cid for s in pairing.originals for cid in s.card_ids)
     structural = pairing.structural_status
-    comparison = None
-    if structural is None:
-        dup_read = sheet_reading(pairing.duplicates[0], counts)
-        org_read = sheet_reading(pairing.originals[0], counts)
-        comparison = compare_pair(dup_read, org_read)
-        disagree = dup_read.text_code_disagree or org_read.text_code_disagree
-        base = comparison.status
-        listed = comparison.contests if base is not PairStatus.MATCH else ()
-        if base is PairStatus.NEEDS_REVIEW and not listed:
-            listed = comparison.compared  # unreadable card or text/code disagreement: every contest
-        home = pairing.duplicates[0]
-        dup_contests = dup_read.contests
-    else:
-        disagree = False
-        base = structural
-        home = (pairing.duplicates or pairing.originals)[0]
-        listed = _style_contests(election, home.style)
-        dup_contests = sheet_reading(pairing.duplicates[0], counts).contests if pairing.duplicates else {}
+    if structural is not None:
+        return _resolve_board_matter(election, pairing, counts, finals, scope, ruling, structural, dup_ids, org_ids)
+    dup_read = sheet_reading(pairing.duplicates[0], counts)
+    org_read = sheet_reading(pairing.originals[0], counts)
+    home = pairing.duplicates[0]
+    comparison = compare_pair(dup_read, org_read, scope, duplicate_style_contests=_style_contests(election, home.style) or None)
+    disagree = dup_read.text_code_disagree or org_read.text_code_disagree
+    base = comparison.status
+    listed = comparison.contests if base is not PairStatus.MATCH else ()
+    if base is PairStatus.NEEDS_REVIEW and not listed:
+        listed = comparison.compared  # unreadable card or text/code disagreement: every contest
     precinct = _sheet_precinct(home, counts)
-    style = home.style
-    decided = tuple((c, finals[(pairing.serial, c)].votes) for c in listed if (pairing.serial, c) in finals)
-    auditors = tuple(dict.fromkeys(a for c, _ in decided for a in finals[(pairing.serial, c)].auditors))
-    resolved = bool(listed) and len(decided) == len(listed)
+    bt = scope.ballot_type
     if base is PairStatus.MATCH:
-        return PairOutcome(pairing.serial, base, base, precinct, style, dup_ids, org_ids, (), comparison, (), "duplicate", None)
-    if not resolved:
-        return PairOutcome(pairing.serial, base, base, precinct, style, dup_ids, org_ids, listed, comparison, decided, "none", None, auditors, disagree)
-    new = _new_duplicate_contests(election, style, dup_contests, dict(decided))
-    same = structural is None and all(_same(dup_contests.get(c), new_c) for c, new_c in ((r.contest, r) for r in new))
-    counted = "duplicate" if same else "new"
-    return PairOutcome(pairing.serial, PairStatus.RESOLVED, base, precinct, style, dup_ids, org_ids, listed, comparison, decided, counted, None if same else new, auditors, disagree)
+        return PairOutcome(pairing.serial, base, base, precinct, home.style, dup_ids, org_ids, (), comparison, (), "duplicate", None, ballot_type=bt, text_code_disagree=disagree)
+    decided, auditors = _decided(pairing.serial, listed, finals)
+    if len(decided) < len(listed):
+        return PairOutcome(pairing.serial, base, base, precinct, home.style, dup_ids, org_ids, listed, comparison, decided, "none", None,
+                           auditors, ballot_type=bt, text_code_disagree=disagree)
+    original = pairing.originals[0]
+    style = _new_style(election, scope, dup_read.contests, dict(decided), (home.style, original.style), precinct)
+    new = _new_duplicate_contests(election, style, scope, dup_read.contests, dict(decided))
+    same = style == home.style and all(_same(dup_read.contests.get(r.contest), r) for r in new) and \
+        all(not has_vote(r) for c, r in dup_read.contests.items() if c not in {n.contest for n in new})
+    new_precinct = _precinct_for(election, style, (precinct, _sheet_precinct(original, counts)))
+    if same:
+        return PairOutcome(pairing.serial, PairStatus.RESOLVED, base, precinct, home.style, dup_ids, org_ids, listed, comparison, decided,
+                           "duplicate", None, auditors, ballot_type=bt, text_code_disagree=disagree)
+    return PairOutcome(pairing.serial, PairStatus.RESOLVED, base, new_precinct, style, dup_ids, org_ids, listed, comparison, decided,
+                       "new", new, auditors, new_precinct=new_precinct, ballot_type=bt, text_code_disagree=disagree)
+
+
+def _resolve_board_matter(
+    election: Election, pairing: Pairing, counts: Mapping[str, CardCount], finals: Mapping[tuple[str, str], Decision],
+    scope: ComparisonScope, ruling: BoardRuling | None, structural: PairStatus, dup_ids: tuple[str, ...], org_ids: tuple[str, ...],
+) -> PairOutcome:
+    """An orphan or a conflict: held out until the board rules, then as it ruled."""
+    if ruling is not None and not ruling.applies_to(structural, (*dup_ids, *org_ids)):
+        ruling = None
+    sheets = (*pairing.duplicates, *pairing.originals)
+    basis = next((s for s in sheets if ruling is not None and ruling.card in s.card_ids), sheets[0])
+    precinct = _sheet_precinct(basis, counts)
+    bt = scope.ballot_type
+    if ruling is None:
+        return PairOutcome(pairing.serial, structural, structural, precinct, basis.style, dup_ids, org_ids, (), None, (), "none", None, ballot_type=bt, ruling=ruling)
+    if ruling.ruling is RulingKind.NOTHING:
+        return PairOutcome(pairing.serial, PairStatus.RESOLVED, structural, precinct, basis.style, dup_ids, org_ids, (), None, (), "none",
+                           None, ballot_type=bt, ruling=ruling)
+    if ruling.ruling is RulingKind.COUNTS_AS_IS:
+        return PairOutcome(pairing.serial, PairStatus.RESOLVED, structural, precinct, basis.style, dup_ids, org_ids, (), None, (),
+                           "duplicate", None, chosen=basis.card_ids, ballot_type=bt, ruling=ruling)
+    listed = _carried(election, basis.style, scope)
+    decided, auditors = _decided(pairing.serial, listed, finals)
+    if not listed or len(decided) < len(listed):
+        return PairOutcome(pairing.serial, structural, structural, precinct, basis.style, dup_ids, org_ids, listed, None, decided, "none",
+                           None, auditors, ballot_type=bt, ruling=ruling)
+    new = _new_duplicate_contests(election, basis.style, scope, {}, dict(decided))
+    return PairOutcome(pairing.serial, PairStatus.RESOLVED, structural, precinct, basis.style, dup_ids, org_ids, listed, None, decided,
+                       "new", new, auditors, new_precinct=precinct, ballot_type=bt, ruling=ruling)
+
+
+def _decided(serial: str, listed: Sequence[str], finals: Mapping[tuple[str, str], Decision]) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], tuple[str, ...]]:
+    decided = tuple((c, finals[(serial, c)].votes) for c in listed if (serial, c) in finals)
+    auditors = tuple(dict.fromkeys(a for c, _ in decided for a in finals[(serial, c)].auditors))
+    return decided, auditors
 
 
 def _same(a: ContestReading | None, b: ContestReading) -> bool:
@@ -113,14 +163,57 @@ def _same(a: ContestReading | None, b: ContestReading) -> bool:
     return a is not None and counted_votes(a) == counted_votes(b)
 
 
-def _new_duplicate_contests(election: Election, style: str | None, dup: Mapping[str, ContestReading], decided: Mapping[str, Sequence[str]]) -> tuple[ContestReading, ...]:
+def _carried(election: Election, style: str | None, scope: ComparisonScope) -> tuple[str, ...]:
+    """The contests a new duplicate of ``style`` carries: every contest of the style, or a
+    provisional voter's eligible ones (the log's list, else the style's)."""
+    contests = _style_contests(election, style)
+    if scope.whole_intent or scope.eligible is None:
+        return contests
+    return tuple(c for c in contests if c in scope.eligible)
+
+
+def _new_style(election: Election, scope: ComparisonScope, dup: Mapping[str, ContestReading], decided: Mapping[str, Sequence[str]],
+               preferred: Sequence[str | None], precinct: str | None) -> str | None:
+    """The style of a new duplicate: the first of the duplicate's style, the original's, a
+    style serving the precinct, any style, that carries every contest with a vote (decided,
+    or the duplicate's reading where nothing was decided)."""
+    voted = {c for c, v in decided.items() if v} | {c for c, r in dup.items() if c not in decided and has_vote(r) is not False}
+    if not scope.whole_intent:  # a provisional voter's votes outside the eligible contests never count
+        voted &= set(scope.eligible) if scope.eligible is not None else set(_style_contests(election, preferred[0]))
+    candidates = [*(s for s in preferred if s is not None and election.has_style(s)),
+                  *(s.id for s in election.ballot_styles if precinct in s.precincts),
+                  *(s.id for s in election.ballot_styles)]
+    for style in dict.fromkeys(candidates):
+        if voted <= set(election.style(style).contests):
+            return style
+    return preferred[0]
+
+
+def _precinct_for(election: Election, style: str | None, preferred: Sequence[str | None]) -> str | None:
+    """The duplicate's precinct when the new duplicate's style serves it, else the original's, else the style's first."""
+    if style is None or not election.has_style(style):
+        return preferred[0]
+    served = election.style(style).precincts
+    return next((p for p in preferred if p is not None and p in served), served[0] if served else preferred[0])
+
+
+def _new_duplicate_contests(election: Election, style: str | None, scope: ComparisonScope, dup: Mapping[str, ContestReading],
+                            decided: Mapping[str, Sequence[str]]) -> tuple[ContestReading, ...]:
+    """What a new duplicate carries: every contest of its style (a provisional voter's
+    eligible ones), decided or as the duplicate read it; a decided vote in a contest no style
+    carries is kept too (never lost from the count; :mod:`scanpipe.exports.paper` prints it
+    as a note the board signs)."""
     out = []
-    for cid in _style_contests(election, style) or tuple(dup):
+    carried = _carried(election, style, scope) or tuple(dup)
+    extra = tuple(c for c, v in decided.items() if v and c not in carried)
+    for cid in (*carried, *extra):
+        c = election.contest(cid)
         if cid in decided:
-            c = election.contest(cid)
             out.append(decided_reading(cid, c.vote_for, [o.id for o in c.options], decided[cid]))
         elif cid in dup:
             out.append(dup[cid])
+        else:  # a contest of the new duplicate's style the duplicate lacked and the original left blank
+            out.append(decided_reading(cid, c.vote_for, [o.id for o in c.options], ()))
     return tuple(out)
 
 
@@ -175,6 +268,13 @@ def apply_pairs(
     for o in outcomes:
         dup_sheets_ids = list(o.duplicates)
         if o.counted == "duplicate":
+            for cid in dup_sheets_ids if o.chosen else ():  # the board let one duplicate count as it is
+                if cid not in o.chosen:
+                    out[cid] = _replace(out[cid], counts=False)
+            continue
+        if o.status is PairStatus.RESOLVED and o.counted == "none":  # the board ruled that nothing counts
+            for cid in dup_sheets_ids:
+                out[cid] = _replace(out[cid], counts=False, pending_contests=(), card_pending=False)
             continue
         if o.counted == "new":
             nd = new_duplicates.get(o.serial)
@@ -191,6 +291,12 @@ def apply_pairs(
                 c = out[cid]
                 waiting = tuple(r.contest for r in c.contests if r.contest in o.listed)
                 out[cid] = _replace(c, pending_contests=tuple(dict.fromkeys(c.pending_contests + waiting)))
+            if dup_sheets_ids:  # a contest the duplicate left out is pending on it too (the voter's vote awaits a person)
+                first = out[dup_sheets_ids[0]]
+                on_sheet = {r.contest for cid in dup_sheets_ids for r in out[cid].contests}
+                left_out = tuple(c for c in o.listed if c not in on_sheet)
+                out[first.card_id] = _replace(first, contests=first.contests + _pending_readings(left_out),
+                                              pending_contests=tuple(dict.fromkeys(first.pending_contests + left_out)))
             continue
         # orphans and conflicts: held out until people decide
         for cid in dup_sheets_ids:
@@ -199,9 +305,13 @@ def apply_pairs(
     return list(out.values())
 
 
-def _placeholder(o: PairOutcome, election: Election) -> CardCount:
-    """One pending entry for a serial held out of the count (in its precinct)."""
+def _pending_readings(contests: Sequence[str]) -> tuple[ContestReading, ...]:
     from scanpipe.types import ContestOutcome
 
-    contests = tuple(ContestReading(c, (), ContestOutcome.PENDING, 0) for c in (o.listed or _style_contests(election, o.style)))
+    return tuple(ContestReading(c, (), ContestOutcome.PENDING, 0) for c in contests)
+
+
+def _placeholder(o: PairOutcome, election: Election) -> CardCount:
+    """One pending entry for a serial held out of the count (in its precinct)."""
+    contests = _pending_readings(o.listed or _style_contests(election, o.style))
     return CardCount(f"serial:{o.serial}", o.precinct, o.style, True, contests, tuple(c.contest for c in contests), o.precinct is None or o.style is None)

@@ -9,18 +9,20 @@ scanned printed new duplicates, and stores one row per serial for pages and expo
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from scanpipe.errors import DecisionError, SourceError
-from scanpipe.reconcile.compare import counted_votes
+from scanpipe.errors import DecisionError
+from scanpipe.reconcile.compare import Difference, counted_votes
+from scanpipe.reconcile.paper import render_paper, write_paper_files
 from scanpipe.reconcile.resolve import PairOutcome
+from scanpipe.rules import rule_set
+from scanpipe.store.pairs import NewDuplicateRecord
 from scanpipe.store.repository import Store
-from scanpipe.types import CardHints, ReadCard, Reason, UnreadableCard
+from scanpipe.types import CardHints, InterpretedCard, ReadCard, Reason, UnreadableCard
 from scanpipe.workflow import BoardVotes, DecisionOutcome, Standing, record_decision, standing
 
 SERIAL_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
@@ -30,13 +32,15 @@ SERIAL_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 class ReconcileSummary:
     statuses: Counter[str] = field(default_factory=Counter)
     new_duplicates: list[str] = field(default_factory=list)
+    paper: dict[str, str] = field(default_factory=dict)  # new duplicate -> its PDF, when written to a folder
     reprints_attached: list[str] = field(default_factory=list)
     reprint_problems: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         total = sum(self.statuses.values())
         out = [f"{total} serial(s): " + (", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items())) or "none")]
-        out += [f"  new duplicate {s}" for s in self.new_duplicates]
+        out += [f"  new duplicate {s}: " + (f"printable at {self.paper[s]}" if s in self.paper else f"print it with `scanpipe duplicates print {s}`")
+                for s in self.new_duplicates]
         out += [f"  printed new duplicate scanned: {s}" for s in self.reprints_attached]
         out += [f"  problem: {p}" for p in self.reprint_problems]
         return out
@@ -49,6 +53,7 @@ def reconcile(store: Store, *, render_dir: Path | None = None, serial: str | Non
     cards; every other serial's stored row is left as it is."""
     summary = ReconcileSummary()
     s = standing(store, serial=serial)
+    rules = rule_set(s.election.jurisdiction)
     if read_originals_with_duplicate_style(store, s):
         s = standing(store, serial=serial)
     current = {nd.base_serial: nd for nd in store.new_duplicates()}
@@ -62,21 +67,24 @@ def reconcile(store: Store, *, render_dir: Path | None = None, serial: str | Non
         decision_ids = [d.id for d in s.decisions if d.item == outcome.serial and d.state.value == "final"]
         created = store.add_new_duplicate(
             base_serial=outcome.serial, style=outcome.style or "", precinct=outcome.precinct, contests=outcome.new_contests,
-            decisions=decision_ids, auditors=outcome.auditors, original_cards=outcome.originals, superseded_cards=outcome.duplicates)
+            decisions=decision_ids, auditors=outcome.auditors, original_cards=outcome.originals, superseded_cards=outcome.duplicates,
+            rule_set=rules.id)
         summary.new_duplicates.append(created.serial)
-        store.log_event("new_duplicate", {"serial": created.serial, "auditors": list(outcome.auditors), "supersedes": list(outcome.duplicates)})
+        store.log_event("new_duplicate", {"serial": created.serial, "auditors": list(outcome.auditors), "supersedes": list(outcome.duplicates),
+                                          "rule_set": rules.id})
+        render_paper(store, s.election, created.serial)
         if render_dir is not None:
-            render_new_duplicate_files(store, s, created.serial, render_dir)
+            summary.paper[created.serial] = str(write_paper_files(store, s.election, created.serial, render_dir)[1])
         made = True
     if made:
         s = standing(store, serial=serial)
     _attach_reprints(store, s, summary)
     if serial is None:
-        store.replace_pairs([pair_row(o, s) for o in s.pairs])
+        store.replace_pairs([pair_row(o, s, rules.id) for o in s.pairs])
     else:
-        store.replace_pairs_of(serial, [pair_row(o, s) for o in s.pairs if o.serial == serial])
+        store.replace_pairs_of(serial, [pair_row(o, s, rules.id) for o in s.pairs if o.serial == serial])
     summary.statuses.update(o.status.value for o in s.pairs)
-    detail: dict[str, object] = {"statuses": dict(summary.statuses), "new_duplicates": summary.new_duplicates}
+    detail: dict[str, object] = {"statuses": dict(summary.statuses), "new_duplicates": summary.new_duplicates, "rule_set": rules.id}
     store.log_event("reconcile", detail if serial is None else {**detail, "serial": serial})
     return summary
 
@@ -116,7 +124,7 @@ def read_originals_with_duplicate_style(store: Store, s: Standing) -> int:
     return done
 
 
-def pair_row(o: PairOutcome, s: Standing) -> dict[str, object]:
+def pair_row(o: PairOutcome, s: Standing, rules_id: str | None = None) -> dict[str, object]:
     """The stored row of one serial (also what ``export pairs`` writes)."""
     differences = []
     if o.comparison is not None:
@@ -132,7 +140,10 @@ def pair_row(o: PairOutcome, s: Standing) -> dict[str, object]:
         "counted": counted,
         "detail": {"differences": differences, "original_only": list(o.comparison.original_only) if o.comparison else [],
                    "decided": {c: list(v) for c, v in o.decided}, "auditors": list(o.auditors), "base_status": o.base_status.value,
-                   "waiting": list(o.waiting), "style": o.style, "text_code_disagree": o.text_code_disagree},
+                   "waiting": list(o.waiting), "style": o.style, "text_code_disagree": o.text_code_disagree,
+                   "ballot_type": o.ballot_type.value, "ruling": o.ruling.id if o.ruling is not None else None,
+                   "ruling_kind": o.ruling.ruling.value if o.ruling is not None else None, "awaits_board": o.awaits_board,
+                   "rule_set": rules_id},
     }
 
 
@@ -166,19 +177,31 @@ def _attach_reprints(store: Store, s: Standing, summary: ReconcileSummary) -> No
             if nd.superseded_by is not None:
                 summary.reprint_problems.append(f"{card.source.path}: new duplicate {nd.serial} was superseded by {nd.superseded_by}")
                 continue
-            result = card.interpretation
-            if not isinstance(result, ReadCard):
-                summary.reprint_problems.append(f"{card.source.path}: the printed new duplicate {nd.serial} could not be read")
-                continue
-            decided = {c.contest: counted_votes(c) for c in nd.contests}
-            read = {c.contest: counted_votes(c) for c in result.contests}
-            wrong = sorted(c for c in read if c in decided and read[c] != decided[c])
-            if wrong:
-                summary.reprint_problems.append(f"{card.source.path}: new duplicate {nd.serial} reads differently from the decision in {', '.join(wrong)}")
+            problem = _reprint_problem(card, nd)
+            if problem is not None:
+                summary.reprint_problems.append(f"{card.source.path}: {problem}")
+                if nd.scanned_card_id is None:
+                    store.set_new_duplicate_scan_problem(nd.serial, f"{card.source.path}: {problem}")
                 continue
             if nd.scanned_card_id != card.source.card_id:
                 store.attach_scanned_new_duplicate(nd.serial, card.source.card_id)
                 summary.reprints_attached.append(nd.serial)
+
+
+def _reprint_problem(card: InterpretedCard, nd: NewDuplicateRecord) -> str | None:
+    """Why a scanned printed new duplicate does not stand for its record (None: it reads as decided).
+    Every contest of its layout it carries must read as decided (a contest off the layout is on its printed note)."""
+    result = card.interpretation
+    if not isinstance(result, ReadCard):
+        return f"the printed new duplicate {nd.serial} could not be read"
+    if result.style != nd.style:
+        return f"the printed new duplicate {nd.serial} reads as style {result.style}, not {nd.style}"
+    decided = {c.contest: counted_votes(c) for c in nd.contests}
+    read = {c.contest: counted_votes(c) for c in result.contests}
+    wrong = sorted(c for c in read if c in decided and read[c] != decided[c])
+    if wrong:
+        return f"new duplicate {nd.serial} reads differently from the decision in {', '.join(wrong)}"
+    return None
 
 
 def adjudicate_pair(
@@ -187,115 +210,39 @@ def adjudicate_pair(
 ) -> DecisionOutcome:
     """Record a decision for one contest of a serial (one transaction; ``board`` as in
     :func:`~scanpipe.workflow.record_decision`), then reconcile that serial at once (reading
-    its cards only)."""
+    its cards only). A new duplicate the decision makes is rendered into the database (and
+    written to ``render_dir`` when given); the outcome names it."""
     s = standing(store, serial=serial)
     pair = next((p for p in s.pairs if p.serial == serial), None)
     if pair is None:
         raise DecisionError(f"{serial}: no scanned card carries this serial")
+    if pair.awaits_board:
+        citation = rule_set(s.election.jurisdiction).missing_record_source.citation
+        raise DecisionError(f"serial {serial} ({pair.base_status.value}) is a matter for the board ({citation}): "
+                            "the board rules first (`scanpipe board rule`, or the review's board page)")
     if contest not in pair.listed:
         listed = ", ".join(pair.listed) or ("none: it matches" if pair.status.value == "match" else "none: identify its cards' style first")
         raise DecisionError(f"serial {serial} ({pair.status.value}) does not list contest '{contest}' for a decision; it lists: {listed}")
+    _check_eligible(s, pair, contest, votes)
     outcome = record_decision(store, s.election, item=serial, item_kind="pair", contest=contest, votes=votes, auditors=auditors,
                               rule=rule, note=note, board=board)
-    reconcile(store, render_dir=render_dir, serial=serial)
-    return outcome
+    summary = reconcile(store, render_dir=render_dir, serial=serial)
+    return replace(outcome, new_duplicates=tuple(summary.new_duplicates))
+
+
+def _check_eligible(s: Standing, pair: PairOutcome, contest: str, votes: Sequence[str]) -> None:
+    """A provisional voter's vote in a contest they were not eligible for never counts
+    (§12-108(a)(2)(ii)): only "no vote" can be decided there."""
+    if not votes or pair.comparison is None:
+        return
+    if any(d.contest == contest and d.difference is Difference.INELIGIBLE for d in pair.comparison.differences):
+        title = s.election.contest(contest).title
+        raise DecisionError(f"serial {pair.serial} is a provisional ballot whose voter was not eligible for {title}: "
+                            f"only no vote (--votes \"\") can be decided there")
 
 
 # --------------------------------------------------------------------------------------
-# Printable new duplicates
-
-
-def render_new_duplicate_files(store: Store, s: Standing, serial: str, out_dir: Path, *, dpi: int = 200) -> tuple[Path, Path]:
-    """Render a new duplicate as PNG (page 1; further pages ``-p<N>``) and a PDF of all pages."""
-    import cv2
-    from PIL import Image
-
-    from scanpipe.synth.render import render_card
-
-    nd = next(n for n in store.new_duplicates(current_only=False) if n.serial == serial)
-    election = s.election
-    style = election.style(nd.style)
-    precinct = nd.precinct or style.precincts[0]
-    chosen = {(c.contest, o) for c in nd.contests for o in c.votes}
-    out_dir.mkdir(parents=True, exist_ok=True)
-    pages = []
-    for page in style.layout.pages:
-        rgb = render_card(election, nd.style, page.page, precinct, dpi, label=f"DUP-{nd.serial}")
-        for t in page.targets:
-            if (t.contest, t.option) in chosen:
-                x, y, w, h = (v * dpi for v in t.box_in)
-                cv2.ellipse(rgb, (int(x + w / 2), int(y + h / 2)), (int(w / 2) - 1, int(h / 2) - 1), 0, 0, 360, (0, 0, 0), -1)
-        pages.append(rgb)
-    png = out_dir / f"{nd.serial}.png"
-    for i, rgb in enumerate(pages, start=1):
-        path = png if i == 1 else out_dir / f"{nd.serial}-p{i}.png"
-        Image.fromarray(rgb).save(path, dpi=(dpi, dpi))
-    pdf = out_dir / f"{nd.serial}.pdf"
-    images = [Image.fromarray(p) for p in pages]
-    images[0].save(pdf, save_all=True, append_images=images[1:], resolution=dpi)
-    store.set_new_duplicate_files(nd.serial, image_path=str(png), image_sha256=hashlib.sha256(png.read_bytes()).hexdigest(), pdf_path=str(pdf))
-    return png, pdf
-
-
-# --------------------------------------------------------------------------------------
-# The canvass duplication log and the report
-
-
-def read_duplication_log(path: Path) -> list[tuple[str, str | None, str | None]]:
-    """Parse the canvass duplication log CSV (``serial,precinct,reason``; a header is optional)."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as e:
-        raise SourceError(f"{path}: cannot be read: {e.strerror or e}") from e
-    rows, problems = [], []
-    for n, row in enumerate(csv.reader(io.StringIO(text)), start=1):
-        if not row or (n == 1 and row[0].strip().lower() == "serial"):
-            continue
-        serial = row[0].strip().upper()
-        if not serial or not set(serial) <= SERIAL_CHARS or len(serial) > 16:
-            problems.append(f"{path}: line {n}: '{row[0]}' is not a serial ([A-Z0-9]{{1,16}})")
-            continue
-        rows.append((serial, (row[1].strip() or None) if len(row) > 1 else None, (row[2].strip() or None) if len(row) > 2 else None))
-    if problems:
-        from scanpipe.errors import ConfigError
-
-        raise ConfigError("the duplication log has problems:\n  " + "\n  ".join(problems))
-    return rows
-
-
-def duplicate_report(store: Store) -> list[str]:
-    """Per precinct: pairs examined, matched, mismatched, new duplicates, orphans, conflicts;
-    and, when the canvass log is imported, the serials it expects that the scans lack and
-    the scanned serials it does not know."""
-    pairs = store.pairs()
-    log = store.duplication_log()
-    new_dups = {nd.base_serial for nd in store.new_duplicates()}
-    by_precinct: dict[str, Counter[str]] = {}
-    for p in pairs:
-        c = by_precinct.setdefault(p.precinct or "#unassigned", Counter())
-        c["examined"] += 1
-        base = p.detail.get("base_status", p.status)
-        c[base] += 1
-        c["new duplicates"] += p.serial in new_dups and p.counted not in ("duplicate", "none")
-        if p.status == "resolved":
-            c["resolved"] += 1
-    cols = ["examined", "match", "mismatch", "needs_review", "resolved", "new duplicates", "orphan_duplicate", "orphan_original", "conflict"]
-    lines = ["Duplicate reconciliation report (Md. Election Law §12-108(d))", "",
-             f"{'precinct':<14}" + "".join(f"{c:>17}" for c in cols)]
-    total: Counter[str] = Counter()
-    for precinct in sorted(by_precinct):
-        c = by_precinct[precinct]
-        total.update(c)
-        lines.append(f"{precinct:<14}" + "".join(f"{c[k]:>17}" for k in cols))
-    lines.append(f"{'all':<14}" + "".join(f"{total[k]:>17}" for k in cols))
-    if log:
-        scanned = {p.serial for p in pairs}
-        missing = sorted(set(log) - scanned)
-        unknown = sorted(scanned - set(log))
-        lines += ["", f"Canvass duplication log: {len(log)} serial(s)",
-                  f"  expected by the log but not scanned ({len(missing)}): " + (", ".join(missing) or "none"),
-                  f"  scanned but not in the log ({len(unknown)}): " + (", ".join(unknown) or "none")]
-    return lines
+# Exports
 
 
 def pairs_csv(store: Store) -> str:
@@ -311,4 +258,4 @@ def pairs_csv(store: Store) -> str:
     return buf.getvalue()
 
 
-__all__ = ["Reason", "ReconcileSummary", "adjudicate_pair", "duplicate_report", "pairs_csv", "read_duplication_log", "reconcile"]
+__all__ = ["Reason", "ReconcileSummary", "adjudicate_pair", "pairs_csv", "reconcile"]

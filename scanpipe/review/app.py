@@ -54,14 +54,14 @@ class ElectionCache:
 
 def create_app(store: Store, config: ReviewConfig | None = None) -> Flask:
     """The review app over an open, migrated store."""
-    from scanpipe.review import routes_admin, routes_auth, routes_review
+    from scanpipe.review import routes_admin, routes_auth, routes_recount, routes_review, routes_statute
 
     app = Flask(__name__, static_folder=None)
     app.config["SCANPIPE"] = config or ReviewConfig()
     app.extensions["scanpipe_store"] = store
     app.extensions["scanpipe_election"] = ElectionCache(store)
     app.jinja_env.autoescape = True
-    for module in (routes_auth, routes_review, routes_admin):
+    for module in (routes_auth, routes_review, routes_admin, routes_statute, routes_recount):
         module.register(app)
     app.before_request(_guard)
     app.after_request(_headers)

@@ -33,7 +33,7 @@ def rule_set_of(election: Election) -> tuple[tuple[str, str], ...]:
     """The voter-intent rules an auditor cites in this election's jurisdiction."""
     from scanpipe.rules import rule_set
 
-    return rule_set(election.jurisdiction).intent_rules
+    return rule_set(election.jurisdiction).intent_choices()
 
 
 def listed_contests(store: Store, item: str, *, states: Sequence[str]) -> set[str]:
@@ -102,15 +102,10 @@ def board_decide(store: Store, election: Election, *, item: str, contest: str, d
         raise DecisionError(f"{item}: contest '{contest}' has no escalated decision for the board")
     if decision_id != esc.latest:
         raise DecisionError(f"decision {decision_id} is not the open escalation of {item} contest '{contest}' (it is {esc.latest}); reload the board page")
-    outsiders = sorted(set(members) - set(board_members))
-    if outsiders:
-        raise DecisionError(f"not board members: {', '.join(outsiders)}")
-    bad = sorted(m for m, v in members.items() if v not in BOARD_VOTES)
-    if bad or len(members) < 2:
-        raise DecisionError("a board decision needs at least two members present, each voting for, against or abstain")
-    ayes = sorted(m for m, v in members.items() if v == "for")
-    if len(ayes) * 2 <= len(members):
-        raise DecisionError(f"the reading has {len(ayes)} of {len(members)} votes: a majority of the members present must vote for it")
+    from scanpipe.reconcile.rulings import check_board_votes
+    from scanpipe.rules import rule_set
+
+    ayes = list(check_board_votes(members, board_members, rule_set(election.jurisdiction).board_quorum))
     _check_reading(election, contest, votes, rule)
     tally = ", ".join(f"{m}: {members[m]}" for m in sorted(members))
     full_note = f"board decision ({tally})" + (f"; {note}" if note else "")
@@ -126,7 +121,7 @@ def _check_reading(election: Election, contest: str, votes: Sequence[str], rule:
     valid = {o.id for o in election.contest(contest).options}
     if set(votes) - valid:
         raise DecisionError(f"not options of contest '{contest}': {', '.join(sorted(set(votes) - valid))}")
-    rules = {code for code, _ in rule_set(election.jurisdiction).intent_rules}
+    rules = set(rule_set(election.jurisdiction).intent_rule_codes())
     if rule is not None and rule not in rules:
         raise DecisionError(f"rule {rule!r} is not a voter-intent rule of this jurisdiction")
 

@@ -33,6 +33,10 @@ def card_image(store: Store, card_id: str) -> CardImage:
     """The image of a stored card (its first page when the id names no page)."""
     if not CARD_ID.fullmatch(card_id):
         raise ImageMissing(f"{card_id[:90]!r} is not a card id")
+    if card_id.startswith("nd-"):  # a new duplicate's rendered card is kept in the database
+        pages = store.new_duplicate_pages(card_id[3:])
+        if pages:
+            return CardImage(pages[0][0], "image/png")
     path, page = _lookup(store, card_id)
     file = Path(path)
     if not file.is_file():

@@ -144,7 +144,11 @@ def items_of_pair(store: Store, serial: str) -> list[QueueItem]:
 
 def refresh_item(store: Store, election: Election, item: str, kind: str) -> list[ReviewItem]:
     """Recompute the rows of one card or serial (after a decision or an identification)."""
+    from scanpipe.recount.scope import scope_items
+    from scanpipe.recount.service import active_scope
+
     items = items_of_pair(store, item) if kind == "pair" else items_of_card(store, election, item)
+    items = scope_items(items, active_scope(store))  # an open recount case asks about its scope only
     with store._write() as conn:
         rows = _rows(items, _batches_of(conn, item, kind), open_decisions(_decisions(conn, item)))
         conn.execute(delete(review_item_table).where(review_item_table.c.item == item))

@@ -53,7 +53,12 @@ def tally_rows() -> list[TallyRow]:
 
 @allow(OBSERVER, BOARD, ADMIN)
 def tally_page() -> Any:
-    return render_template("tally.html", rows=tally_rows(), progress=index.progress(store()))
+    from scanpipe.recount.service import active_scope
+
+    rows, scope = tally_rows(), active_scope(store())
+    if scope is not None and request.args.get("all") != "1":  # an open recount case: its contest in its precincts
+        rows = [r for r in rows if r.precinct in scope.precincts and r.contest == scope.contest]
+    return render_template("tally.html", rows=rows, progress=index.progress(store()), scope=scope if request.args.get("all") != "1" else None)
 
 
 @allow(OBSERVER, BOARD, ADMIN)

@@ -33,6 +33,7 @@ class Box:
     w: float
     h: float
     label: str | None = None  # the machine's status and score (None in blind mode)
+    doubtful: bool = False  # the target a person must read (always False in blind mode)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +43,7 @@ class OptionView:
     write_in: bool
     status: str | None = None  # machine: yes / no / unknown (None in blind mode)
     score: float | None = None
+    doubtful: bool = False  # the machine could not read this one: what the page asks (False in blind mode)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +89,10 @@ def _boxes(card: InterpretedCard, blind: bool) -> tuple[Box, ...]:
     result = card.interpretation
     if not isinstance(result, ReadCard):
         return ()
+    doubtful = set() if blind else {o for r in result.contests for o in r.unknown_options}
     return tuple(Box(t.score.contest, t.score.option, *t.score.box_px,
-                     label=None if blind else f"{t.score.option}: {t.status.value} {t.score.score:.3f}") for t in result.targets)
+                     label=None if blind else f"{t.score.option}: {t.status.value} {t.score.score:.3f}",
+                     doubtful=t.score.option in doubtful) for t in result.targets)
 
 
 def card_view(store: Store, card_id: str, items: Sequence[ReviewItem], *, blind: bool) -> CardView:
@@ -113,11 +117,15 @@ def card_view(store: Store, card_id: str, items: Sequence[ReviewItem], *, blind:
 
 
 def _option_views(election: Election, contest: str, card: InterpretedCard | None, blind: bool) -> tuple[OptionView, ...]:
+    """The contest's options; with the machine's reading (not in blind mode) each says what it
+    was read, and only the doubtful ones are marked as what the page asks a person."""
     scores: dict[str, Any] = {}
+    doubtful: set[str] = set()
     if card is not None and isinstance(card.interpretation, ReadCard) and not blind:
         scores = {t.score.option: t for t in card.interpretation.targets if t.score.contest == contest}
+        doubtful = {o for r in card.interpretation.contests if r.contest == contest for o in r.unknown_options}
     return tuple(OptionView(o.id, o.name, o.write_in, scores[o.id].status.value if o.id in scores else None,
-                            round(scores[o.id].score.score, 3) if o.id in scores else None)
+                            round(scores[o.id].score.score, 3) if o.id in scores else None, o.id in doubtful)
                  for o in election.contest(contest).options)
 
 
@@ -144,7 +152,7 @@ def card_page(store: Store, election: Election, card_id: str, *, blind: bool, me
                                         _option_views(election, cid, stored.card, blind), r.state,
                                         None if blind else _machine_votes(stored.card, cid)))
     mine = tuple(c for r in items if r.state == "awaiting" and me in r.first_auditors for c in r.contests)
-    return PageView("card", card_id, (view,), tuple(contests), rule_set(election.jurisdiction).intent_rules, mine)
+    return PageView("card", card_id, (view,), tuple(contests), rule_set(election.jurisdiction).intent_choices(), mine)
 
 
 def pair_page(store: Store, election: Election, serial: str, *, blind: bool, me: str) -> PageView:
@@ -164,7 +172,7 @@ def pair_page(store: Store, election: Election, serial: str, *, blind: bool, me:
             contests.append(ContestView(cid, election.contest(cid).title, election.contest(cid).vote_for,
                                         _option_views(election, cid, None, True), r.state, None, readings))
     mine = tuple(c for r in items if r.state == "awaiting" and me in r.first_auditors for c in r.contests)
-    return PageView("pair", serial, cards, tuple(contests), rule_set(election.jurisdiction).intent_rules, mine)
+    return PageView("pair", serial, cards, tuple(contests), rule_set(election.jurisdiction).intent_choices(), mine)
 
 
 def _describe(reading: dict[str, Any] | None) -> str:

@@ -46,6 +46,7 @@ ID = String(64)  # ids of the election definition: [A-Za-z0-9_.-]{1,64}
 CARD_ID = String(80)  # 64 hex + "-p<N>", or "nd-<serial>"
 SERIAL = String(32)  # [A-Z0-9]{1,16}(-R[0-9]{1,3})?
 CODE = String(40)  # enum values and reason codes
+RULE_SET = String(40)  # a rule set's id, "MD-2026.1"
 
 
 class UtcDateTime(TypeDecorator[datetime]):
@@ -223,6 +224,7 @@ class DecisionRow(Base):
     state: Mapped[str] = mapped_column(CODE)
     created_at: Mapped[datetime]
     supersedes: Mapped[int | None] = mapped_column(ForeignKey("decision.id"))
+    rule_set: Mapped[str | None] = mapped_column(RULE_SET)  # "MD-2026.1": the rules it was made under
 
 
 class SkippedFileRow(Base):
@@ -316,16 +318,26 @@ class NewDuplicateRow(Base):
     scanned_card_id: Mapped[str | None] = mapped_column(CARD_ID)
     created_at: Mapped[datetime]
     superseded_by: Mapped[str | None] = mapped_column(SERIAL)
+    rule_set: Mapped[str | None] = mapped_column(RULE_SET)
+    printed_at: Mapped[datetime | None]  # the paper's life (§12-108(c)(2)): printed,
+    printed_by: Mapped[str | None] = mapped_column(Text)
+    scan_problem: Mapped[str | None] = mapped_column(Text)  # scanned back but not read as decided
+    stored_at: Mapped[datetime | None]  # ... scanned back (scanned_card_id), stored with its original
+    stored_by: Mapped[str | None] = mapped_column(Text)
+    stored_where: Mapped[str | None] = mapped_column(Text)
 
 
 class DuplicationLogRow(Base):
-    """The canvass duplication log (CSV: serial, precinct, reason), as imported."""
+    """The canvass duplication log (contract section 5a), as imported."""
 
     __tablename__ = "duplication_log"
+    __table_args__ = (CheckConstraint("ballot_type IN ('mail', 'provisional', 'other')", name="ballot_type"),)
 
     serial: Mapped[str] = mapped_column(SERIAL, primary_key=True)
     precinct: Mapped[str | None] = mapped_column(ID)
     reason: Mapped[str | None] = mapped_column(Text)
+    ballot_type: Mapped[str | None] = mapped_column(CODE)  # None: not known
+    eligible_contests: Mapped[list[Any] | None] = mapped_column(JSON)  # a provisional ballot's contests
     source: Mapped[str] = mapped_column(Text)
     imported_at: Mapped[datetime]
 
@@ -344,3 +356,5 @@ pair_table = cast(Table, PairRow.__table__)
 new_duplicate_table = cast(Table, NewDuplicateRow.__table__)
 duplication_log_table = cast(Table, DuplicationLogRow.__table__)
 from scanpipe.store import models_review as _models_review  # noqa: E402,F401  (the review app's tables)
+from scanpipe.store import models_statute as _models_statute  # noqa: E402,F401  (paper, board rulings, sign-offs)
+from scanpipe.store import models_recount as _models_recount  # noqa: E402,F401  (the recount case's tables)

@@ -5,14 +5,18 @@ A mixin of :class:`scanpipe.store.repository.Store`; every method is one transac
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
 
+from scanpipe.reconcile.compare import BallotType, ComparisonScope
+from scanpipe.reconcile.duplog import LogEntry
 from scanpipe.store.database import Database
+from scanpipe.store.transaction import insert_event
 from scanpipe.store.models import duplication_log_table, identification_table, new_duplicate_table, pair_table, utcnow
 from scanpipe.types import ContestOutcome, ContestReading
 
@@ -48,6 +52,13 @@ class NewDuplicateRecord:
     scanned_card_id: str | None
     created_at: datetime
     superseded_by: str | None
+    rule_set: str | None = None
+    printed_at: datetime | None = None
+    printed_by: str | None = None
+    scan_problem: str | None = None
+    stored_at: datetime | None = None
+    stored_by: str | None = None
+    stored_where: str | None = None
 
 
 def reading_to_json(r: ContestReading) -> dict[str, Any]:
@@ -68,7 +79,8 @@ def _new_dup(r: Any) -> NewDuplicateRecord:
     return NewDuplicateRecord(
         r.serial, r.base_serial, r.revision, r.style, r.precinct, tuple(reading_from_json(c) for c in r.contests),
         tuple(r.decisions), tuple(r.auditors), tuple(r.original_cards), tuple(r.superseded_cards), r.image_path,
-        r.image_sha256, r.pdf_path, r.scanned_card_id, r.created_at, r.superseded_by)
+        r.image_sha256, r.pdf_path, r.scanned_card_id, r.created_at, r.superseded_by, r.rule_set, r.printed_at, r.printed_by,
+        r.scan_problem, r.stored_at, r.stored_by, r.stored_where)
 
 
 class PairsMixin(Database):
@@ -125,7 +137,7 @@ class PairsMixin(Database):
 
     def add_new_duplicate(self, *, base_serial: str, style: str, precinct: str | None, contests: Sequence[ContestReading],
                           decisions: Sequence[int], auditors: Sequence[str], original_cards: Sequence[str],
-                          superseded_cards: Sequence[str]) -> NewDuplicateRecord:
+                          superseded_cards: Sequence[str], rule_set: str | None = None) -> NewDuplicateRecord:
         """Make the next revision ``<base>-R<n>`` and supersede the current one, in one transaction."""
         t = new_duplicate_table
         now = utcnow()
@@ -138,6 +150,7 @@ class PairsMixin(Database):
                 "serial": serial, "base_serial": base_serial, "revision": revision, "style": style, "precinct": precinct,
                 "contests": [reading_to_json(c) for c in contests], "decisions": list(decisions), "auditors": list(auditors),
                 "original_cards": list(original_cards), "superseded_cards": list(superseded_cards), "created_at": now,
+                "rule_set": rule_set,
             })
             row = conn.execute(select(t).where(t.c.serial == serial)).one()
         return _new_dup(row)
@@ -149,7 +162,9 @@ class PairsMixin(Database):
 
     def attach_scanned_new_duplicate(self, serial: str, card_id: str) -> None:
         with self._write() as conn:
-            conn.execute(update(new_duplicate_table).where(new_duplicate_table.c.serial == serial).values(scanned_card_id=card_id))
+            conn.execute(update(new_duplicate_table).where(new_duplicate_table.c.serial == serial)
+                         .values(scanned_card_id=card_id, scan_problem=None))
+            insert_event(conn, "new_duplicate_scanned", {"serial": serial, "card": card_id}, None, utcnow())
 
     # identify --serial
 
@@ -161,17 +176,35 @@ class PairsMixin(Database):
 
     # the canvass duplication log
 
-    def import_duplication_log(self, rows: Iterable[tuple[str, str | None, str | None]], source: str) -> int:
-        """Insert or replace log rows ``(serial, precinct, reason)``; returns how many."""
+    def import_duplication_log(self, entries: Sequence[LogEntry], source: str, *, actor: str | None = None) -> int:
+        """Insert or replace the log's serials, in one transaction with its log entry; returns how many."""
         now = utcnow()
-        rows = list(rows)
+        t = duplication_log_table
         with self._write() as conn:
-            for serial, precinct, reason in rows:
-                conn.execute(delete(duplication_log_table).where(duplication_log_table.c.serial == serial))
-                conn.execute(duplication_log_table.insert(), {"serial": serial, "precinct": precinct, "reason": reason, "source": source, "imported_at": now})
-        return len(rows)
+            serials = [e.serial for e in entries]
+            for i in range(0, len(serials), 500):
+                conn.execute(delete(t).where(t.c.serial.in_(serials[i:i + 500])))
+            if entries:
+                conn.execute(t.insert(), [{"serial": e.serial, "precinct": e.precinct, "reason": e.reason, "source": source, "imported_at": now,
+                                           "ballot_type": None if e.ballot_type is BallotType.UNKNOWN else e.ballot_type.value,
+                                           "eligible_contests": list(e.eligible_contests) if e.eligible_contests is not None else None}
+                                          for e in entries])
+            types = Counter(e.ballot_type.value for e in entries)
+            insert_event(conn, "import_duplication_log", {"file": source, "rows": len(entries), "ballot_types": dict(types)}, actor, now)
+        return len(entries)
 
     def duplication_log(self) -> dict[str, tuple[str | None, str | None]]:
         t = duplication_log_table
         with self._read() as conn:
             return {r.serial: (r.precinct, r.reason) for r in conn.execute(select(t.c.serial, t.c.precinct, t.c.reason))}
+
+    def comparison_scopes(self, serial: str | None = None) -> dict[str, ComparisonScope]:
+        """``serial -> ComparisonScope`` from the log (serials not in it: not known)."""
+        t = duplication_log_table
+        q = select(t.c.serial, t.c.ballot_type, t.c.eligible_contests)
+        if serial is not None:
+            q = q.where(t.c.serial == serial)
+        with self._read() as conn:
+            return {r.serial: ComparisonScope(BallotType(r.ballot_type) if r.ballot_type else BallotType.UNKNOWN,
+                                              tuple(r.eligible_contests) if r.eligible_contests is not None else None)
+                    for r in conn.execute(q)}

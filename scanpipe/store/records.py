@@ -57,6 +57,7 @@ class DecisionRecord:
     state: DecisionState
     created_at: datetime
     supersedes: int | None = None
+    rule_set: str | None = None  # the rule set's id it was made under ("MD-2026.1")
 
 
 @dataclass(frozen=True, slots=True)

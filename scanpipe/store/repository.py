@@ -23,6 +23,7 @@ from scanpipe.errors import ConfigError, DecisionError, StorageError
 from scanpipe.store import codec
 from scanpipe.store.database import PG_ELECTION_LOCK, alembic_config
 from scanpipe.store.pairs import PairsMixin
+from scanpipe.store.statute import StatuteMixin
 from scanpipe.store.elections import definition_sha256, election_from_json, read_references, with_references
 from scanpipe.store.models import (
     batch_table,
@@ -60,7 +61,7 @@ _SQLITE_INSERT_SCORES = (f"INSERT INTO target_score ({', '.join(codec.SCORE_COLU
 _PG_COPY_SCORES = f"COPY target_score ({', '.join(codec.SCORE_COLUMNS)}) FROM STDIN"
 
 
-class Store(PairsMixin):
+class Store(PairsMixin, StatuteMixin):
     """A scanpipe database: ``Store.open(url)``, ``migrate()``, then the methods below."""
 
     # ----------------------------------------------------------------------------------

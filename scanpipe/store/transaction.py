@@ -47,9 +47,10 @@ class Transaction:
 
     def add_decision(self, item: str, item_kind: ItemKind | str, contest: str, votes: Sequence[str],
                      auditors: Sequence[str], *, state: DecisionState | str, rule: str | None = None,
-                     note: str | None = None, supersedes: int | None = None) -> DecisionRecord:
+                     note: str | None = None, supersedes: int | None = None, rule_set: str | None = None) -> DecisionRecord:
         """Append a decision. ``supersedes`` links it to an earlier decision on the same item
-        and contest; moving that one on (superseded, escalated) is the caller's plan."""
+        and contest; moving that one on (superseded, escalated) is the caller's plan.
+        ``rule_set``: the id of the rule set it was made under."""
         if not auditors or any(not a.strip() for a in auditors):
             raise DecisionError("a decision needs at least one named auditor")
         self.lock_item(item)
@@ -61,7 +62,7 @@ class Transaction:
         row = self.conn.execute(t.insert().returning(*t.c), {
             "item": item, "item_kind": ItemKind(item_kind).value, "contest": contest, "votes": list(votes),
             "auditors": list(auditors), "rule": rule, "note": note, "state": DecisionState(state).value,
-            "created_at": utcnow(), "supersedes": supersedes}).mappings().one()
+            "created_at": utcnow(), "supersedes": supersedes, "rule_set": rule_set}).mappings().one()
         return decision_record(row)
 
     def set_decision_state(self, decision_id: int, state: DecisionState | str) -> DecisionRecord:
@@ -100,4 +101,5 @@ def insert_event(conn: Connection, action: str, detail: Mapping[str, Any], actor
 def decision_record(r: Mapping[Any, Any]) -> DecisionRecord:
     return DecisionRecord(id=r["id"], item=r["item"], item_kind=ItemKind(r["item_kind"]), contest=r["contest"],
                           votes=tuple(r["votes"]), auditors=tuple(r["auditors"]), rule=r["rule"], note=r["note"],
-                          state=DecisionState(r["state"]), created_at=r["created_at"], supersedes=r["supersedes"])
+                          state=DecisionState(r["state"]), created_at=r["created_at"], supersedes=r["supersedes"],
+                          rule_set=r.get("rule_set"))

@@ -8,7 +8,7 @@ does not depend on which process made it or on the others):
    (both cards overvoted: equal, so a match), a damaged original (``torn``, ``folded``,
    ``stained``, ``wrong_ink``), an original whose card code is unreadable, a ``provisional``
    original of another style (it carries contests the voter was not eligible for: compared
-   only on the duplicate's contests), a ``machine`` (BMD / VVPAT) original, sometimes with text
+   only on the duplicate's contests, the deck's duplication log saying ``provisional``), a ``machine`` (BMD / VVPAT) original, sometimes with text
    that disagrees with its code, an original with an ``ambiguous`` mark, orphans and conflicts;
 2. the voter's intent per contest of the duplicate's style; the original shows it with clear
    marks (vote kinds that any careful person reads as votes; nothing else on the targets)
@@ -250,21 +250,47 @@ def counted(election: Election, cid: str, votes: Sequence[str] | None) -> tuple[
 
 
 def expected_comparison(election: Election, dup: Mapping[str, list[str] | None], org: Mapping[str, list[str] | None],
-                        *, original_readable: bool = True, text_code_disagree: bool = False) -> tuple[str, list[str]]:
-    """Status and listed contests by the contract's rules, from intended readings (None = pending)."""
-    differ, unknown = [], []
-    for cid, votes in dup.items():
-        d, o = counted(election, cid, votes), counted(election, cid, org.get(cid))
-        if cid not in org or d is None or o is None:
+                        *, original_readable: bool = True, text_code_disagree: bool = False, ballot_type: str = "mail",
+                        eligible: Sequence[str] | None = None) -> tuple[str, list[str]]:
+    """Status and listed contests by the contract's rules, from intended readings (None = pending).
+
+    A mailed ballot (or one of unknown type) is compared on every contest of either card; a
+    provisional one on its eligible contests (default: the duplicate's)."""
+    scope = list(dict.fromkeys((*dup, *org)))
+    if ballot_type == "provisional":
+        allowed = set(eligible if eligible is not None else dup)
+        scope = [c for c in scope if c in allowed]
+    differ: list[str] = []
+    unknown: list[str] = []
+    for cid in scope:
+        if cid not in org:
+            unknown.append(cid)
+            continue
+        o = counted(election, cid, org[cid])
+        if cid not in dup:  # left out of the duplicate: a mismatch when the original votes there
+            (unknown if o is None else differ if o else []).append(cid)
+            continue
+        d = counted(election, cid, dup[cid])
+        if d is None or o is None:
             unknown.append(cid)
         elif d != o:
             differ.append(cid)
-    listed = [c for c in dup if c in differ or c in unknown]
+    listed = [c for c in scope if c in differ or c in unknown]
     if differ:
         return "mismatch", listed
     if unknown or not original_readable or text_code_disagree:
         return "needs_review", listed or list(dup)
     return "match", []
+
+
+def write_duplication_log(path: Path, serials: Sequence[Mapping[str, Any]]) -> Path:
+    """The canvass duplication log of a deck (contract section 5a), from the truth."""
+    lines = ["serial,precinct,reason,ballot_type,eligible_contests"]
+    for t in serials:
+        if t.get("duplicates"):
+            lines.append(f"{t['serial']},{t['precinct']},{t['case']},{t['ballot_type']},")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
 
 
 # --------------------------------------------------------------------------------------
@@ -363,7 +389,8 @@ def make_pair(opts: PairOptions, index: int, override: Mapping[str, Any] | None 
     dpi = int(ov.get("dpi") or choose_dpi(PROFILES[opts.profile], rng))
     over = str(rng.choice(overvotable(election, dup_style))) if case == "overvote_copied" else None
     intent = choose_intent(election, dup_style, rng, overvote_in=over)
-    truth: dict[str, Any] = {"serial": serial, "case": case, "style": dup_style, "precinct": precinct, "dpi": dpi}
+    truth: dict[str, Any] = {"serial": serial, "case": case, "style": dup_style, "precinct": precinct, "dpi": dpi,
+                             "ballot_type": "provisional" if case == "provisional" else "mail"}
     dup_votes: Votes = {c: list(v) for c, v in intent.items()}
     if case in MISMATCH_CASES:
         dup_votes, truth["error_contest"] = apply_copy_error(election, intent, case, rng)
@@ -381,7 +408,7 @@ def make_pair(opts: PairOptions, index: int, override: Mapping[str, Any] | None 
         return _conflict(opts, election, rng, writer, truth, dup_style, precinct, intent, serial)
     org = _draw_original(rng, writer, plan, case, serial)
     status, listed = expected_comparison(election, dup_votes, org["reading"], original_readable=True,
-                                         text_code_disagree=org.get("text_code_disagree", False))
+                                         text_code_disagree=org.get("text_code_disagree", False), ballot_type=truth["ballot_type"])
     decided = org["intent"]
     same = all(counted(election, c, decided[c]) == counted(election, c, dup_votes[c]) for c in listed)
     truth.update(status=status, contests=listed, intent=decided, originals=[org["files"]],
@@ -512,8 +539,7 @@ def _conflict(opts: PairOptions, election: Election, rng: np.random.Generator, w
         originals = [writer.hand("", style, precinct, intent, f"ORG-{serial}", kinds=writer.vote_kinds)]
     else:
         originals = [writer.hand("", style, precinct, v, f"ORG-{serial}", kinds=writer.vote_kinds) for v in (intent, other)]
-    truth.update(status="conflict", contests=list(election.style(style).contests), intent=intent, originals=originals,
-                 counted_after="new")
+    truth.update(status="conflict", contests=[], intent=intent, originals=originals, counted_after="new")
     return truth
 
 
@@ -553,4 +579,5 @@ def generate_pair_deck(election_path: Path, out_dir: Path, *, pairs: int, seed: 
                 "serials": {r["serial"]: r for r in sorted(results, key=lambda r: r["serial"])}}
     path = out_dir / "expected_pairs.json"
     path.write_text(json.dumps(expected, indent=1) + "\n")
+    write_duplication_log(out_dir / "duplication_log.csv", sorted(results, key=lambda r: r["serial"]))
     return path

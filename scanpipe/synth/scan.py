@@ -183,8 +183,9 @@ def simulate_scan(rgb: np.ndarray, profile: ScanProfile, rng: np.random.Generato
     return img, meta
 
 
-def to_bilevel(gray: np.ndarray) -> Image.Image:
-    """A scanner's bilevel mode: flatten the paper white, then dither (Pillow, Floyd-Steinberg)."""
+def to_bilevel(gray: np.ndarray, *, threshold: int | None = None) -> Image.Image:
+    """A scanner's bilevel mode: flatten the paper white, then dither (Pillow, Floyd-Steinberg),
+    or, with ``threshold``, cut at that gray level (the other bilevel mode scanners offer)."""
     assert gray.ndim == 2
     small = cv2.resize(gray, (max(1, gray.shape[1] // 16), max(1, gray.shape[0] // 16)), interpolation=cv2.INTER_AREA)
     white = cv2.dilate(small, np.ones((5, 5), np.uint8))
@@ -192,6 +193,8 @@ def to_bilevel(gray: np.ndarray) -> Image.Image:
     white = cv2.resize(white, (gray.shape[1], gray.shape[0]), interpolation=cv2.INTER_LINEAR).astype(np.float32)
     flat = gray.astype(np.float32) * (255.0 / np.maximum(white, 64.0))
     flat[flat >= 247.0] = 255.0  # sensor noise on white paper is not ink
+    if threshold is not None:
+        return Image.fromarray(np.where(flat >= threshold, 255, 0).astype(np.uint8)).convert("1", dither=Image.Dither.NONE)
     return Image.fromarray(np.clip(flat, 0, 255).astype(np.uint8)).convert("1")
 
 

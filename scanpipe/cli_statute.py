@@ -1,0 +1,165 @@
+"""``scanpipe duplicates``, ``scanpipe board`` and ``scanpipe rules``: §12-108 as the statute reads.
+
+* ``duplicates pending|print|stored``: a new duplicate's paper, from the decision to the shelf;
+* ``board rule``: the board's ruling on an orphan or a conflict (§12-108(c));
+* ``board sign-off``: the board's examination of matched pairs, one decision per batch;
+* ``rules``: the election's rule set, every rule with its source.
+
+Registered on the main group by :func:`register` (``cli_statute.register(cli)`` in cli.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+
+def _store(ctx: object):  # noqa: ANN202 - Store
+    return ctx.store()  # type: ignore[attr-defined]
+
+
+def _members(values: tuple[str, ...]) -> dict[str, str]:
+    """``NAME=for|against|abstain`` per member present."""
+    out: dict[str, str] = {}
+    for v in values:
+        name, sep, vote = v.partition("=")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"{v!r}: give NAME=for, NAME=against or NAME=abstain", param_hint="--member")
+        if name.strip() in out:
+            raise click.BadParameter(f"{name.strip()} is named twice", param_hint="--member")
+        out[name.strip()] = vote.strip().lower()
+    return out
+
+
+@click.group()
+def duplicates() -> None:
+    """New duplicates on paper: printed, scanned back as decided, stored with the original."""
+
+
+@duplicates.command("pending")
+@click.option("--json", "as_json", is_flag=True, help="A JSON array instead of lines.")
+@click.option("--all", "show_all", is_flag=True, help="Also the new duplicates already stored.")
+@click.pass_obj
+def duplicates_pending(ctx: object, as_json: bool, show_all: bool) -> None:
+    """New duplicates not yet printed, scanned back and stored with their original (the next step of each)."""
+    from scanpipe.reconcile.paper import paper_statuses, pending_new_duplicates
+
+    store = _store(ctx)
+    items = paper_statuses(store) if show_all else pending_new_duplicates(store)
+    if as_json:
+        click.echo(json.dumps([p.as_json() for p in items], indent=2))
+        return
+    for p in items:
+        extra = f" ({p.problem})" if p.problem else ""
+        click.echo(f"{p.serial}\t{p.precinct or '#unassigned'}\t{p.state.value}{extra}\tnext: {p.next_step}")
+    click.echo(f"{sum(1 for p in items if p.state.value != 'stored')} new duplicate(s) pending", err=True)
+
+
+@duplicates.command("print")
+@click.argument("serials", nargs=-1)
+@click.option("--all", "every", is_flag=True, help="Every new duplicate not yet printed.")
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="Folder for the PDFs (and PNGs).")
+@click.option("--by", "by", required=True, help="Who prints them (recorded).")
+@click.pass_obj
+def duplicates_print(ctx: object, serials: tuple[str, ...], every: bool, out: Path, by: str) -> None:
+    """Write new duplicates' PDFs for printing and record who printed them."""
+    from scanpipe.reconcile.paper import PaperState, paper_statuses, print_new_duplicate
+
+    store = _store(ctx)
+    if every == bool(serials):
+        raise click.UsageError("name the new duplicates to print, or say --all (not both)")
+    chosen = list(serials) or [p.serial for p in paper_statuses(store) if p.state is PaperState.TO_PRINT]
+    election = store.current_election()
+    for serial in chosen:
+        click.echo(f"{serial}: {print_new_duplicate(store, election, serial, out, by=by)}")
+    click.echo(f"{len(chosen)} new duplicate(s) written for printing", err=True)
+
+
+@duplicates.command("stored")
+@click.argument("serial")
+@click.option("--by", "by", required=True, help="Who stored it with the original (recorded).")
+@click.option("--where", required=True, help="The envelope, box or container of the original it is stored with.")
+@click.pass_obj
+def duplicates_stored(ctx: object, serial: str, by: str, where: str) -> None:
+    """Record that a printed, scanned-back new duplicate is stored with its original."""
+    from scanpipe.reconcile.paper import store_new_duplicate
+
+    store_new_duplicate(_store(ctx), serial, by=by, where=where)
+    click.echo(f"{serial}: stored with its original ({where})")
+
+
+@click.group()
+def board() -> None:
+    """The board: rulings on orphans and conflicts, sign-off of matched pairs."""
+
+
+@board.command("rule")
+@click.argument("serial")
+@click.option("--ruling", type=click.Choice(["counts-as-is", "new-duplicate", "nothing"]), required=True)
+@click.option("--card", default=None, help="The duplicate that counts as it is (a serial on several), or the new duplicate's basis.")
+@click.option("--member", "members", multiple=True, required=True, help="NAME=for|against|abstain, one per member present.")
+@click.option("--by", "by", required=True, help="Who enters the board's ruling.")
+@click.option("--note", default=None)
+@click.option("--no-accounts", is_flag=True, help="A database without review accounts (a test deck): accept the names given (logged).")
+@click.pass_obj
+def board_rule(ctx: object, serial: str, ruling: str, card: str | None, members: tuple[str, ...], by: str, note: str | None,
+               no_accounts: bool) -> None:
+    """The board's ruling on an orphan or a conflict: whether and how the serial counts."""
+    from scanpipe.reconcile.board import rule_on_serial
+    from scanpipe.reconcile.rulings import RulingKind
+
+    store = _store(ctx)
+    made = rule_on_serial(store, serial, ruling=RulingKind(ruling.replace("-", "_")), card=card, members=_members(members), actor=by,
+                          note=note, no_accounts=no_accounts)
+    click.echo(f"ruling {made.id} on {serial} ({made.matter.value}): {made.ruling.value}; for: {', '.join(made.ayes)} [{made.rule_set}]")
+
+
+@board.command("sign-off")
+@click.argument("serials", nargs=-1, required=True)
+@click.option("--member", "members", multiple=True, required=True, help="NAME=for|against|abstain, one per member present.")
+@click.option("--by", "by", required=True, help="Who enters the board's decision.")
+@click.option("--note", default=None)
+@click.option("--no-accounts", is_flag=True, help="A database without review accounts (a test deck): accept the names given (logged).")
+@click.pass_obj
+def board_sign_off(ctx: object, serials: tuple[str, ...], members: tuple[str, ...], by: str, note: str | None, no_accounts: bool) -> None:
+    """The board examined these matched pairs (one decision for the batch, logged)."""
+    from scanpipe.reconcile.board import sign_off_pairs
+
+    signoff = sign_off_pairs(_store(ctx), list(serials), members=_members(members), actor=by, note=note, no_accounts=no_accounts)
+    click.echo(f"sign-off {signoff}: {len(serials)} matched pair(s) examined by the board")
+
+
+@board.command("unexamined")
+@click.pass_obj
+def board_unexamined(ctx: object) -> None:
+    """Matched pairs the board has not signed off (one serial a line)."""
+    from scanpipe.reconcile.board import unexamined_pairs
+
+    for serial in unexamined_pairs(_store(ctx)):
+        click.echo(serial)
+
+
+@click.command("rules")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def rules_cmd(ctx: object, as_json: bool) -> None:
+    """The election's rule set: every rule with its source (statute, regulation, local policy)."""
+    from scanpipe.rules import rule_set, sources
+
+    rules = rule_set(_store(ctx).current_election().jurisdiction)
+    listed = sources(rules)
+    if as_json:
+        click.echo(json.dumps({"rule_set": rules.id, "jurisdiction": rules.name, "rules": [
+            {"rule": r, "source": {"kind": s.kind.value, "citation": s.citation, "says": s.says}} for r, s in listed]}, indent=2))
+        return
+    click.echo(f"{rules.id} ({rules.name})")
+    for rule, source in listed:
+        click.echo(f"  {rule}\n      {source}: {source.says}")
+
+
+def register(cli: click.Group) -> None:
+    for command in (duplicates, board, rules_cmd):
+        cli.add_command(command)
+
