@@ -14,7 +14,8 @@ truth was drawn on the PDF), and compared with the truth:
 * **right**: options placed on their own printed target (found, inferred or by order);
   **wrong**: options placed on another target or elsewhere; **none**: options not placed;
 * **check**: assignments the tool marked for a person to check;
-* time per page: wall clock and CPU seconds of the whole proposal (targets, OCR, assignment).
+* time per page: wall clock and CPU seconds of the whole proposal (targets, text, assignment);
+  a PDF's names come from its text layer as in `calibrate layout` (``--ocr-pdf``: by OCR).
 
     python scripts/bench_layout.py --election ../realset/fixtures/realballots/calhoun2010primary/election.json \\
         --pdf-dir ../shared/realballots/calhoun2010primary/blankpdfs
@@ -38,6 +39,7 @@ import numpy as np
 
 from scanpipe.imaging.decode import decode_card_bytes
 from scanpipe.layout_assign import REVIEW_BELOW, How, PageScan, Proposal
+from scanpipe.imaging.page_text import pdf_text_lines
 from scanpipe.layout_from_blank import BlankPage, contests_of_style, propose_layout
 
 NEAR_IN = 0.06
@@ -128,22 +130,21 @@ def load_scan(path: Path, dpi: float | None) -> tuple[np.ndarray, float]:
     return page.image, float(dpi or page.dpi or 200.0)
 
 
-def load_other(spec: str, dpi: float) -> tuple[np.ndarray, float]:
-    """A PDF page rendered at ``dpi`` (``FILE.pdf#PAGE``), or an image at its own resolution."""
+def load_other(spec: str, dpi: float, *, pdf_text: bool) -> BlankPage:
+    """A PDF page rendered at ``dpi`` (``FILE.pdf#PAGE``) with its text layer (as
+    `calibrate layout` reads it, unless ``pdf_text`` is off), or an image at its own resolution."""
     path, _, number = spec.partition("#")
     if not path.lower().endswith(".pdf"):
-        return load_scan(Path(path), None)
-    return render_pdf(path, int(number or 1), dpi), dpi
-
-
-def render_pdf(path: str, number: int, dpi: float) -> np.ndarray:
+        gray, own = load_scan(Path(path), None)
+        return BlankPage(1, gray, own)
     import pypdfium2 as pdfium
 
     pdf = pdfium.PdfDocument(path)
     try:
-        bitmap = pdf[number - 1].render(scale=dpi / 72.0, grayscale=True)
-        gray = np.ascontiguousarray(bitmap.to_numpy())
-        return gray[:, :, 0].copy() if gray.ndim == 3 else gray
+        page = pdf[int(number or 1) - 1]
+        gray = np.ascontiguousarray(page.render(scale=dpi / 72.0, grayscale=True).to_numpy())
+        gray = gray[:, :, 0].copy() if gray.ndim == 3 else gray
+        return BlankPage(1, gray, dpi, texts=pdf_text_lines(page, dpi) if pdf_text else None)
     finally:
         pdf.close()
 
@@ -162,6 +163,7 @@ def main() -> None:
     ap.add_argument("--dpi", type=float, default=200.0, help="PDF render resolution")
     ap.add_argument("--styles", default=None, help="only these styles (comma-separated)")
     ap.add_argument("--no-reference", action="store_true", help="only the other sources")
+    ap.add_argument("--ocr-pdf", action="store_true", help="read a PDF's names by OCR, not from its text layer")
     args = ap.parse_args()
 
     definition = json.loads(args.election.read_text())
@@ -186,8 +188,7 @@ def main() -> None:
             print(score.row(f"{sid} {Path(truth_page['reference']).name}"), flush=True)
         spec = others.get(sid) or (str(args.pdf_dir / f"{sid}.pdf") if args.pdf_dir and (args.pdf_dir / f"{sid}.pdf").is_file() else None)
         if spec:
-            gray, dpi = load_other(spec, args.dpi)
-            proposal, scans, wall, cpu = timed(BlankPage(1, gray, dpi), contests)
+            proposal, scans, wall, cpu = timed(load_other(spec, args.dpi, pdf_text=not args.ocr_pdf), contests)
             m = fit_transform(truth_page, scans[0], proposal, 1)
             score = compare(truth_page, scans[0], proposal, 1, transform=m) if m is not None else Score(printed=len(truth_page["targets"]), none=len(truth_page["targets"]))
             score.pages, score.wall, score.cpu = 1, wall, cpu
