@@ -48,7 +48,7 @@ def target(img: np.ndarray, x: float, y: float, kind: str = "oval") -> tuple[flo
     cv2.rectangle(img, (px(x - 0.25), yc - 2), (px(x) - 1, yc + 2), 25, -1)
     cv2.rectangle(img, (px(x + 0.18), yc - 2), (px(x + 0.24) - 1, yc + 2), 25, -1)
     cv2.fillPoly(img, [np.array([[px(x + 0.24), px(y)], [px(x + 0.24), px(y + 0.14)], [px(x + 0.31), yc]], np.int32)], 25)
-    return x, y, 0.18, 0.14  # the gap, as tall as the head
+    return x, y + 0.03, 0.18, 0.08  # the gap, a band three bars high (at least 0.08 in)
 
 
 def blank_page(*, fiducials: bool = True, qr: bool = True, kind: str = "oval") -> tuple[np.ndarray, dict[str, tuple[float, float, float, float]]]:

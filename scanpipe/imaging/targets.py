@@ -31,8 +31,9 @@ bold glyph that passed 1-3).
 line, a tail and a head, with a blank gap between them: the gap is the target. Pieces are
 connected components; a piece's *near end* (towards the gap) is a thin bar; a pair is kept
 when the two near ends face each other on the same line (same height and thickness), the
-gap is blank and within :data:`LIMITS`, and at least one piece widens at its far end (the
-arrowhead, or the tail's feathers), which a row of timing marks or dashes never does.
+gap is blank and within :data:`LIMITS`, and at least one piece widens in its third away
+from the gap (the arrowhead, or the tail's feathers), which a row of timing marks or dashes
+never does, nor two letters T side by side (a T widens in its middle).
 
 **Write-in lines**: a long printed horizontal rule that begins just right of a target, at
 the height of its lower half (:func:`find_write_in_lines`).
@@ -65,7 +66,8 @@ class TargetShape(StrEnum):
 class FoundTarget:
     """One empty target: its shape and bounding box in page pixels.
 
-    For an arrow the box is the gap between tail and head, as tall as the arrowhead.
+    For an arrow the box is the gap between tail and head, three bars high (at least
+    :data:`ARROW_BAND_IN`, at most the arrowhead's height).
     """
 
     shape: TargetShape
@@ -84,13 +86,13 @@ class TargetLimits:
     oval_fill: float = 0.70  # an ellipse fills pi/4 of its box, a rounded oval more
     convexity: float = 0.90
     stroke_in: float = 0.045  # thickest outline
-    stroke_share: float = 0.2  # outline thickness over the hole's shorter side, at most (glyphs: 0.25 and up)
+    stroke_share: float = 0.2  # outline thickness over the hole's longer side, at most (bold glyphs: 0.25 and up)
     clear_ring_ink: float = 0.22  # ink share allowed in the ring just outside the outline
     inside_ink: float = 0.35  # ink share allowed inside (a printed number, a stamp across it; a QR finder's core is more)
     arrow_gap_in: tuple[float, float] = (0.05, 0.80)
     arrow_piece_in: tuple[float, float] = (0.05, 0.80)  # length of a tail or head piece
     arrow_bar_in: tuple[float, float] = (0.008, 0.07)  # thickness of the bar at the gap
-    arrow_head_in: tuple[float, float] = (0.06, 0.30)  # height of the arrowhead / feathers
+    arrow_head_in: tuple[float, float] = (0.05, 0.30)  # height of the arrowhead / feathers
     write_in_line_in: float = 0.8  # shortest write-in rule
 
 
@@ -99,6 +101,8 @@ THIN_INK_IN = 0.07  # wider than any outline's stroke (TargetLimits.stroke_in)
 THIN_INK_CONTRAST = 60  # gray levels darker than the local background
 SIZE_OUTLIER = 0.35  # relative distance from the kind's median size that drops a candidate
 SAME_TARGET_IOU = 0.5
+BAR_CAP_IN = 0.03  # the longest rounded cap at the end of an arrow's bar
+ARROW_BAND_IN = 0.08  # an arrow target is at least this high (at most its head's height)
 
 
 def find_targets(gray: np.ndarray, dpi: float, limits: TargetLimits = LIMITS) -> tuple[FoundTarget, ...]:
@@ -148,7 +152,8 @@ def _outlined_targets(ink: np.ndarray, dpi: float, limits: TargetLimits) -> list
         if shape is None:
             continue
         stroke = _outline_stroke(ink, contour, (x, y, w, h), stroke_px, limits)
-        if stroke is None or stroke > limits.stroke_share * min(w, h) or _inside_ink(ink, contour, (x, y, w, h)) > limits.inside_ink:
+        if stroke is None or stroke > limits.stroke_share * max(w, h) or stroke > 0.45 * min(w, h) \
+                or _inside_ink(ink, contour, (x, y, w, h)) > limits.inside_ink:
             continue
         box = (x - stroke, y - stroke, w + 2 * stroke, h + 2 * stroke)
         if _outline_fits(box, shape, dpi, limits):
@@ -224,7 +229,7 @@ class _End:
     x: int  # the end column
     y: float  # centre row of the bar at the end
     thick: int
-    far_height: int  # the piece's height: its arrowhead's or feathers' (the bar end is thin)
+    far_height: int  # the piece's height in its third away from the gap: an arrowhead's or feathers'
     length: int
     rect: Rect
 
@@ -255,27 +260,38 @@ def _arrow_targets(ink: np.ndarray, dpi: float, limits: TargetLimits) -> list[Fo
 def _bar_end(piece: np.ndarray, rect: Rect, column: int, dpi: float, limits: TargetLimits) -> _End | None:
     """The end of a piece at ``column`` (0: left, -1: right) when it is a thin straight bar.
 
-    A bar keeps its thickness and centre line for at least ``max(0.04 in, 2 x thickness)``
-    inwards from the end (the round end of an oval or a letter does not).
+    A bar may end in a rounded cap (at most :data:`BAR_CAP_IN` long); behind it, it keeps
+    its thickness and centre line for at least ``max(0.02 in, its thickness)`` inwards (the
+    round end of an oval or a letter does not).
     """
     x, y, w, h = rect
-    runs = [_single_run(piece[:, c]) for c in range(w)]
-    order = range(w) if column == 0 else range(w - 1, -1, -1)
-    end = runs[0 if column == 0 else w - 1]
-    if end is None:
+    order = list(range(w)) if column == 0 else list(range(w - 1, -1, -1))
+    cap = max(1, int(round(BAR_CAP_IN * dpi)))
+    runs = [_single_run(piece[:, c]) for c in order[: cap + int(0.1 * dpi)]]
+    if runs[0] is None:
         return None
-    thick = end[1] - end[0] + 1
+    sizes = [r[1] - r[0] + 1 if r is not None else 0 for r in runs]
+    body = [v for v in sizes[cap // 2 : cap // 2 + cap] if v]
+    if not body:
+        return None
+    thick = int(np.median(body))
     if not limits.arrow_bar_in[0] * dpi <= thick <= limits.arrow_bar_in[1] * dpi:
         return None
-    need = int(max(0.04 * dpi, 2 * thick))
-    if need >= w:
+    tol = max(1, thick // 4)
+    start = next((k for k in range(min(cap, len(sizes))) if abs(sizes[k] - thick) <= tol), None)
+    need = int(max(0.02 * dpi, thick))
+    if start is None or start + need > len(runs):
         return None
-    for c in list(order)[:need]:
-        run = runs[c]
-        if run is None or abs((run[1] - run[0] + 1) - thick) > max(1, thick // 4) or abs(run[0] + run[1] - end[0] - end[1]) > 2:
+    mid = (runs[start][0] + runs[start][1]) if runs[start] is not None else 0
+    for k in range(start, start + need):
+        run = runs[k]
+        if run is None or abs((run[1] - run[0] + 1) - thick) > tol or abs(run[0] + run[1] - mid) > 2:
             return None
+    far = piece[:, w - max(1, w // 3):] if column == 0 else piece[:, : max(1, w // 3)]  # the third away from the gap
+    rows = np.flatnonzero(far.any(axis=1))
+    far_height = int(rows[-1] - rows[0] + 1) if rows.size else 0  # the head or the feathers; a T's stem is in its middle
     end_x = x if column == 0 else x + w - 1
-    return _End(end_x, y + (end[0] + end[1]) / 2.0, thick, h, w, rect)  # a piece is as tall as its head or feathers
+    return _End(end_x, y + mid / 2.0, thick, far_height, w, rect)
 
 
 def _single_run(column: np.ndarray) -> tuple[int, int] | None:
@@ -292,10 +308,11 @@ def _arrow_gap(tail: _End, head: _End, ink: np.ndarray, dpi: float, limits: Targ
         return None
     if abs(tail.y - head.y) > max(1.5, 0.5 * min(tail.thick, head.thick)) or max(tail.thick, head.thick) > 2 * min(tail.thick, head.thick) + 1:
         return None
-    widens = [e.far_height for e in (tail, head) if e.far_height >= max(2.5 * e.thick, limits.arrow_head_in[0] * dpi)]
+    widens = [e.far_height for e in (tail, head) if e.far_height >= max(2 * e.thick, limits.arrow_head_in[0] * dpi)]
     if not widens:
         return None  # two plain bars: timing marks or a dashed rule, not an arrow
-    height = int(min(max(widens), limits.arrow_head_in[1] * dpi))
+    bar = max(tail.thick, head.thick)  # the line a voter draws runs along the bar: a band three bars high
+    height = int(min(max(widens), limits.arrow_head_in[1] * dpi, max(3 * bar, ARROW_BAND_IN * dpi)))
     top = int(round((tail.y + head.y) / 2 - height / 2))
     band = ink[max(0, top) : top + height, tail.x + 1 : head.x]
     if band.size == 0 or np.count_nonzero(band) > 0.02 * band.size:
