@@ -8,9 +8,12 @@ and names the first entry of every break.
 
 Appends are serialized: SQLite write transactions already begin ``IMMEDIATE``; on
 PostgreSQL :func:`append_event` takes a transaction advisory lock first, so two writers
-never chain onto the same predecessor. Rows written by code that does not chain (hash
-empty) after the last chained row are chained by the next append (:func:`seal_pending`);
-an empty hash *before* a chained row is reported by :func:`verify_chain` as a break.
+never chain onto the same predecessor. scanpipe writes no entry outside the chain: a row
+without a hash was written by something else, and :func:`verify_chain` reports it as a
+break for as long as it is there (later appends chain past it, never over it).
+
+The chain also covers the data: an entry appended in a transaction that wrote rows which can
+change a count carries those rows' digests before and after (:mod:`scanpipe.store.ledger`).
 
 A chain proves nothing about its own tail: whoever can write the database can drop the last
 entries. :func:`verify_chain` returns the head hash and count so they can be written down or
@@ -28,6 +31,7 @@ from typing import Any
 
 from sqlalchemy import Connection, select, update
 
+from scanpipe.store import ledger
 from scanpipe.store.models import event_table
 
 GENESIS = "0" * 64
@@ -58,27 +62,18 @@ def _head(conn: Connection) -> tuple[int, str]:
     return (row.id, row.hash) if row is not None else (0, GENESIS)
 
 
-def seal_pending(conn: Connection) -> str:
-    """Chain the rows appended without a hash after the last chained row; the new head hash.
-    The caller holds the append lock (see :func:`append_event`)."""
-    t = event_table
-    last_id, prev = _head(conn)
-    rows = conn.execute(select(t).where(t.c.id > last_id, t.c.hash.is_(None)).order_by(t.c.id)).mappings().all()
-    for r in rows:
-        digest = chain_hash(prev, canonical_entry(r["id"], r["at"], r["actor"], r["action"], r["detail"]))
-        conn.execute(update(t).where(t.c.id == r["id"]).values(prev_hash=prev, hash=digest))
-        prev = digest
-    return prev
-
-
 def append_event(conn: Connection, action: str, detail: Mapping[str, Any], actor: str | None, at: datetime) -> int:
     """Append one chained entry in the caller's write transaction; returns its id.
 
-    The store's ``insert_event`` calls this, so every event the store writes is chained.
+    The store's ``insert_event`` calls this, so every event the store writes is chained. The
+    digests of covered rows this transaction wrote so far go into its ``detail["rows"]``.
     """
     _lock(conn)
-    prev = seal_pending(conn)
+    _, prev = _head(conn)
     clean = json.loads(json.dumps(dict(detail), default=str))
+    rows = ledger.take(conn)
+    if rows:
+        clean["rows"] = rows
     t = event_table
     new_id = conn.execute(t.insert().returning(t.c.id), {"at": at, "actor": actor, "action": action, "detail": clean}).scalar_one()
     digest = chain_hash(prev, canonical_entry(new_id, at, actor, action, clean))

@@ -225,25 +225,40 @@ def reconcile_cmd(ctx: Ctx, render_dir: Path) -> None:
 @click.argument("item")
 @click.option("--contest", required=True)
 @click.option("--votes", required=True, help='Options the voter intended, comma-separated; "" for no choice.')
-@click.option("--auditor", "auditors", multiple=True, required=True, help="Repeat for two auditors attesting jointly.")
+@click.option("--auditor", "auditors", multiple=True, required=True,
+              help="A review account (`scanpipe user list`), who types their password; repeat for two auditors attesting jointly.")
+@click.option("--password-stdin", is_flag=True, help="Read each auditor's password from stdin, one line each, in --auditor order (scripts).")
+@click.option("--no-accounts", is_flag=True, help="A test deck without review accounts: record the --auditor names as given (logged).")
+@click.option("--override", is_flag=True, help="Decide a contest of a card that nothing queued (changes the machine's clear reading); needs --reason.")
+@click.option("--reason", default=None, help="Why a contest nothing queued is overridden (logged).")
 @click.option("--rule", default=None, help="The voter-intent rule the decision rests on.")
 @click.option("--note", default=None)
 @click.option("--render-dir", type=click.Path(path_type=Path), default=Path("new-duplicates"), show_default=True,
               help="Where a new duplicate's printable card goes (for a serial).")
 @pass_ctx
-def adjudicate(ctx: Ctx, item: str, contest: str, votes: str, auditors: tuple[str, ...], rule: str | None, note: str | None,
-               render_dir: Path) -> None:
-    """Record a person's decision of voter intent for one contest of a card or a serial."""
+def adjudicate(ctx: Ctx, item: str, contest: str, votes: str, auditors: tuple[str, ...], password_stdin: bool, no_accounts: bool,
+               override: bool, reason: str | None, rule: str | None, note: str | None, render_dir: Path) -> None:
+    """Record a person's decision of voter intent for one contest of a card or a serial.
+
+    Auditors are review accounts, each proving it with their password; the two halves of a
+    decision come from two accounts and two logins (contract section 5, "Two people")."""
+    from scanpipe.cli_people import attest_auditors
     from scanpipe.reconcile.service import adjudicate_pair
     from scanpipe.workflow import adjudicate_card
 
+    if override != bool(reason and reason.strip()):
+        raise click.UsageError("--override needs --reason TEXT (and --reason goes with --override)")
     store = ctx.store()
+    attestation = attest_auditors(store, list(auditors), no_accounts=no_accounts, password_stdin=password_stdin,
+                                  override=reason.strip() if override and reason else None)
     chosen = [v.strip() for v in votes.split(",") if v.strip()]
+    names = [a.strip().lower() for a in auditors] if attestation.accounts else list(auditors)
     if store.get_card(item) is None and store.find_card_by_path(item) is None and store.get_pair(item) is not None:
-        outcome = adjudicate_pair(store, item, contest=contest, votes=chosen, auditors=list(auditors), rule=rule, note=note,
-                                  render_dir=render_dir)
+        outcome = adjudicate_pair(store, item, contest=contest, votes=chosen, auditors=names, rule=rule, note=note,
+                                  render_dir=render_dir, attestation=attestation)
     else:
-        outcome = adjudicate_card(store, item, contest=contest, votes=chosen, auditors=list(auditors), rule=rule, note=note)
+        outcome = adjudicate_card(store, item, contest=contest, votes=chosen, auditors=names, rule=rule, note=note,
+                                  attestation=attestation)
     click.echo(f"decision {outcome.decision_id} on {item} / {contest}: {outcome.message}")
     for serial in outcome.new_duplicates:
         click.echo(f"new duplicate {serial} made: its printable card is {render_dir / (serial + '.pdf')} "
@@ -260,8 +275,11 @@ def tally(ctx: Ctx, out: Path | None, scoped: bool) -> None:
     from scanpipe.tally import tally_csv
     from scanpipe.workflow import tally as do_tally
 
+    from scanpipe.audit_verify import tally_digest
+
     store = ctx.store()
     rows = do_tally(store)
+    store.log_event("tally", {"sha256": tally_digest(rows), "rows": len(rows), "out": str(out) if out else None})
     if scoped:
         from scanpipe.recount.service import active_scope
 

@@ -57,6 +57,9 @@ _ELECTIONS: dict[str, Any] = {}
 
 
 def register(group: click.Group) -> None:
+    from scanpipe.cli_blank import calibrate_blank
+
+    calibrate.add_command(calibrate_blank)
     group.add_command(calibrate)
 
 

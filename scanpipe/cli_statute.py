@@ -103,15 +103,21 @@ def board() -> None:
 @click.option("--by", "by", required=True, help="Who enters the board's ruling.")
 @click.option("--note", default=None)
 @click.option("--no-accounts", is_flag=True, help="A database without review accounts (a test deck): accept the names given (logged).")
+@click.option("--password-stdin", is_flag=True, help="Each member's password from stdin, one line each, in --member order (scripts).")
 @click.pass_obj
 def board_rule(ctx: object, serial: str, ruling: str, card: str | None, members: tuple[str, ...], by: str, note: str | None,
-               no_accounts: bool) -> None:
-    """The board's ruling on an orphan or a conflict: whether and how the serial counts."""
+               no_accounts: bool, password_stdin: bool) -> None:
+    """The board's ruling on an orphan or a conflict: whether and how the serial counts.
+    Each member present types their own password (their vote is theirs to cast)."""
+    from scanpipe.cli_people import authenticate_members
     from scanpipe.reconcile.board import rule_on_serial
     from scanpipe.reconcile.rulings import RulingKind
 
     store = _store(ctx)
-    made = rule_on_serial(store, serial, ruling=RulingKind(ruling.replace("-", "_")), card=card, members=_members(members), actor=by,
+    votes = _members(members)
+    if not no_accounts:
+        authenticate_members(store, list(votes), password_stdin=password_stdin)
+    made = rule_on_serial(store, serial, ruling=RulingKind(ruling.replace("-", "_")), card=card, members=votes, actor=by,
                           note=note, no_accounts=no_accounts)
     click.echo(f"ruling {made.id} on {serial} ({made.matter.value}): {made.ruling.value}; for: {', '.join(made.ayes)} [{made.rule_set}]")
 
@@ -122,12 +128,20 @@ def board_rule(ctx: object, serial: str, ruling: str, card: str | None, members:
 @click.option("--by", "by", required=True, help="Who enters the board's decision.")
 @click.option("--note", default=None)
 @click.option("--no-accounts", is_flag=True, help="A database without review accounts (a test deck): accept the names given (logged).")
+@click.option("--password-stdin", is_flag=True, help="Each member's password from stdin, one line each, in --member order (scripts).")
 @click.pass_obj
-def board_sign_off(ctx: object, serials: tuple[str, ...], members: tuple[str, ...], by: str, note: str | None, no_accounts: bool) -> None:
-    """The board examined these matched pairs (one decision for the batch, logged)."""
+def board_sign_off(ctx: object, serials: tuple[str, ...], members: tuple[str, ...], by: str, note: str | None, no_accounts: bool,
+                   password_stdin: bool) -> None:
+    """The board examined these matched pairs (one decision for the batch, logged). Each
+    member present types their own password."""
+    from scanpipe.cli_people import authenticate_members
     from scanpipe.reconcile.board import sign_off_pairs
 
-    signoff = sign_off_pairs(_store(ctx), list(serials), members=_members(members), actor=by, note=note, no_accounts=no_accounts)
+    store = _store(ctx)
+    votes = _members(members)
+    if not no_accounts:
+        authenticate_members(store, list(votes), password_stdin=password_stdin)
+    signoff = sign_off_pairs(store, list(serials), members=votes, actor=by, note=note, no_accounts=no_accounts)
     click.echo(f"sign-off {signoff}: {len(serials)} matched pair(s) examined by the board")
 
 

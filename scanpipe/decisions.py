@@ -56,3 +56,29 @@ def plan_decision(existing: Sequence[Decision], votes: tuple[str, ...], auditors
         updates = tuple((d.id, DecisionState.SUPERSEDED) for d in live)
         return DecisionPlan(DecisionState.FINAL, tuple(first.auditors) + auditors, updates, first.id, f"final: confirmed by {auditors[0]} after {', '.join(first.auditors)}")
     return DecisionPlan(DecisionState.ESCALATED, auditors, ((first.id, DecisionState.ESCALATED),), first.id, f"escalated to the board: {auditors[0]} read it differently from {', '.join(first.auditors)}")
+
+
+@dataclass(frozen=True)
+class Attestation:
+    """Who stands behind a decision, beyond the auditors' names.
+
+    ``operator``: what recorded it, e.g. ``review:ann`` (a review login) or
+    ``cli:ann@host`` (a command-line login on a host); ``accounts``: the auditors are review
+    accounts the caller authenticated (a review session, or each auditor's password at the
+    command line), else free names of a test deck (``--no-accounts``, allowed only while the
+    database has no account); ``override``: the reason for deciding a contest of a card that
+    nothing queued.
+    """
+
+    operator: str
+    accounts: bool
+    override: str | None = None
+
+
+def check_second_half(first_operator: str | None, attestation: Attestation) -> None:
+    """Pure: the second half of a decision may not come from the operator that recorded the
+    first half (one login, or one command-line login on one host, is one person's hands)."""
+    if attestation.accounts and first_operator is not None and first_operator == attestation.operator:
+        raise DecisionError(f"the first half of this decision was recorded from {first_operator}; the second half must come "
+                            "from another login (the second auditor's own review login, or their own login at a workstation), "
+                            "or both auditors attest together in one call, each with their password")

@@ -20,6 +20,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+from scanpipe.decisions import Attestation
 from scanpipe.store.repository import Store
 from scanpipe.types import Election
 
@@ -131,7 +132,8 @@ def run_recount_demo(store: Store, directory: Path, expected_path: Path) -> list
             continue
         votes, rule = people_read(card, contest.id)
         record_decision(store, election, item=item.item, item_kind="card", contest=contest.id, votes=votes, auditors=list(AUDITORS),
-                        rule=rule if rule in intent_rules else None, note="demo: decided from the generator's record of the mark")
+                        rule=rule if rule in intent_rules else None, note="demo: decided from the generator's record of the mark",
+                        attestation=Attestation("cli:demo@localhost", accounts=False))
         made += 1
     status = service.status(store)
     lines.append(f"  the count: {made} unclear {contest.title} mark(s) in scope decided by two auditors; the queue now asks about "

@@ -55,9 +55,11 @@ def card_queue_items(card: CardCount, open_by_contest: Mapping[tuple[str, str], 
     reason; contests whose first auditor has decided, or that were escalated, are items of
     their own.
     """
-    if not card.card_pending and not card.pending_contests:
+    overridden = [c.contest for c in card.contests  # a person opened a decision of a contest nothing queued (--override)
+                  if c.contest not in card.pending_contests and (card.card_id, c.contest) in open_by_contest]
+    if not card.card_pending and not card.pending_contests and not overridden:
         return []
-    undecided, waiting = split_by_open_decisions(card.card_id, card.pending_contests, open_by_contest)
+    undecided, waiting = split_by_open_decisions(card.card_id, [*card.pending_contests, *overridden], open_by_contest)
     blocking = [r for r in card.reasons if r not in PERSON_READS]
     reasons: list[Reason] = []
     if card.card_pending:

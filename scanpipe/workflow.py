@@ -14,7 +14,7 @@ from pathlib import Path
 
 from scanpipe.classify import Thresholds, load_thresholds
 from scanpipe.counting import CardCount, Decision, DecisionState, count_card, final_decisions
-from scanpipe.decisions import plan_decision
+from scanpipe.decisions import Attestation, check_second_half, plan_decision
 from scanpipe.election import parse_election, read_definition
 from scanpipe.errors import ConfigError, DecisionError, SourceError
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
@@ -247,9 +247,12 @@ class DecisionOutcome:
 
 def adjudicate_card(
     store: Store, card_ref: str, *, contest: str, votes: Sequence[str], auditors: Sequence[str],
-    rule: str | None = None, note: str | None = None,
+    attestation: Attestation, rule: str | None = None, note: str | None = None,
 ) -> DecisionOutcome:
-    """Record a person's reading of one contest of one card (contract section 5)."""
+    """Record a person's reading of one contest of one card (contract section 5).
+
+    A contest nothing queued (the machine read it clearly and no one is deciding it) is
+    changed only with ``attestation.override`` (the reason, logged)."""
     stored = resolve_card(store, card_ref)
     election = store.current_election()
     card_id = stored.card_id
@@ -259,15 +262,28 @@ def adjudicate_card(
     if contest not in carried:
         what = ", ".join(sorted(carried)) or "none (identify the card's style first)"
         raise DecisionError(f"card {card_id} does not carry contest '{contest}'; its contests: {what}")
-    return record_decision(store, election, item=card_id, item_kind="card", contest=contest, votes=votes, auditors=auditors, rule=rule, note=note)
+    paired = {cid for p in s.pairs for cid in (*p.duplicates, *p.originals)}
+    queued = {c for item in build_queue(s.counts, s.decisions, s.pairs, paired_cards=paired) if item.item == card_id
+              for c in item.contests}
+    title = election.contest(contest).title
+    if contest not in queued and attestation.override is None:
+        raise DecisionError(f"card {card_id}: {title} ('{contest}') is not queued for a person (the machine's reading stands); "
+                            "to change it anyway pass --override --reason TEXT (logged)")
+    if contest in queued and attestation.override is not None:
+        attestation = replace(attestation, override=None)  # nothing to override: it is queued
+    return record_decision(store, election, item=card_id, item_kind="card", contest=contest, votes=votes, auditors=auditors,
+                           rule=rule, note=note, attestation=attestation)
 
 
 def record_decision(
     store: Store, election: Election, *, item: str, item_kind: str, contest: str, votes: Sequence[str],
-    auditors: Sequence[str], rule: str | None, note: str | None, board: BoardVotes | None = None,
+    auditors: Sequence[str], rule: str | None, note: str | None, attestation: Attestation, board: BoardVotes | None = None,
 ) -> DecisionOutcome:
     """Apply the two-people rule and store the decision in one transaction.
 
+    ``attestation``: with accounts, every auditor must be an active review account (a board
+    member's account for a board decision) and the second half must come from another
+    operator than the first; without (a test deck), the database must have no account.
     ``board``: the board settles an escalated contest (``auditors`` are the members who voted
     for the reading); the escalation is superseded, the final decision, every member's vote
     and the ``board_decision`` log entry are written in that same transaction.
@@ -287,16 +303,28 @@ def record_decision(
         raise DecisionError(f"--rule {rule}: not a voter-intent rule of {rules.name}; rules: {', '.join(rules.intent_rule_codes())}")
     ordered = tuple(o.id for o in c.options if o.id in set(votes))
     with store.transaction() as tx:
+        tx.check_attestation(auditors, attestation, role="board" if board is not None else "auditor")
         existing = [to_decision(d) for d in tx.decisions(item=item) if d.contest == contest]
+        first = next((d for d in reversed(existing) if d.state is DecisionState.FIRST_HALF), None)
+        if first is not None and board is None and rules.two_auditors and len(auditors) < 2 and auditors[0] not in first.auditors:
+            check_second_half(tx.operator_of(first.id), attestation)
         plan = plan_decision(existing, ordered, tuple(auditors), two_auditors=rules.two_auditors,
                              board_settles=board.escalation if board is not None else None)
         for old_id, state in plan.updates:
             tx.set_decision_state(old_id, state.value)
         new = tx.add_decision(item=item, item_kind=item_kind, contest=contest, votes=list(ordered), auditors=list(plan.auditors), rule=rule, note=note, state=plan.state.value, supersedes=plan.supersedes,
                               rule_set=rules.id)
+        tx.attest(new.id, attestation)
+        how = {"operator": attestation.operator, "accounts": attestation.accounts}
+        if attestation.override is not None:
+            how["override"] = attestation.override
+        if len(auditors) >= 2 and board is None:
+            how["joint"] = True
         tx.log_event("decision", {"item": item, "contest": contest, "votes": list(ordered), "auditors": list(plan.auditors), "state": plan.state.value, "rule": rule,
-                                  "rule_set": rules.id}, actor=",".join(auditors))
+                                  "rule_set": rules.id, **how}, actor=",".join(auditors))
         if board is not None:
+            if board.proposal is not None:
+                tx.close_proposal(board.proposal, members=board.members, decision_id=new.id, closed_by=board.actor)
             tx.add_board_votes(new.id, board.members)
             tx.log_event("board_decision", {"item": item, "contest": contest, "votes": list(ordered), "members": dict(board.members),
                                             "decision": new.id, "replaces": [old_id for old_id, _ in plan.updates]}, actor=board.actor)
@@ -306,8 +334,10 @@ def record_decision(
 @dataclass(frozen=True)
 class BoardVotes:
     """A board decision: the open escalation it settles, each member present with their vote
-    (``for`` / ``against`` / ``abstain`` the reading), and who entered it."""
+    (``for`` / ``against`` / ``abstain`` the reading, each cast from that member's own login
+    on ``proposal``), and who closed the vote."""
 
     escalation: int
     members: Mapping[str, str]
     actor: str
+    proposal: int | None = None

@@ -131,11 +131,15 @@ def adjudicate_all(db: str, truth: dict, out: Path) -> None:
     contest at a time through the call behind ``scanpipe adjudicate`` and the review (it
     reconciles that serial at once); then one whole ``reconcile``, which must find nothing
     left to do."""
+    from scanpipe.decisions import Attestation
     from scanpipe.reconcile.board import rule_on_serial
     from scanpipe.reconcile.rulings import RulingKind
     from scanpipe.reconcile.service import adjudicate_pair, reconcile
     from scanpipe.store.repository import Store
     from scanpipe.workflow import standing
+
+    # a synthetic deck without review accounts: two auditors attest jointly, free names (what `--no-accounts` records)
+    test_deck = Attestation(operator="script:bench_reconcile", accounts=False)
 
     store = Store.open(db)
     ruled = [p.serial for p in standing(store).pairs if p.awaits_board and p.serial in truth]
@@ -152,7 +156,7 @@ def adjudicate_all(db: str, truth: dict, out: Path) -> None:
         for contest in pair.waiting:
             votes = truth[pair.serial]["intent"].get(contest, [])
             adjudicate_pair(store, pair.serial, contest=contest, votes=votes, auditors=["Auditor One", "Auditor Two"],
-                            note="bench: truth", render_dir=out / "new")
+                            note="bench: truth", render_dir=out / "new", attestation=test_deck)
             n += 1
     elapsed = time.perf_counter() - t
     made = [nd.serial for nd in store.new_duplicates()]

@@ -34,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from scanpipe.decisions import Attestation
 from scanpipe.reconcile.service import reconcile
 from scanpipe.recount import service
 from scanpipe.recount.petition import PetitionRequest
@@ -46,6 +47,7 @@ from tests.helpers import read_card
 GOV = ("gov-a", "gov-b", "gov-c")
 WEIGHTS = (0.46, 0.44, 0.10)
 AUDITORS = ["bench-ann", "bench-bob"]
+ATTESTATION = Attestation("cli:bench_recount@localhost", accounts=False)  # a generated deck has no accounts
 
 
 def write_election(folder: Path, precincts: int) -> Path:
@@ -148,14 +150,16 @@ def main() -> None:
     for cid in unclear:
         card = next(c for c in cards if c.source.card_id == cid)
         votes = list(card.interpretation.contests[0].unknown_options)  # type: ignore[union-attr]
-        record_decision(store, election, item=cid, item_kind="card", contest="gov", votes=votes, auditors=AUDITORS, rule=None, note=None)
+        record_decision(store, election, item=cid, item_kind="card", contest="gov", votes=votes, auditors=AUDITORS, rule=None, note=None,
+                        attestation=ATTESTATION)
     t0 = time.perf_counter()  # the last card is read and stored; people decided the unclear marks
     summary = reconcile(store)
     t_reconcile = time.perf_counter() - t0
     for serial in mismatched:  # the auditors read the original (the duplicate was copied wrongly)
         original = next(c for c in cards if c.label is not None and c.label.serial == serial and c.kind is CardKind.ORIGINAL)
         record_decision(store, election, item=serial, item_kind="pair", contest="gov",
-                        votes=list(original.interpretation.contests[0].votes), auditors=AUDITORS, rule=None, note=None)  # type: ignore[union-attr]
+                        votes=list(original.interpretation.contests[0].votes), auditors=AUDITORS, rule=None, note=None,  # type: ignore[union-attr]
+                        attestation=ATTESTATION)
     t1 = time.perf_counter()
     reconcile(store)
     t_reconcile += time.perf_counter() - t1

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from scanpipe.review import create_app
-from scanpipe.review.accounts import add_user
+from scanpipe.review.accounts import add_user, approve_user
 from scanpipe.store.models import pair_table, utcnow
 from scanpipe.store.models_review import review_item_table
 from scanpipe.store.repository import Store
@@ -143,7 +143,10 @@ def main() -> None:
     image.write_bytes((ROOT / "fixtures/ballot_images/defaced/good.png").read_bytes())
     t0 = time.perf_counter()
     cards, serials = populate(store, args.cards, args.items, image)
-    add_user(store, "bench", "auditor", "bench-password")
+    for admin in ("bench-admin-a", "bench-admin-b"):  # set-up: two administrators; one adds, the other approves
+        add_user(store, admin, "admin", f"{admin}-password")
+    add_user(store, "bench", "auditor", "bench-password", actor="bench-admin-a")
+    approve_user(store, "bench", approver="bench-admin-b")
     print(f"setup: {store.count_cards()} cards, {len(cards) + len(serials)} queued items in {time.perf_counter() - t0:.0f} s")
     timed_standing(store, serials[0])
     app = create_app(store)

@@ -81,7 +81,7 @@ def test_audit_verify_exits_1_naming_the_entry(tmp_path: Path) -> None:
     runner = CliRunner()
     ok = runner.invoke(cli, ["--db", url, "audit", "verify"])
     assert ok.exit_code == 0 and "audit log intact" in ok.output
-    head = ok.output.split("head ")[1].strip()
+    head = ok.output.split("head ")[1].split()[0]
     assert runner.invoke(cli, ["--db", url, "audit", "verify", "--head", head]).exit_code == 0
     target = _ids(store)[1]
     with store._write() as conn:

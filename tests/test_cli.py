@@ -123,13 +123,25 @@ def test_adjudicate_a_card_with_two_auditors_changes_the_tally(db: str, tmp_path
 
     cid = hashlib.sha256((FIX / "defaced" / "good.png").read_bytes()).hexdigest()
     before = {tuple(l.split(",")[:3]): int(l.split(",")[3]) for l in run(db, "tally").stdout.splitlines()[1:]}
-    r = run(db, "adjudicate", cid, "--contest", "gov", "--votes", "gov-w", "--auditor", "ann")
-    assert r.returncode in (0, 1), r.stderr
+    args = ("adjudicate", cid, "--contest", "gov", "--votes", "gov-w")
+    r = run(db, *args, "--auditor", "ann")
+    assert r.returncode == 2 and "this database has no review accounts (a test deck?)" in r.stderr and "--no-accounts" in r.stderr
+    r = run(db, *args, "--auditor", "ann", "--no-accounts")
+    assert r.returncode == 2 and "Governor ('gov') is not queued for a person" in r.stderr and "--override --reason" in r.stderr
+    r = run(db, *args, "--auditor", "ann", "--no-accounts", "--override")
+    assert r.returncode == 2 and "--override needs --reason TEXT" in r.stderr
+    r = run(db, *args, "--auditor", "ann", "--no-accounts", "--override", "--reason", "a write-in the scan hides")
+    assert r.returncode == 1, r.stderr
     assert "awaiting a second, different auditor" in r.stdout
-    r = run(db, "adjudicate", cid, "--contest", "gov", "--votes", "gov-w", "--auditor", "ann")
+    r = run(db, *args, "--auditor", "ann", "--no-accounts")
     assert r.returncode == 2 and "a different auditor must confirm it" in r.stderr
-    r = run(db, "adjudicate", cid, "--contest", "gov", "--votes", "gov-w", "--auditor", "bob")
+    r = run(db, *args, "--auditor", "bob", "--no-accounts")
     assert "final" in r.stdout
     after = {tuple(l.split(",")[:3]): int(l.split(",")[3]) for l in run(db, "tally").stdout.splitlines()[1:]}
     precinct = next(k[0] for k in after if k[1] == "gov")
-    assert after[(precinct, "gov", "gov-w")] == before[(precinct, "gov", "gov-w")] + 1
+    from scanpipe.store.repository import Store
+
+    logged = [e.detail for e in Store.open(db).events("decision")]
+    assert [(d["accounts"], d.get("override"), d["operator"].startswith("cli:")) for d in logged] == [
+        (False, "a write-in the scan hides", True), (False, None, True)]
+    after[(precinct, "gov", "gov-w")] == before[(precinct, "gov", "gov-w")] + 1

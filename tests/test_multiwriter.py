@@ -122,6 +122,8 @@ def _check_concurrent(fresh_db: Callable[[], str], election: Path, tmp: Path, st
         assert len(ids) == len(set(ids))
         assert len(ids) >= 2 * JUNK_PER_FOLDER + REAL_SHEETS
         assert together == serial, first_difference(together, serial)
+        verified = run(db, "audit", "verify")  # the log covers every card both writers stored
+        assert verified.returncode == 0, verified.stderr
         if ingests_overlapped(db):
             return
     pytest.fail(f"in {ATTEMPTS} attempts the two ingests always ran one after the other: nothing concurrent was tested")

@@ -3,6 +3,8 @@ queue, status, terminate, costs, report, certification; every bad input refused 
 
 from __future__ import annotations
 
+from scanpipe.decisions import Attestation
+
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -166,7 +168,8 @@ def test_an_open_case_asks_only_about_its_contest_and_precincts(world: RecountWo
     p01 = status["precincts"][0]
     assert p01["precinct_name"] == "Precinct 1 Northfield" and p01["cards_pending"] == 1 and p01["left"] == {"marginal_mark": 1}
     assert status["complete"] is False
-    record_decision(world.store, e, item="d" * 64, item_kind="card", contest="gov", votes=["gov-a"], auditors=["ann", "bob"], rule=None, note=None)
+    record_decision(world.store, e, item="d" * 64, item_kind="card", contest="gov", votes=["gov-a"], auditors=["ann", "bob"], rule=None, note=None,
+                    attestation=Attestation("cli:test@host", accounts=False))
     assert queue(world.store) == []
     assert run(world, capsys, "recount", "status")[1]["complete"] is True
 
@@ -312,7 +315,8 @@ def test_the_recount_waits_for_new_duplicates_to_be_printed_and_scanned_back(wor
     world.store.save_cards([labelled("1", CardKind.DUPLICATE, "gov-a"), labelled("2", CardKind.ORIGINAL, "gov-b")])
     reconcile(world.store)
     _open_case(world, capsys, "P01,P02")
-    adjudicate_pair(world.store, "A0042", contest="gov", votes=["gov-b"], auditors=["ann", "bob"], rule="md-fill")
+    adjudicate_pair(world.store, "A0042", contest="gov", votes=["gov-b"], auditors=["ann", "bob"], rule="md-fill",
+                    attestation=Attestation("cli:test@host", accounts=False))
     status = run(world, capsys, "recount", "status")[1]
     assert status["new_duplicates_to_print_and_scan"] == ["A0042-R1"] and status["complete"] is False
     out = world.folder / "report"

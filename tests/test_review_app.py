@@ -4,12 +4,16 @@ tokens, bad input, the two-people rule, the board, throttled logins, expiring se
 from __future__ import annotations
 
 import html
+import re
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from flask.testing import FlaskClient
 from sqlalchemy import select, update
+from werkzeug.test import TestResponse
 
+from scanpipe.errors import DecisionError
 from scanpipe.review.index import Filters, page_of_items, refresh_all
 from scanpipe.review.security import PUBLIC, roles_of
 from scanpipe.store.models import decision_table, utcnow
@@ -40,12 +44,17 @@ MATRIX = {
     "pair_decide": {"auditor"},
     "card_identify": {"auditor"},
     "board": {"admin", "board"},
-    "board_decide": {"board"},
+    "board_propose": {"board"},
+    "board_vote": {"board"},
+    "board_close": {"board"},
+    "board_withdraw": {"board"},
     "tally": {"admin", "board", "observer"},
     "tally_export": {"admin", "board", "observer"},
     "users": {"admin"},
     "user_add": {"admin"},
     "user_disable": {"admin"},
+    "user_approve": {"admin"},
+    "user_unlock": {"admin"},
     "audit": {"admin"},
     "refresh": {"admin"},
     "duplicates": {"admin", "auditor", "board", "observer"},
@@ -159,30 +168,89 @@ def test_an_auditor_cannot_confirm_their_own_first_half(world: ReviewWorld) -> N
     assert [d.state.value for d in world.store.decisions()] == ["first_half"]
 
 
-def test_a_disagreement_goes_to_the_board_which_decides_with_members_and_votes(world: ReviewWorld) -> None:
+def _escalate(world: ReviewWorld, second: list[str]) -> int:
     decide(login(world.app, "alice"), MARGINAL_2, "gov", ["gov-b"])
-    status, text = decide(login(world.app, "bob"), MARGINAL_2, "gov", [])
+    status, text = decide(login(world.app, "bob"), MARGINAL_2, "gov", second)
     assert status == 200 and "escalated to the board" in text
+    return max(d.id for d in world.store.decisions())
+
+
+def _board_token(html: str, form_class: str) -> str:
+    start = html.index(f'class="{form_class}')
+    found = re.search(r'name="form_token" value="([^"]+)"', html[start:])
+    assert found is not None
+    return found.group(1)
+
+
+def _proposal_of(html: str) -> str:
+    found = re.search(r'data-proposal="(\d+)"', html)
+    assert found is not None, "no open proposal on the board page"
+    return found.group(1)
+
+
+def _board_step(client: FlaskClient, step: str, **data: str) -> TestResponse:
+    page = client.get("/board").text
+    form = {"csrf": csrf_of(page), "form_token": _board_token(page, f"board-{step}"), "proposal": _proposal_of(page), **data}
+    return client.post(f"/board/{step}", data=form)
+
+
+def _propose(client: FlaskClient, escalation: int, votes: list[str], **extra: str) -> TestResponse:
+    page = client.get("/board").text
+    return client.post("/board/propose", data={"csrf": csrf_of(page), "form_token": form_token_of(page, "gov"), "item": MARGINAL_2,
+                                               "contest": "gov", "decision": str(escalation), "votes": votes, "rule": "md-fill",
+                                               **extra})
+
+
+def _ballots(world: ReviewWorld) -> dict[str, str]:
+    from scanpipe.store.models_people import board_ballot_table
+
+    with world.store._read() as conn:
+        return dict(conn.execute(select(board_ballot_table.c.member, board_ballot_table.c.vote)).all())
+
+
+def test_a_disagreement_goes_to_the_board_whose_members_each_vote_from_their_own_login(world: ReviewWorld) -> None:
+    escalation = _escalate(world, [])
     assert [r.item for r in page_of_items(world.store, Filters(state="escalated"))[0]] == [MARGINAL_2]
     carol = login(world.app, "carol")
     board = carol.get("/board").text
     assert "alice read: gov-b" in board and "bob read: no vote" in board
-    decision_id = max(d.id for d in world.store.decisions())
-    form = {"csrf": csrf_of(board), "form_token": form_token_of(board), "item": MARGINAL_2, "contest": "gov",
-            "decision": str(decision_id), "votes": ["gov-b"], "rule": "md-fill",
-            "member_carol": "for", "member_dave": "for", "member_erin": "against"}
-    wrong = carol.post("/board/decide", data={**form, "decision": str(decision_id - 1)})
+    wrong = _propose(carol, escalation - 1, ["gov-b"])
     assert wrong.status_code == 400 and "is not the open escalation" in _text(wrong)
-    board = carol.get("/board").text
-    r = carol.post("/board/decide", data={**form, "form_token": form_token_of(board)})
+    # carol alone fills in votes for dave and erin: the form fields naming them record nothing
+    r = _propose(carol, escalation, ["gov-b"], member_carol="for", member_dave="for", member_erin="against", member="dave", vote="for")
+    assert r.status_code == 302, _text(r)
+    assert _ballots(world) == {"carol": "for"}
+    alone = _board_step(carol, "close")
+    assert alone.status_code == 400 and "1 of the board's 3 members present (voted); a board decision needs 2 present" in _text(alone)
+    assert [d.state.value for d in world.store.decisions()] == ["escalated", "escalated"]
+    assert not world.store.events("board_decision")
+    dave, erin = login(world.app, "dave"), login(world.app, "erin")
+    assert _board_step(dave, "vote", vote="for", member="erin").status_code == 302
+    assert _board_step(erin, "vote", vote="against").status_code == 302
+    again = _board_step(dave, "vote", vote="against") if 'class="board-vote"' in dave.get("/board").text else None
+    assert again is None  # a member who voted has no vote form; the server refuses a second vote too (below)
+    r = _board_step(carol, "close")
     assert r.status_code == 200 and "final" in _text(r), r.text
     final = [d for d in world.store.decisions() if d.state.value == "final"]
     assert [(d.votes, d.auditors) for d in final] == [(("gov-b",), ("carol", "dave"))]
     with world.store._read() as conn:
         votes = dict(conn.execute(select(board_vote_table.c.member, board_vote_table.c.vote)).all())
-    assert votes == {"carol": "for", "dave": "for", "erin": "against"}
+    assert votes == {"carol": "for", "dave": "for", "erin": "against"} == _ballots(world)
     assert not page_of_items(world.store, Filters(state="escalated"))[0]
     assert [e.detail["members"] for e in world.store.events("board_decision")] == [votes]
+    assert [(e.actor, e.detail["vote"]) for e in world.store.events("board_vote_cast")] == [("dave", "for"), ("erin", "against")]
+
+
+def test_a_member_votes_once(world: ReviewWorld) -> None:
+    from scanpipe.review import board as board_votes
+
+    escalation = _escalate(world, ["gov-a"])
+    carol = login(world.app, "carol")
+    assert _propose(carol, escalation, ["gov-b"]).status_code == 302
+    [proposal] = board_votes.open_proposals(world.store, [MARGINAL_2]).values()
+    with pytest.raises(DecisionError, match="carol already voted on this proposal"):
+        board_votes.cast_vote(world.store, proposal_id=proposal.id, vote="against", member="carol", session="x")
+    assert _ballots(world) == {"carol": "for"}
 
 
 def test_a_board_decision_is_one_transaction(world: ReviewWorld, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -190,39 +258,37 @@ def test_a_board_decision_is_one_transaction(world: ReviewWorld, monkeypatch: py
     recorded: the superseded escalation, the final reading and the votes land together."""
     from scanpipe.store.transaction import Transaction
 
-    decide(login(world.app, "alice"), MARGINAL_2, "gov", ["gov-b"])
-    decide(login(world.app, "bob"), MARGINAL_2, "gov", ["gov-a"])
+    escalation = _escalate(world, ["gov-a"])
     before = world.store.decisions()
-    carol = login(world.app, "carol")
-    board = carol.get("/board").text
-    form = {"csrf": csrf_of(board), "form_token": form_token_of(board), "item": MARGINAL_2, "contest": "gov",
-            "decision": str(max(d.id for d in before)), "votes": ["gov-b"], "rule": "md-fill",
-            "member_carol": "for", "member_dave": "for"}
+    carol, dave = login(world.app, "carol"), login(world.app, "dave")
+    assert _propose(carol, escalation, ["gov-b"]).status_code == 302
+    assert _board_step(dave, "vote", vote="for").status_code == 302
 
     def broken(self: Transaction, decision_id: int, members: object) -> None:
         raise RuntimeError("disk gone while writing the board's votes")
 
     monkeypatch.setattr(Transaction, "add_board_votes", broken)
-    failed = carol.post("/board/decide", data=form)
+    failed = _board_step(carol, "close")
     assert failed.status_code == 500 and "Nothing from it was recorded" in _text(failed)
     assert world.store.decisions() == before
     assert [r.item for r in page_of_items(world.store, Filters(state="escalated"))[0]] == [MARGINAL_2]
     with world.store._read() as conn:
         assert conn.execute(select(board_vote_table)).all() == []
     assert world.store.events("board_decision") == []
+    assert 'data-proposal="' in carol.get("/board").text  # the vote is still open
 
 
 def test_a_board_without_a_majority_decides_nothing(world: ReviewWorld) -> None:
-    decide(login(world.app, "alice"), MARGINAL_2, "gov", ["gov-b"])
-    decide(login(world.app, "bob"), MARGINAL_2, "gov", ["gov-a"])
-    carol = login(world.app, "carol")
-    board = carol.get("/board").text
+    escalation = _escalate(world, ["gov-a"])
+    carol, dave = login(world.app, "carol"), login(world.app, "dave")
     before = world.store.decisions()
-    r = carol.post("/board/decide", data={"csrf": csrf_of(board), "form_token": form_token_of(board), "item": MARGINAL_2,
-                                          "contest": "gov", "decision": str(before[-1].id), "votes": ["gov-b"],
-                                          "member_carol": "for", "member_dave": "against"})
-    assert r.status_code == 400 and "a majority of the members present" in _text(r)
+    assert _propose(carol, escalation, ["gov-b"]).status_code == 302
+    assert _board_step(dave, "vote", vote="against").status_code == 302
+    r = _board_step(dave, "close")
+    assert r.status_code == 200 and "The proposal was rejected" in _text(r)
     assert world.store.decisions() == before
+    assert [e.detail["members"] for e in world.store.events("board_proposal_rejected")] == [{"carol": "for", "dave": "against"}]
+    assert _propose(dave, escalation, ["gov-a"]).status_code == 302  # another reading may be proposed
 
 
 def test_an_observer_sees_progress_and_tallies_but_cannot_decide(world: ReviewWorld) -> None:

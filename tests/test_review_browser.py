@@ -112,26 +112,58 @@ def test_blind_mode_hides_the_machine_reading(browser, world) -> None:
     assert alice.locator(".stage rect title").count() == 0
 
 
-def test_a_disagreement_reaches_the_board_and_an_observer_cannot_decide(browser, world) -> None:
-    _, base = world
+def _click_and_wait(page, selector: str) -> None:
+    with page.expect_navigation():
+        page.click(selector)
+
+
+def test_a_disagreement_reaches_the_board_whose_members_vote_from_their_own_logins(browser, world) -> None:
+    w, base = world
     _decide_by_keyboard(_login(browser, base, "alice"), base, MARGINAL_2, ["2"])
     text = _decide_by_keyboard(_login(browser, base, "bob"), base, MARGINAL_2, ["0"])
     assert "escalated to the board" in text
     carol = _login(browser, base, "carol")
     carol.goto(f"{base}/board")
     assert "alice read: gov-b" in carol.inner_text("main")
+    assert carol.locator("select[name^=member_]").count() == 0  # no member chooses another's vote
     carol.check("form.board input[value='gov-b']")
     carol.select_option("form.board select[name=rule]", index=1)
-    for member, vote in (("carol", "for"), ("dave", "for"), ("erin", "abstain")):
-        carol.select_option(f"form.board select[name=member_{member}]", vote)
-    with carol.expect_navigation():
-        carol.click("form.board button[type=submit]")
+    _click_and_wait(carol, "form.board button[type=submit]")
+    assert "carol: for" in carol.inner_text(".ballots")
+    _click_and_wait(carol, "form.board-close button")
+    assert "a board decision needs 2 present" in carol.inner_text("main")  # carol alone: refused, nothing recorded
+    assert [d.state.value for d in w.store.decisions()] == ["escalated", "escalated"]
+    dave, erin = _login(browser, base, "dave"), _login(browser, base, "erin")
+    for member, vote in ((dave, "for"), (erin, "abstain")):
+        member.goto(f"{base}/board")
+        assert "carol proposes" in member.inner_text(".proposal")
+        _click_and_wait(member, f"form.board-vote button[value={vote}]")
+        assert "You voted" in member.inner_text(".proposal")
+    carol.goto(f"{base}/board")
+    assert carol.inner_text(".ballots").splitlines() == ["carol: for", "dave: for", "erin: abstain"]
+    _click_and_wait(carol, "form.board-close button")
     assert "final" in carol.inner_text("#message")
     olga = _login(browser, base, "olga")
     response = olga.goto(f"{base}/card/{MARGINAL}")
     assert response is not None and response.status == 403
     olga.goto(f"{base}/tally")
     assert olga.locator("#tally tr").count() > 1
+
+
+def test_login_with_a_tab_in_next_stays_on_this_site(browser, world) -> None:
+    """``/login?next=%2F%09%2Fevil.example``: a browser drops the tab of ``/\t/evil.example``
+    and would go to ``//evil.example``; the review follows only its own paths."""
+    _, base = world
+    page = browser.new_context().new_page()
+    page.goto(f"{base}/login?next=%2F%09%2Fevil.example")
+    page.wait_for_selector("input[name=username]:focus")
+    page.keyboard.type("alice")
+    page.keyboard.press("Tab")
+    page.wait_for_selector("input[name=password]:focus")
+    page.keyboard.type(PASSWORDS["alice"])
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert page.url == f"{base}/", page.url
 
 
 def test_two_auditors_resolve_a_mismatched_pair_side_by_side(browser, world) -> None:

@@ -19,11 +19,12 @@ import numpy as np
 from argon2 import PasswordHasher
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from scanpipe.review import accounts, create_app
-from scanpipe.review.accounts import add_user
+from scanpipe.review.accounts import add_user, approve_user
 from scanpipe.review.index import refresh_all
+from scanpipe.store import ledger
 from scanpipe.store.models import card_table
 from scanpipe.store.repository import Store
 from scanpipe.types import Election, MarkStatus
@@ -35,8 +36,10 @@ accounts._HASHER = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
 
 ELECTION = Path(__file__).parent.parent / "fixtures" / "ballot_images" / "election" / "election.json"
 PASSWORDS = {"alice": "alice-password", "bob": "bob-password", "carol": "carol-password", "dave": "dave-password",
-             "erin": "erin-password", "olga": "olga-password", "root": "root-password"}
-ROLES = {"alice": "auditor", "bob": "auditor", "carol": "board", "dave": "board", "erin": "board", "olga": "observer", "root": "admin"}
+             "erin": "erin-password", "olga": "olga-password", "root": "root-password", "ruth": "ruth-password"}
+ROLES = {"root": "admin", "ruth": "admin", "alice": "auditor", "bob": "auditor", "carol": "board", "dave": "board", "erin": "board",
+         "olga": "observer"}
+SETUP_ADMINS = ("root", "ruth")  # the first two accounts: administrators added at set-up; they add and approve the others
 MARGINAL = "a" * 64  # gov: gov-a unclear
 MARGINAL_2 = "b" * 64  # gov: gov-b unclear
 CLEAN = "c" * 64  # gov-b read as a vote
@@ -79,7 +82,8 @@ def build_world(tmp_path: Path) -> ReviewWorld:
     shutil.copy(_TEMPLATE["db"] / "review.db", tmp_path / "review.db")
     shutil.copy(_TEMPLATE["db"] / "card.png", tmp_path / "card.png")
     store = Store.open(f"sqlite:///{tmp_path / 'review.db'}")
-    with store._write() as conn:  # the cards point at this test's copy of the image
+    with store._write() as conn:  # the cards point at this test's copy of the image (a change the audit log records)
+        ledger.before(conn, "card", conn.execute(select(card_table.c.card_id)).scalars().all())
         conn.execute(update(card_table).values(path=str(tmp_path / "card.png")))
     return ReviewWorld(store, store.current_election(), create_app(store), tmp_path)
 
@@ -93,9 +97,13 @@ def _build(tmp_path: Path) -> None:
              read_card(MARGINAL_2, election, "S1", "P01", {"gov": {"gov-b": MarkStatus.UNKNOWN}}),
              read_card(CLEAN, election, "S1", "P01", {"gov": {"gov-b": MarkStatus.YES}}),
              unreadable_card(UNREADABLE)]
-    store.save_cards([replace(c, source=replace(c.source, path=str(image))) for c in cards])
+    store.save_cards([replace(c, source=replace(c.source, path=str(image), sha256=UNREADABLE)) for c in cards])  # all are card.png
+    for name in SETUP_ADMINS:
+        add_user(store, name, "admin", PASSWORDS[name])
     for name, role in ROLES.items():
-        add_user(store, name, role, PASSWORDS[name], actor="test")
+        if name not in SETUP_ADMINS:
+            add_user(store, name, role, PASSWORDS[name], actor="root")
+            approve_user(store, name, approver="ruth")
     refresh_all(store)
     store.close()
 
@@ -164,7 +172,7 @@ def add_mismatched_pair(world: ReviewWorld, serial: str = "A0042") -> None:
 
     def labelled(seed: str, kind: CardKind, option: str):
         card = read_card(seed * 64, world.election, "S1", "P01", {"gov": {option: MarkStatus.YES}}, kind=kind)
-        return replace(card, label=PairingLabel(kind, serial, serial, None), source=replace(card.source, path=str(world.folder / "card.png")))
+        return replace(card, label=PairingLabel(kind, serial, serial, None), source=replace(card.source, path=str(world.folder / "card.png"), sha256=UNREADABLE))
 
     world.store.save_cards([labelled("1", CardKind.DUPLICATE, "gov-a"), labelled("2", CardKind.ORIGINAL, "gov-b")])
     reconcile(world.store)

@@ -113,6 +113,7 @@ def test_a_bad_duplication_log_is_refused_with_line_numbers_and_nothing_is_impor
 
 def _decide_as_the_review_does(run: Run, serial: str) -> tuple[str, ...]:
     """Two auditors' decisions through the library call the review makes (no render folder)."""
+    from scanpipe.decisions import Attestation
     from scanpipe.reconcile.service import adjudicate_pair
 
     store = store_of(run)
@@ -120,7 +121,8 @@ def _decide_as_the_review_does(run: Run, serial: str) -> tuple[str, ...]:
     try:
         for contest in EXPECTED[serial]["contests"]:
             for auditor in ("alice", "bob"):
-                made += adjudicate_pair(store, serial, contest=contest, votes=EXPECTED[serial]["intent"][contest], auditors=[auditor]).new_duplicates
+                made += adjudicate_pair(store, serial, contest=contest, votes=EXPECTED[serial]["intent"][contest], auditors=[auditor],
+                                        attestation=Attestation(f"review:{auditor}", accounts=False)).new_duplicates  # a deck without accounts
     finally:
         store.close()
     return made
@@ -180,7 +182,7 @@ def test_an_orphan_duplicate_goes_to_the_board_which_rules_a_new_duplicate_that_
     run("reconcile")
     serial = by_case("orphan_duplicate")
     assert "is a matter for the board (Md. Election Law §12-108(c))" in fails(
-        run, "adjudicate", serial, "--contest", "gov", "--votes", "gov-c", "--auditor", "a", "--auditor", "b")
+        run, "adjudicate", serial, "--contest", "gov", "--votes", "gov-c", "--auditor", "a", "--auditor", "b", "--no-accounts")
     assert "needs at least 2 members present; 1 present" in fails(
         run, "board", "rule", serial, "--ruling", "new-duplicate", "--member", "carol=for", "--by", "carol", "--no-accounts")
     assert "this database has no review accounts" in fails(run, "board", "rule", serial, "--ruling", "nothing", "--member", "carol=for",
@@ -191,7 +193,7 @@ def test_an_orphan_duplicate_goes_to_the_board_which_rules_a_new_duplicate_that_
     queued = [i for i in json.loads(run("queue")) if i["item"] == serial]
     assert [(i["reason"], i["contests"]) for i in queued] == [("orphan_duplicate", ["gov", "council", "judge", "q1", "q2"])]
     for contest, votes in EXPECTED[serial]["intent"].items():
-        run("adjudicate", serial, "--contest", contest, "--votes", ",".join(votes), "--auditor", "a", "--auditor", "b")
+        run("adjudicate", serial, "--contest", contest, "--votes", ",".join(votes), "--auditor", "a", "--auditor", "b", "--no-accounts")
     assert (row(run, serial)["status"], row(run, serial)["counted"]) == ("resolved", f"{serial}-R1")
     assert pending(run)[f"{serial}-R1"]["state"] == "to_print"
 

@@ -12,15 +12,34 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from scanpipe.decisions import Attestation
 from scanpipe.review.index import refresh_all
 from scanpipe.types import CardKind, MarkStatus, PairingLabel
 from tests.helpers import read_card
-from tests.test_review_support import ReviewWorld, add_mismatched_pair, build_world, csrf_of, login
+from tests.test_review_support import (
+    UNREADABLE,
+    ReviewWorld,
+    add_mismatched_pair,
+    build_world,
+    csrf_of,
+    login,
+)
+
+
+def _step(client, page_url: str, step: str, **data: str):  # noqa: ANN001, ANN202 - a member's own vote, close or withdraw
+    page = client.get(page_url).text
+    start = page.index(f'class="board-{step}')
+    token = re.search(r'name="form_token" value="([^"]+)"', page[start:])
+    proposal = re.search(r'data-proposal="(\d+)"', page)
+    assert token is not None and proposal is not None
+    return client.post(f"/board/{step}", data={"csrf": csrf_of(page), "form_token": token.group(1), "proposal": proposal.group(1),
+                                               "back": "board_matters" if "matters" in page_url else "board_pairs", **data})
 
 
 def _labelled(world: ReviewWorld, seed: str, kind: CardKind, serial: str, option: str):  # noqa: ANN202
     card = read_card(seed * 64, world.election, "S1", "P01", {"gov": {option: MarkStatus.YES}}, kind=kind)
-    return replace(card, label=PairingLabel(kind, serial, serial, None), source=replace(card.source, path=str(world.folder / "card.png")))
+    return replace(card, label=PairingLabel(kind, serial, serial, None),
+                   source=replace(card.source, path=str(world.folder / "card.png"), sha256=UNREADABLE))  # the file is card.png
 
 
 def _token(html: str) -> str:
@@ -35,7 +54,8 @@ def test_the_print_button_gives_the_pdf_and_records_who_printed_it(tmp_path: Pat
     world = build_world(tmp_path)
     add_mismatched_pair(world)  # A0042: duplicate gov-a, original gov-b
     for auditor in ("alice", "bob"):
-        adjudicate_pair(world.store, "A0042", contest="gov", votes=["gov-b"], auditors=[auditor])
+        adjudicate_pair(world.store, "A0042", contest="gov", votes=["gov-b"], auditors=[auditor],
+                        attestation=Attestation(f"review:{auditor}", accounts=True))
     client = login(world.app, "alice")
     page = client.get("/duplicates")
     assert page.status_code == 200 and 'data-serial="A0042-R1" data-state="to_print"' in page.text
@@ -63,13 +83,14 @@ def test_the_board_rules_on_an_orphan_from_its_page_with_each_members_vote(tmp_p
     assert page.status_code == 200
     assert "The voter's original (paper record) for duplicate B0007 is missing (Md. Election Law §12-108(c)" in html.unescape(page.text)
     data = {"csrf": csrf_of(page.text), "form_token": _token(page.text), "serial": "B0007", "ruling": "counts_as_is",
-            "member_carol": "for"}
-    refused = client.post("/board/matters/rule", data=data)
-    assert refused.status_code == 400 and "at least 2 members present" in refused.text
+            "member_carol": "for", "member_dave": "for", "member_erin": "against"}  # carol cannot speak for dave and erin
+    assert client.post("/board/matters/rule", data=data).status_code == 302
+    refused = _step(client, "/board/matters", "close")
+    assert refused.status_code == 400 and "a board decision needs 2 present" in refused.text
     assert world.store.board_rulings() == {}
-    page = client.get("/board/matters")
-    data.update(form_token=_token(page.text), member_dave="for", member_erin="against")
-    done = client.post("/board/matters/rule", data=data)
+    assert _step(login(world.app, "dave"), "/board/matters", "vote", vote="for").status_code == 302
+    assert _step(login(world.app, "erin"), "/board/matters", "vote", vote="against").status_code == 302
+    done = _step(client, "/board/matters", "close")
     assert done.status_code == 200 and "for: carol, dave" in done.text
     ruling = world.store.board_rulings()["B0007"]
     assert (ruling.ruling.value, dict(ruling.members), ruling.rule_set) == ("counts_as_is", {"carol": "for", "dave": "for", "erin": "against"}, "MD-2026.1")
@@ -90,7 +111,10 @@ def test_the_board_signs_off_matched_pairs_in_one_decision_seeing_both_images(tm
     assert f'src="/image/{"3" * 64}"' in page.text and f'src="/image/{"4" * 64}"' in page.text
     r = client.post("/board/pairs/sign-off", data={"csrf": csrf_of(page.text), "form_token": _token(page.text), "serial": ["C0001"],
                                                    "member_carol": "for", "member_dave": "for"})
-    assert r.status_code == 302
+    assert r.status_code == 302 and world.store.examinations() == {}  # proposed; dave's vote is dave's to cast
+    assert _step(login(world.app, "dave"), "/board/pairs", "vote", vote="for").status_code == 302
+    r = _step(client, "/board/pairs", "close")
+    assert r.status_code == 302 and "done=" in r.headers["Location"]
     examined = world.store.examinations()
     assert list(examined) == ["C0001"] and examined["C0001"][0].ayes == ("carol", "dave")
     assert [e.action for e in world.store.events("pairs_signed_off")] == ["pairs_signed_off"]

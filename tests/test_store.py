@@ -168,7 +168,9 @@ def test_replace_interpretation_replaces_scores_and_bumps_the_sequence(store: St
     assert stored.interpreted_at >= stored.ingested_at
     with store.engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(target_score_table)).scalar_one() == 2
-    assert [e.detail for e in store.events("card_reinterpreted")] == [{"card": card.source.card_id, "interpretation_seq": 1}]
+    [ev] = store.events("card_reinterpreted")
+    assert {k: v for k, v in ev.detail.items() if k != "rows"} == {"card": card.source.card_id, "interpretation_seq": 1}
+    assert list(ev.detail["rows"]["card"]) == [card.source.card_id]  # the log records the card's new digest
     with pytest.raises(DecisionError, match="there is no card x"):
         store.replace_interpretation(dataclasses.replace(card, source=dataclasses.replace(card.source, card_id="x")))
 
@@ -345,7 +347,8 @@ def test_voiding_a_batch_marks_its_cards_and_is_logged(store: Store) -> None:
     assert store.void_batch("b1", "again").void_reason == "stack fed twice"
     assert {s.card.source.batch: s.batch_voided for s in store.iter_cards()} == {"b1": True, "b2": False}
     [ev] = store.events("batch_voided")
-    assert (ev.actor, ev.detail) == ("ann", {"batch": "b1", "reason": "stack fed twice", "cards": 1})
+    assert (ev.actor, {k: v for k, v in ev.detail.items() if k != "rows"}) == ("ann", {"batch": "b1", "reason": "stack fed twice", "cards": 1})
+    assert list(ev.detail["rows"]["batch"]) == ["b1"]  # the void's digest is in the log
     with pytest.raises(ConfigError, match="batch 'b1' was voided"):
         store.ensure_batch("b1")
     with pytest.raises(ConfigError, match="there is no batch named 'zz'"):

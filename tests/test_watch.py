@@ -111,10 +111,16 @@ def test_watch_folder_stops_on_the_event_and_survives_a_file_vanishing(scan_stor
     monkeypatch.setattr(watch, "_can_open", vanish_first)
     stop = threading.Event()
     lines: list[str] = []
-    timer = threading.Timer(0.5, stop.set)
+
+    def on_line(line: str) -> None:  # stop once both files were dealt with (no race with a timer)
+        lines.append(line)
+        if sum("card00" in seen for seen in lines) >= 2:
+            stop.set()
+
+    timer = threading.Timer(120, stop.set)  # a bound only for a broken watcher; a loaded machine is slow
     timer.start()
     summary = watch_folder(scan_store, [str(hot)], batch="hot", hints=CardHints(), poll_seconds=0.02, stop=stop,
-                           on_line=lines.append)
+                           on_line=on_line)
     timer.cancel()
     assert summary.cards_stored == 1
     assert [p for p, _ in summary.missing] == [str(hot / "card001.png")]

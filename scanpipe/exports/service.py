@@ -17,6 +17,7 @@ from pathlib import Path
 
 from scanpipe.counting import final_decisions
 from scanpipe.errors import ScanpipeError
+from scanpipe.exports.images import check_image_files
 from scanpipe.exports.cvr import CvrEntry, build_cvr_report, validate_cvr_report, write_cvr_stream
 from scanpipe.store.repository import Store
 from scanpipe.types import CardKind, CardSource, InterpretedCard, ReadCard
@@ -99,8 +100,10 @@ class _Whole:
 
 
 def export_cvr_file(store: Store, out: Path, *, validate: bool = True) -> int:
-    """Write the NIST SP 1500-103 report; refuse to write one that does not validate."""
+    """Write the NIST SP 1500-103 report; refuse to write one that does not validate, or one
+    whose image files changed since they were read (:func:`check_image_files`)."""
     election = store.current_election()
+    check_image_files(store, what=f"export cvr {out}")
     s = standing(store)
     now = datetime.now(UTC)
     paper_dir = out.parent / f"{out.stem}-new-duplicates"

@@ -44,8 +44,11 @@ def board_members(store: Store, members: Mapping[str, str], *, no_accounts: bool
 
 
 def rule_on_serial(store: Store, serial: str, *, ruling: RulingKind, card: str | None, members: Mapping[str, str], actor: str,
-                   note: str | None = None, no_accounts: bool = False) -> BoardRuling:
-    """Record the board's ruling on an orphan or conflict and reconcile that serial."""
+                   note: str | None = None, no_accounts: bool = False, proposal: int | None = None) -> BoardRuling:
+    """Record the board's ruling on an orphan or conflict and reconcile that serial.
+
+    ``members`` must be each member's own vote: from their own review login (``proposal``,
+    :mod:`scanpipe.review.board`, closed with the ruling) or their password at the command line."""
     from scanpipe.reconcile.service import reconcile
 
     s = standing(store, serial=serial)
@@ -59,7 +62,7 @@ def rule_on_serial(store: Store, serial: str, *, ruling: RulingKind, card: str |
     cards = (*pair.duplicates, *pair.originals)
     _check_card(s, pair.serial, pair.base_status, ruling, card, cards)
     made = store.add_board_ruling(serial=serial, matter=pair.base_status, ruling=ruling, card=card, cards=cards, members=members,
-                                  actor=actor, rule_set=rules.id, note=note)
+                                  actor=actor, rule_set=rules.id, note=note, proposal=proposal)
     if no_accounts:
         store.log_event("no_accounts", {"what": "board ruling", "serial": serial, "members": sorted(members)}, actor=actor)
     reconcile(store, serial=serial)
@@ -96,7 +99,7 @@ def _check_card(s: Standing, serial: str, matter: PairStatus, ruling: RulingKind
 
 
 def sign_off_pairs(store: Store, serials: Sequence[str], *, members: Mapping[str, str], actor: str, note: str | None = None,
-                   no_accounts: bool = False) -> int:
+                   no_accounts: bool = False, proposal: int | None = None) -> int:
     """The board signs off a batch of matched pairs it examined (one decision, logged); returns its id.
     Every serial must be a matched pair now; the cards it saw are kept with the sign-off."""
     if not serials:
@@ -111,7 +114,7 @@ def sign_off_pairs(store: Store, serials: Sequence[str], *, members: Mapping[str
             raise DecisionError(f"serial {serial} is not a matched pair ({pair.status if pair else 'unknown serial'}): "
                                 "only matched pairs are signed off in a batch; nothing was recorded")
         cards[serial] = (*pair.duplicates, *pair.originals)
-    signoff = store.add_pair_signoff(cards, members=members, actor=actor, rule_set=rules.id, note=note)
+    signoff = store.add_pair_signoff(cards, members=members, actor=actor, rule_set=rules.id, note=note, proposal=proposal)
     if no_accounts:
         store.log_event("no_accounts", {"what": "pair sign-off", "signoff": signoff, "members": sorted(members)}, actor=actor)
     return signoff

@@ -22,6 +22,7 @@ from scanpipe.reconcile.resolve import PairOutcome
 from scanpipe.rules import rule_set
 from scanpipe.store.pairs import NewDuplicateRecord
 from scanpipe.store.repository import Store
+from scanpipe.decisions import Attestation
 from scanpipe.types import CardHints, InterpretedCard, ReadCard, Reason, UnreadableCard
 from scanpipe.workflow import BoardVotes, DecisionOutcome, Standing, record_decision, standing
 
@@ -205,7 +206,7 @@ def _reprint_problem(card: InterpretedCard, nd: NewDuplicateRecord) -> str | Non
 
 
 def adjudicate_pair(
-    store: Store, serial: str, *, contest: str, votes: Sequence[str], auditors: Sequence[str],
+    store: Store, serial: str, *, contest: str, votes: Sequence[str], auditors: Sequence[str], attestation: Attestation,
     rule: str | None = None, note: str | None = None, render_dir: Path | None = None, board: BoardVotes | None = None,
 ) -> DecisionOutcome:
     """Record a decision for one contest of a serial (one transaction; ``board`` as in
@@ -225,7 +226,7 @@ def adjudicate_pair(
         raise DecisionError(f"serial {serial} ({pair.status.value}) does not list contest '{contest}' for a decision; it lists: {listed}")
     _check_eligible(s, pair, contest, votes)
     outcome = record_decision(store, s.election, item=serial, item_kind="pair", contest=contest, votes=votes, auditors=auditors,
-                              rule=rule, note=note, board=board)
+                              rule=rule, note=note, attestation=attestation, board=board)
     summary = reconcile(store, render_dir=render_dir, serial=serial)
     return replace(outcome, new_duplicates=tuple(summary.new_duplicates))
 

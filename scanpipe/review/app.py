@@ -34,6 +34,19 @@ class ReviewConfig:
     idle: timedelta = timedelta(minutes=30)
     absolute: timedelta = timedelta(hours=12)
     secure_cookies: bool = False  # set when served over HTTPS (behind a proxy that terminates TLS)
+    trusted_proxies: frozenset[str] = frozenset()  # addresses whose X-Forwarded-For names the client
+
+
+def client_address() -> str:
+    """The client's address: the connection's, or, when the connection comes from a trusted
+    proxy, the last address that proxy appended to ``X-Forwarded-For`` (what a client sends
+    itself in that header is never believed)."""
+    remote = request.remote_addr or "?"
+    if remote in config().trusted_proxies:
+        forwarded = [a.strip() for a in request.headers.get("X-Forwarded-For", "").split(",") if a.strip()]
+        if forwarded:
+            return forwarded[-1][:64]
+    return remote
 
 
 class ElectionCache:

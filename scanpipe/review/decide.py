@@ -5,28 +5,28 @@ An auditor's call goes to :func:`scanpipe.workflow.record_decision` (a card) or
 rule; the review index is then refreshed for that item. The app only checks first that the
 contest is one the queue lists for the item, so a forged form cannot decide anything else.
 
-A board decision settles an escalated contest: the members present vote on one reading;
-with a majority for it, the reading is recorded through the same library call with the
-members who voted for it as joint auditors; in that one transaction the escalated decisions
-are superseded, the reading becomes final, and each member's vote is kept (``board_vote``).
+A board decision settles an escalated contest (:mod:`scanpipe.review.board`: each member
+votes from their own login); with a majority of the members present for a reading, it is
+recorded through the same library call with the members who voted for it as joint auditors;
+in that one transaction the escalated decisions are superseded, the reading becomes final,
+and each member's vote is kept (``board_vote``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
 
+from scanpipe.decisions import Attestation
 from scanpipe.errors import DecisionError
 from scanpipe.review.index import refresh_item, rows_of
 from scanpipe.store.models import decision_table
 from scanpipe.store.repository import Store
 from scanpipe.types import CardKind, Election
 from scanpipe.workflow import BoardVotes, DecisionOutcome, identify, record_decision
-
-BOARD_VOTES = ("for", "against", "abstain")
 
 
 def rule_set_of(election: Election) -> tuple[tuple[str, str], ...]:
@@ -48,12 +48,18 @@ def decide(store: Store, election: Election, *, kind: str, item: str, contest: s
     if kind == "pair":
         from scanpipe.reconcile.service import adjudicate_pair
 
-        outcome = adjudicate_pair(store, item, contest=contest, votes=votes, auditors=[auditor], rule=rule, note=note)
+        outcome = adjudicate_pair(store, item, contest=contest, votes=votes, auditors=[auditor], rule=rule, note=note,
+                                  attestation=_web(auditor))
     else:
         outcome = record_decision(store, election, item=item, item_kind="card", contest=contest, votes=votes,
-                                  auditors=[auditor], rule=rule, note=note)
+                                  auditors=[auditor], rule=rule, note=note, attestation=_web(auditor))
     refresh_item(store, election, item, kind)
     return outcome
+
+
+def _web(username: str) -> Attestation:
+    """A decision from a review session: the logged-in account is the auditor and the operator."""
+    return Attestation(operator=f"review:{username}", accounts=True)
 
 
 def identify_card(store: Store, election: Election, card_id: str, *, style: str | None, precinct: str | None,
@@ -92,29 +98,6 @@ def escalations(store: Store, item: str) -> list[Escalation]:
             for c, rs in sorted(by_contest.items())]
 
 
-def board_decide(store: Store, election: Election, *, item: str, contest: str, decision_id: int, votes: Sequence[str],
-                 members: Mapping[str, str], board_members: Sequence[str], rule: str | None, note: str | None,
-                 actor: str) -> DecisionOutcome:
-    """The board settles an escalated contest; ``members`` maps each member present to
-    ``for`` / ``against`` / ``abstain`` (the reading in ``votes``)."""
-    esc = next((e for e in escalations(store, item) if e.contest == contest), None)
-    if esc is None:
-        raise DecisionError(f"{item}: contest '{contest}' has no escalated decision for the board")
-    if decision_id != esc.latest:
-        raise DecisionError(f"decision {decision_id} is not the open escalation of {item} contest '{contest}' (it is {esc.latest}); reload the board page")
-    from scanpipe.reconcile.rulings import check_board_votes
-    from scanpipe.rules import rule_set
-
-    ayes = list(check_board_votes(members, board_members, rule_set(election.jurisdiction).board_quorum))
-    _check_reading(election, contest, votes, rule)
-    tally = ", ".join(f"{m}: {members[m]}" for m in sorted(members))
-    full_note = f"board decision ({tally})" + (f"; {note}" if note else "")
-    board = BoardVotes(escalation=decision_id, members=dict(members), actor=actor)
-    outcome = _record(store, election, esc, votes=votes, auditors=ayes, rule=rule, note=full_note, board=board)
-    refresh_item(store, election, item, esc.kind)
-    return outcome
-
-
 def _check_reading(election: Election, contest: str, votes: Sequence[str], rule: str | None) -> None:
     from scanpipe.rules import rule_set
 
@@ -127,13 +110,14 @@ def _check_reading(election: Election, contest: str, votes: Sequence[str], rule:
 
 
 def _record(store: Store, election: Election, esc: Escalation, *, votes: Sequence[str], auditors: Sequence[str],
-            rule: str | None, note: str, board: BoardVotes) -> DecisionOutcome:
+            rule: str | None, note: str, board: BoardVotes, attestation: Attestation) -> DecisionOutcome:
     """The board's reading, its members' votes and the superseded escalation: one transaction."""
     if esc.kind == "pair":
         from scanpipe.reconcile.service import adjudicate_pair
 
-        return adjudicate_pair(store, esc.item, contest=esc.contest, votes=votes, auditors=auditors, rule=rule, note=note, board=board)
+        return adjudicate_pair(store, esc.item, contest=esc.contest, votes=votes, auditors=auditors, rule=rule, note=note, board=board,
+                               attestation=attestation)
     return record_decision(store, election, item=esc.item, item_kind="card", contest=esc.contest, votes=votes,
-                           auditors=auditors, rule=rule, note=note, board=board)
+                           auditors=auditors, rule=rule, note=note, board=board, attestation=attestation)
 
 

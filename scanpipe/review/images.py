@@ -2,10 +2,15 @@
 
 PNG and JPEG files are sent as they are; TIFF and PDF pages are decoded the way ingest
 decodes them (so the stored target boxes, in that image's pixels, line up) and sent as PNG.
+
+What an auditor sees is what was read: the file's SHA-256 is compared with the one stored
+when the card was ingested (a rendered new duplicate: when it was rendered) before anything
+is sent; a file changed since is refused (:class:`ImageChanged`) and the refusal logged.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,51 +28,80 @@ class ImageMissing(Exception):
     """No stored card has this id, or its file is gone or unreadable."""
 
 
+class ImageChanged(Exception):
+    """The file at the card's path is not the file that was read (its SHA-256 differs)."""
+
+
 @dataclass(frozen=True, slots=True)
 class CardImage:
     data: bytes
     mimetype: str
 
 
-def card_image(store: Store, card_id: str) -> CardImage:
-    """The image of a stored card (its first page when the id names no page)."""
+def card_image(store: Store, card_id: str, *, actor: str | None = None) -> CardImage:
+    """The image of a stored card (its first page when the id names no page), once its bytes
+    are checked against the stored SHA-256 (a mismatch: :class:`ImageChanged`, logged)."""
     if not CARD_ID.fullmatch(card_id):
         raise ImageMissing(f"{card_id[:90]!r} is not a card id")
     if card_id.startswith("nd-"):  # a new duplicate's rendered card is kept in the database
         pages = store.new_duplicate_pages(card_id[3:])
         if pages:
-            return CardImage(pages[0][0], "image/png")
-    path, page = _lookup(store, card_id)
+            data, _dpi = pages[0]
+            check_image_bytes(store, card_id, f"the database's rendered page of {card_id}", data, _rendered_sha256(store, card_id[3:]),
+                              actor=actor)
+            return CardImage(data, "image/png")
+    path, page, expected = _lookup(store, card_id)
     file = Path(path)
     if not file.is_file():
         raise ImageMissing(f"card {card_id}: its image file is no longer where it was ingested")
+    data = file.read_bytes()
+    check_image_bytes(store, card_id, path, data, expected, actor=actor)
     suffix = file.suffix.lower()
     if suffix in _DIRECT and page == 1:
-        return CardImage(file.read_bytes(), _DIRECT[suffix])
-    return CardImage(_decoded_png(file, page), "image/png")
+        return CardImage(data, _DIRECT[suffix])
+    return CardImage(_decoded_png(file, data, page), "image/png")
 
 
-def _lookup(store: Store, card_id: str) -> tuple[str, int]:
+def check_image_bytes(store: Store, card_id: str, path: str, data: bytes, expected: str | None, *, actor: str | None,
+                      where: str = "review") -> None:
+    """Raise :class:`ImageChanged` (and log ``image_mismatch``) unless ``data`` has the stored SHA-256."""
+    found = hashlib.sha256(data).hexdigest()
+    if expected is not None and found == expected:
+        return
+    store.log_event("image_mismatch", {"card": card_id, "path": path, "expected_sha256": expected, "found_sha256": found,
+                                       "refused": where}, actor=actor)
+    what = "no SHA-256 was stored for it" if expected is None else f"its SHA-256 is {found[:16]}.., the card read was {expected[:16]}.."
+    raise ImageChanged(f"card {card_id}: the file {path} is not the image that was read ({what}); it is not shown. "
+                       "Tell the administrator: the file was replaced or damaged after ingest.")
+
+
+def _rendered_sha256(store: Store, serial: str) -> str | None:
+    """The SHA-256 recorded when the new duplicate's first page was rendered."""
+    with store._read() as conn:
+        return conn.execute(select(new_duplicate_table.c.image_sha256).where(new_duplicate_table.c.serial == serial)).scalar()
+
+
+def _lookup(store: Store, card_id: str) -> tuple[str, int, str | None]:
     with store._read() as conn:
         if card_id.startswith("nd-"):
             t = new_duplicate_table
-            path = conn.execute(select(t.c.image_path).where(t.c.serial == card_id[3:])).scalar()
-            if path is None:
+            nd = conn.execute(select(t.c.image_path, t.c.image_sha256).where(t.c.serial == card_id[3:])).first()
+            if nd is None or nd.image_path is None:
                 raise ImageMissing(f"there is no new duplicate image for {card_id}")
-            return str(path), 1
-        row = conn.execute(select(card_table.c.path, card_table.c.page_index).where(card_table.c.card_id == card_id)).first()
+            return str(nd.image_path), 1, nd.image_sha256
+        row = conn.execute(select(card_table.c.path, card_table.c.page_index, card_table.c.sha256).where(card_table.c.card_id == card_id)).first()
     if row is None:
         raise ImageMissing(f"there is no card {card_id}")
-    return str(row.path), int(row.page_index)
+    return str(row.path), int(row.page_index), str(row.sha256)
 
 
-def _decoded_png(file: Path, page: int) -> bytes:
+def _decoded_png(file: Path, data: bytes, page: int) -> bytes:
     import cv2
 
     from scanpipe.imaging.decode import ImageDecodeError, decode_card_bytes
 
     try:
-        pages = decode_card_bytes(file.read_bytes(), str(file))
+        pages = decode_card_bytes(data, str(file))
     except ImageDecodeError as e:
         raise ImageMissing(f"{file.name}: {e}") from e
     if page > len(pages):

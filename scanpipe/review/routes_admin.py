@@ -9,6 +9,7 @@ from flask import Flask, Response, g, redirect, render_template, request, url_fo
 from sqlalchemy import func, select
 
 from scanpipe.audit import append_event, verify_chain
+from scanpipe.audit_verify import tally_digest
 from scanpipe.review import accounts, index
 from scanpipe.review.app import refuse, store
 from scanpipe.review.security import ADMIN, BOARD, OBSERVER, allow
@@ -66,6 +67,7 @@ def tally_export() -> Any:
     rows = tally_rows()
     with store()._write() as conn:
         append_event(conn, "export", {"what": "tally.csv", "rows": len(rows)}, g.session.user.username, utcnow())
+        append_event(conn, "tally", {"sha256": tally_digest(rows), "rows": len(rows), "out": "review tally.csv"}, g.session.user.username, utcnow())
     response = Response(tally_csv(rows), mimetype="text/csv")
     response.headers["Content-Disposition"] = "attachment; filename=tally.csv"
     return response
@@ -73,7 +75,21 @@ def tally_export() -> Any:
 
 @allow(ADMIN)
 def users() -> Any:
-    return render_template("users.html", users=accounts.list_users(store()), roles=ROLES)
+    return render_template("users.html", users=accounts.list_users(store()), roles=ROLES, lockouts=accounts.lockouts(store()))
+
+
+@allow(ADMIN)
+def user_approve(username: str) -> Any:
+    """A second administrator approves an account (never the one who added it)."""
+    accounts.approve_user(store(), username, approver=g.session.user.username)
+    return redirect(url_for("users"))
+
+
+@allow(ADMIN)
+def user_unlock(username: str) -> Any:
+    """Let an account try to log in again (from one address, or from everywhere)."""
+    accounts.unlock_user(store(), username, remote=request.form.get("remote") or None, actor=g.session.user.username)
+    return redirect(url_for("users"))
 
 
 @allow(ADMIN)
@@ -113,5 +129,7 @@ def register(app: Flask) -> None:
     app.add_url_rule("/users", "users", users)
     app.add_url_rule("/users/add", "user_add", user_add, methods=["POST"])
     app.add_url_rule("/users/<username>/disable", "user_disable", user_disable, methods=["POST"])
+    app.add_url_rule("/users/<username>/approve", "user_approve", user_approve, methods=["POST"])
+    app.add_url_rule("/users/<username>/unlock", "user_unlock", user_unlock, methods=["POST"])
     app.add_url_rule("/audit", "audit", audit)
     app.add_url_rule("/admin/refresh", "refresh", refresh, methods=["POST"])

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 from pathlib import Path
+from urllib.parse import urlsplit
 from typing import Any
 
 from flask import Flask, Response, g, redirect, render_template, request, url_for
 
+from scanpipe.errors import ConfigError
 from scanpipe.review import accounts
-from scanpipe.review.app import LOGIN_COOKIE, SESSION_COOKIE, config, refuse, store
+from scanpipe.review.app import LOGIN_COOKIE, SESSION_COOKIE, client_address, config, refuse, store
 from scanpipe.review.security import ALL_ROLES, allow
 
 ASSETS = {"review.js": "text/javascript", "review.css": "text/css"}  # names only: no path from the client
@@ -26,9 +29,11 @@ def login_form() -> Any:
 def login() -> Any:
     username, password = request.form.get("username", ""), request.form.get("password", "")
     try:
-        opened = accounts.login(store(), username, password, request.remote_addr or "?", idle=config().idle, absolute=config().absolute)
+        opened = accounts.login(store(), username, password, client_address(), idle=config().idle, absolute=config().absolute)
     except accounts.Throttled as e:
         return refuse(429, str(e))
+    except ConfigError as e:  # the password was right, but the account awaits approval
+        return refuse(403, str(e))
     if opened is None:
         token = request.cookies.get(LOGIN_COOKIE, "")
         return render_template("login.html", login_csrf=token, next=_safe_next(request.form.get("next")),
@@ -56,9 +61,15 @@ def asset(name: str) -> Any:
     return response
 
 
+_LOCAL_PATH = re.compile(r"/(?![/\\])[A-Za-z0-9\-._~!$&'()*+,;=:@%/?]*")
+
+
 def _safe_next(target: str | None) -> str | None:
-    """Only a local path (no scheme, no host, no backslash) is followed after login."""
-    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target and "\n" not in target:
+    """Only a path of this site is followed after login: it starts with one ``/`` and holds
+    only the printable characters a URL path and query may hold (no whitespace or control
+    character, which browsers drop, so ``/\t/evil.example`` would become ``//evil.example``;
+    no backslash, which browsers read as ``/``; no ``#``)."""
+    if target and len(target) <= 2000 and _LOCAL_PATH.fullmatch(target) and urlsplit(target).netloc == "":
         return target
     return None
 

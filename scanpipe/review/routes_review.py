@@ -7,10 +7,11 @@ from typing import Any
 from flask import Flask, Response, g, redirect, render_template, request, url_for
 
 from scanpipe.errors import DecisionError
+from scanpipe.review import board as board_votes
 from scanpipe.review import decide, index, views
 from scanpipe.review.accounts import usernames_with_role
 from scanpipe.review.app import election, refuse, store
-from scanpipe.review.images import ImageMissing, card_image
+from scanpipe.review.images import ImageChanged, ImageMissing, card_image
 from scanpipe.review.security import (
     ADMIN,
     ALL_ROLES,
@@ -20,6 +21,7 @@ from scanpipe.review.security import (
     consume_form_token,
     issue_form_token,
 )
+from scanpipe.rules import rule_set
 from scanpipe.types import CardKind
 
 
@@ -114,9 +116,11 @@ def card_identify(card_id: str) -> Any:
 @allow(AUDITOR, BOARD, ADMIN)
 def image(card_id: str) -> Any:
     try:
-        img = card_image(store(), card_id)
+        img = card_image(store(), card_id, actor=g.session.user.username)
     except ImageMissing as e:
         return refuse(404, str(e))
+    except ImageChanged as e:
+        return refuse(409, str(e))
     response = Response(img.data, mimetype=img.mimetype)
     response.headers["Cache-Control"] = "private, max-age=600"
     return response
@@ -126,30 +130,109 @@ def image(card_id: str) -> Any:
 def board() -> Any:
     items, _ = index.page_of_items(store(), index.Filters(state="escalated"), size=200)
     cases = [(i, e) for i in items for e in decide.escalations(store(), i.item) if e.contest in i.contests]
-    tokens = {(i.item, e.contest): issue_form_token(g.session.csrf, f"board|{i.item}|{e.contest}") for i, e in cases}
-    return render_template("board.html", cases=cases, tokens=tokens, members=usernames_with_role(store(), BOARD), election=election(),
-                           rules=decide.rule_set_of(election()))
+    proposals = board_votes.open_proposals(store(), sorted({i.item for i, _ in cases}))
+    tokens = {(i.item, e.contest): issue_form_token(g.session.csrf, f"board-propose|{i.item}|{e.contest}")
+              for i, e in cases if (i.item, e.contest) not in proposals}
+    texts = {p.id: ", ".join(o.name for o in election().contest(p.contest or "").options if o.id in p.votes) or "no vote in this contest"
+             for p in proposals.values()}
+    return render_template("board.html", cases=cases, proposals=proposals, tokens=tokens, ptokens=proposal_tokens(proposals.values()),
+                           texts=texts, members=usernames_with_role(store(), BOARD), quorum=rule_set(election().jurisdiction).board_quorum,
+                           election=election(), rules=decide.rule_set_of(election()))
+
+
+def proposal_tokens(proposals: Any) -> dict[int, dict[str, str]]:
+    """The one-time tokens of the vote, close and withdraw forms of each open proposal."""
+    return {p.id: {step: issue_form_token(g.session.csrf, f"board-{step}|{p.id}") for step in ("vote", "close", "withdraw")}
+            for p in proposals}
+
+
+BACK = {"board": "board", "board_matters": "board_matters", "board_pairs": "board_pairs"}  # pages a board form returns to
+
+
+def _back() -> Any:
+    return redirect(url_for(BACK.get(request.form.get("back", ""), "board")))
+
+
+def _board_token(purpose: str) -> str | None:
+    return consume_form_token(store(), g.session.csrf, request.form.get("form_token"), purpose, g.session.user.id)
+
+
+def _proposal_id() -> int:
+    value = request.form.get("proposal", "")
+    if not value.isdigit():
+        raise DecisionError("the form names no board proposal")
+    return int(value)
 
 
 @allow(BOARD)
-def board_decide() -> Any:
+def board_propose() -> Any:
+    """A member proposes the board's reading of an escalated contest; that is their vote for it."""
     form = request.form
     item, contest = form.get("item", ""), form.get("contest", "")
-    refused = consume_form_token(store(), g.session.csrf, form.get("form_token"), f"board|{item}|{contest}", g.session.user.id)
+    refused = _board_token(f"board-propose|{item}|{contest}")
     if refused is not None:
         return refuse(409, refused)
     decision = form.get("decision", "")
     if not decision.isdigit():
         return refuse(400, "the form names no escalated decision")
-    members = {m[len("member_"):]: v for m, v in form.items() if m.startswith("member_") and v in decide.BOARD_VOTES}
     votes = form.getlist("votes")
     if not votes and form.get("novote") != "1":
         return refuse(400, "No option was chosen: tick 'no vote in this contest' to record that the voter made no choice.")
-    outcome = decide.board_decide(store(), election(), item=item, contest=contest, decision_id=int(decision), votes=votes,
-                                  members=members, board_members=usernames_with_role(store(), BOARD), rule=form.get("rule") or None,
-                                  note=(form.get("note") or "").strip()[:2000] or None, actor=g.session.user.username)
-    return render_template("decided.html", outcome=outcome, kind="board", item=item, contest=contest, next_item=None,
+    me = g.session
+    board_votes.propose(store(), election(), item=item, contest=contest, decision_id=int(decision), votes=votes,
+                        rule=form.get("rule") or None, note=(form.get("note") or "").strip()[:2000] or None,
+                        member=me.user.username, session=me.token_sha256)
+    return redirect(url_for("board"))
+
+
+@allow(BOARD)
+def board_vote() -> Any:
+    """The logged-in member's own vote on an open proposal (no other member's vote is read
+    from the form)."""
+    proposal = _proposal_id()
+    refused = _board_token(f"board-vote|{proposal}")
+    if refused is not None:
+        return refuse(409, refused)
+    me = g.session
+    board_votes.cast_vote(store(), proposal_id=proposal, vote=request.form.get("vote", ""), member=me.user.username,
+                          session=me.token_sha256)
+    return _back()
+
+
+@allow(BOARD)
+def board_close() -> Any:
+    """A member who voted closes the vote: recorded, rejected, or refused without a quorum."""
+    proposal = _proposal_id()
+    refused = _board_token(f"board-close|{proposal}")
+    if refused is not None:
+        return refuse(409, refused)
+    closed = board_votes.close_vote(store(), election(), proposal_id=proposal, member=g.session.user.username,
+                                    board_members=usernames_with_role(store(), BOARD))
+    prop = closed.proposal
+    if closed.rejected:
+        return render_template("message.html", title="Rejected", status=200,
+                               message="The proposal was rejected: a majority of the members present did not vote for it. "
+                                       "Nothing was recorded; a member may propose again.")
+    if closed.ruling is not None:
+        made = closed.ruling
+        return render_template("message.html", title="Ruling recorded", status=200,
+                               message=f"Ruling {made.id} on serial {made.serial}: {made.ruling.value.replace('_', ' ')} "
+                                       f"(for: {', '.join(made.ayes)}; rule set {made.rule_set}).")
+    if closed.signoff is not None:
+        return redirect(url_for("board_pairs", done=closed.signoff))
+    assert closed.decision is not None and prop.item is not None and prop.contest is not None
+    return render_template("decided.html", outcome=closed.decision, kind="board", item=prop.item, contest=prop.contest, next_item=None,
                            again=url_for("board"))
+
+
+@allow(BOARD)
+def board_withdraw() -> Any:
+    proposal = _proposal_id()
+    refused = _board_token(f"board-withdraw|{proposal}")
+    if refused is not None:
+        return refuse(409, refused)
+    board_votes.withdraw(store(), proposal_id=proposal, member=g.session.user.username)
+    return _back()
 
 
 def register(app: Flask) -> None:
@@ -162,4 +245,7 @@ def register(app: Flask) -> None:
     app.add_url_rule("/pair/<serial>/decide", "pair_decide", pair_decide, methods=["POST"])
     app.add_url_rule("/image/<card_id>", "image", image)
     app.add_url_rule("/board", "board", board)
-    app.add_url_rule("/board/decide", "board_decide", board_decide, methods=["POST"])
+    app.add_url_rule("/board/propose", "board_propose", board_propose, methods=["POST"])
+    app.add_url_rule("/board/vote", "board_vote", board_vote, methods=["POST"])
+    app.add_url_rule("/board/close", "board_close", board_close, methods=["POST"])
+    app.add_url_rule("/board/withdraw", "board_withdraw", board_withdraw, methods=["POST"])

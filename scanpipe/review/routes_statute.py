@@ -2,7 +2,9 @@
 orphans and conflicts, and the board's sign-off of matched pairs in batches.
 
 Every page calls the same library functions as ``scanpipe duplicates`` and ``scanpipe board``
-(:mod:`scanpipe.reconcile.paper`, :mod:`scanpipe.reconcile.board`).
+(:mod:`scanpipe.reconcile.paper`, :mod:`scanpipe.reconcile.board`). A ruling or a sign-off is
+proposed by one member and voted on by each member from their own login
+(:mod:`scanpipe.review.board`); no form field names another member's vote.
 """
 
 from __future__ import annotations
@@ -13,11 +15,20 @@ from flask import Flask, Response, g, redirect, render_template, request, url_fo
 
 from scanpipe.reconcile import board as board_lib
 from scanpipe.reconcile import paper
-from scanpipe.reconcile.rulings import BOARD_VOTES, RulingKind, board_question
+from scanpipe.reconcile.rulings import board_question
+from scanpipe.review import board as board_votes
 from scanpipe.review.accounts import usernames_with_role
 from scanpipe.review.app import election, refuse, store
-from scanpipe.review.index import refresh_item
-from scanpipe.review.security import ADMIN, AUDITOR, BOARD, OBSERVER, allow, consume_form_token, issue_form_token
+from scanpipe.review.routes_review import proposal_tokens
+from scanpipe.review.security import (
+    ADMIN,
+    AUDITOR,
+    BOARD,
+    OBSERVER,
+    allow,
+    consume_form_token,
+    issue_form_token,
+)
 from scanpipe.rules import rule_set
 
 SIGNOFF_BATCH = 25  # matched pairs on one sign-off page
@@ -54,9 +65,18 @@ def board_matters() -> Any:
     s = _standing_of_matters()
     rules = rule_set(election().jurisdiction)
     cases = [(p, board_question(p.base_status, p.serial, rules.missing_record_source.citation)) for p in s]
+    proposals = board_votes.open_proposals(store(), [p.serial for p, _ in cases], matter="ruling")
     tokens = {p.serial: issue_form_token(g.session.csrf, f"rule|{p.serial}") for p, _ in cases}
+    texts = {x.id: _ruling_text(x.payload) for x in proposals.values()}
     return render_template("board_matters.html", cases=cases, tokens=tokens, members=usernames_with_role(store(), BOARD),
-                           votes=BOARD_VOTES, rules=rules)
+                           rules=rules, proposals={k[0]: v for k, v in proposals.items()},
+                           ptokens=proposal_tokens(proposals.values()), texts=texts)
+
+
+def _ruling_text(payload: dict[str, Any]) -> str:
+    text = {"counts_as_is": "a duplicate counts as it is", "new_duplicate": "a new duplicate over every contest of the style",
+            "nothing": "nothing counts for this serial"}.get(str(payload.get("ruling")), str(payload.get("ruling")))
+    return text + (f" (card {str(payload['card'])[:16]})" if payload.get("card") else "")
 
 
 def _standing_of_matters() -> list[Any]:
@@ -72,16 +92,12 @@ def board_rule() -> Any:
     refused = consume_form_token(store(), g.session.csrf, form.get("form_token"), f"rule|{serial}", g.session.user.id)
     if refused is not None:
         return refuse(409, refused)
-    kind = form.get("ruling", "")
-    if kind not in {k.value for k in RulingKind}:
-        return refuse(400, "Choose the board's ruling: counts as it is, a new duplicate, or nothing counts.")
-    members = {m[len("member_"):]: v for m, v in form.items() if m.startswith("member_") and v in BOARD_VOTES}
-    made = board_lib.rule_on_serial(store(), serial, ruling=RulingKind(kind), card=form.get("card") or None, members=members,
-                                    actor=g.session.user.username, note=(form.get("note") or "").strip()[:2000] or None)
-    refresh_item(store(), election(), serial, "pair")
-    return render_template("message.html", title="Ruling recorded", status=200,
-                           message=f"Ruling {made.id} on serial {serial}: {made.ruling.value.replace('_', ' ')} "
-                                   f"(for: {', '.join(made.ayes)}; rule set {made.rule_set}).")
+    if serial not in {p.serial for p in _standing_of_matters()}:
+        return refuse(400, f"serial {serial} is not an orphan or a conflict awaiting the board")
+    me = g.session
+    board_votes.propose_ruling(store(), serial=serial, ruling=form.get("ruling", ""), card=form.get("card") or None,
+                               note=(form.get("note") or "").strip()[:2000] or None, member=me.user.username, session=me.token_sha256)
+    return redirect(url_for("board_matters"))
 
 
 @allow(BOARD, ADMIN)
@@ -90,9 +106,12 @@ def board_pairs() -> Any:
     batch = [store().get_pair(s) for s in serials[:SIGNOFF_BATCH]]
     token = issue_form_token(g.session.csrf, "signoff")
     names = {p.id: p.name for p in election().precincts}
+    proposal = board_votes.open_sign_off(store())
+    proposed = [store().get_pair(s) for s in proposal.payload["serials"]] if proposal is not None else []
     return render_template("board_pairs.html", pairs=[p for p in batch if p is not None], total=len(serials), token=token,
-                           members=usernames_with_role(store(), BOARD), votes=BOARD_VOTES, names=names,
-                           rules=rule_set(election().jurisdiction))
+                           members=usernames_with_role(store(), BOARD), names=names, rules=rule_set(election().jurisdiction),
+                           proposal=proposal, proposed=[p for p in proposed if p is not None],
+                           ptokens=proposal_tokens([proposal] if proposal is not None else []))
 
 
 @allow(BOARD)
@@ -101,11 +120,12 @@ def board_sign_off() -> Any:
     refused = consume_form_token(store(), g.session.csrf, form.get("form_token"), "signoff", g.session.user.id)
     if refused is not None:
         return refuse(409, refused)
-    serials = form.getlist("serial")
-    members = {m[len("member_"):]: v for m, v in form.items() if m.startswith("member_") and v in BOARD_VOTES}
-    signoff = board_lib.sign_off_pairs(store(), serials, members=members, actor=g.session.user.username,
-                                       note=(form.get("note") or "").strip()[:2000] or None)
-    return redirect(url_for("board_pairs", done=signoff))
+    unexamined = set(board_lib.unexamined_pairs(store()))
+    serials = [s for s in form.getlist("serial") if s in unexamined]
+    me = g.session
+    board_votes.propose_sign_off(store(), serials=serials, note=(form.get("note") or "").strip()[:2000] or None,
+                                 member=me.user.username, session=me.token_sha256)
+    return redirect(url_for("board_pairs"))
 
 
 def register(app: Flask) -> None:

@@ -20,6 +20,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 
 from scanpipe.errors import StorageError
+from scanpipe.store import ledger
 from scanpipe.store.engine import READ, make_engine, parse_url, safe_url
 from scanpipe.store.models import utcnow
 from scanpipe.store.transaction import insert_event
@@ -31,7 +32,7 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 SUPPORTED = ("sqlite", "postgresql")
 PG_MIGRATE_LOCK = 0x5CA9_91BE  # advisory lock keys (PostgreSQL): one migrator at a time,
 PG_ELECTION_LOCK = 0x5CA9_91BF  # one election loader at a time
-SCHEMA_HEAD = "0007"  # the newest migration's revision (tests/test_store.py checks it against Alembic)
+SCHEMA_HEAD = "0008"  # the newest migration's revision (tests/test_store.py checks it against Alembic)
 
 
 def alembic_config() -> Config:
@@ -85,7 +86,13 @@ class Database:
         """One write transaction (``BEGIN IMMEDIATE`` on SQLite)."""
         try:
             with self.engine.begin() as conn:
-                yield conn
+                ledger.begin(conn)
+                try:
+                    yield conn
+                    if ledger.has_pending(conn):  # covered rows no entry recorded yet: one entry for them
+                        insert_event(conn, "rows_changed", {}, None, utcnow())
+                finally:
+                    ledger.end(conn)
         except DBAPIError as e:
             raise self._error(e) from e
 
@@ -129,6 +136,23 @@ class Database:
             after = MigrationContext.configure(conn).get_current_revision()
             if after != before:
                 insert_event(conn, "schema_migrated", {"from": before, "to": after}, None, utcnow())
+            self._start_ledger(conn)
+
+    def _start_ledger(self, conn: Connection) -> None:
+        """The first time: one log entry records every covered row already stored (rows written
+        before the log covered rows); from then on every write records its rows."""
+        from sqlalchemy import select
+
+        from scanpipe.store.models import event_table
+
+        started = conn.execute(select(event_table.c.id).where(event_table.c.action == "ledger_started").limit(1)).first()
+        if started is not None:
+            return
+        for name in ledger.COVERED:
+            ledger.before(conn, name, [])  # (nothing pending from before)
+            ledger.inserted(conn, name, [key for key, _ in ledger.all_digests(conn, name)])
+        insert_event(conn, "ledger_started", {"note": "from here on every row that can change a count is recorded in this log; "
+                                                      "rows listed here were stored before"}, None, utcnow())
 
     def schema_revision(self) -> str | None:
         """The revision recorded in ``alembic_version``; None before the first migration."""

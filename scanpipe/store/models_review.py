@@ -29,6 +29,9 @@ class UserRow(Base):
     password_hash: Mapped[str] = mapped_column(Text)  # argon2id, PHC string
     created_at: Mapped[datetime]
     disabled_at: Mapped[datetime | None]
+    created_by: Mapped[str | None] = mapped_column(String(64))  # the admin who added it (None: set-up)
+    approved_by: Mapped[str | None] = mapped_column(String(64))  # a second admin (None: set-up or before 0005)
+    approved_at: Mapped[datetime | None]  # an account is usable only once approved
 
 
 class WebSessionRow(Base):
@@ -46,11 +49,12 @@ class WebSessionRow(Base):
 
 
 class LoginFailureRow(Base):
-    """A failed login, for throttling (HTTP 429) by user name and by address."""
+    """A failed login, for throttling (HTTP 429) per account and address pair."""
 
     __tablename__ = "login_failure"
     __table_args__ = (Index("ix_login_failure_username_at", "username", "at"),
-                      Index("ix_login_failure_remote_at", "remote", "at"))
+                      Index("ix_login_failure_remote_at", "remote", "at"),
+                      Index("ix_login_failure_username_remote_at", "username", "remote", "at"))
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     username: Mapped[str] = mapped_column(String(64))

@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import delete, func, select, update
 
+from scanpipe.store import ledger
 from scanpipe.reconcile.compare import BallotType, ComparisonScope
 from scanpipe.reconcile.duplog import LogEntry
 from scanpipe.store.database import Database
@@ -126,6 +127,11 @@ class PairsMixin(Database):
 
     # new duplicates
 
+    def _lock_serial(self, conn: Any, base_serial: str) -> None:
+        """One writer of a serial's new duplicates at a time (PostgreSQL; SQLite's BEGIN IMMEDIATE already is)."""
+        if self.dialect == "postgresql":
+            conn.exec_driver_sql("SELECT pg_advisory_xact_lock(hashtext('scanpipe-new-duplicate:' || %(s)s))", {"s": base_serial})
+
     def new_duplicates(self, *, current_only: bool = True, base_serial: str | None = None) -> list[NewDuplicateRecord]:
         q = select(new_duplicate_table).order_by(new_duplicate_table.c.base_serial, new_duplicate_table.c.revision)
         if current_only:
@@ -142,9 +148,12 @@ class PairsMixin(Database):
         t = new_duplicate_table
         now = utcnow()
         with self._write() as conn:
+            self._lock_serial(conn, base_serial)
             last = conn.execute(select(func.max(t.c.revision)).where(t.c.base_serial == base_serial)).scalar()
             revision = (last or 0) + 1
             serial = f"{base_serial}-R{revision}"
+            current = conn.execute(select(t.c.serial).where(t.c.base_serial == base_serial, t.c.superseded_by.is_(None))).scalars().all()
+            ledger.before(conn, "new_duplicate", [*current, serial])
             conn.execute(update(t).where(t.c.base_serial == base_serial, t.c.superseded_by.is_(None)).values(superseded_by=serial))
             conn.execute(t.insert(), {
                 "serial": serial, "base_serial": base_serial, "revision": revision, "style": style, "precinct": precinct,
@@ -157,11 +166,15 @@ class PairsMixin(Database):
 
     def set_new_duplicate_files(self, serial: str, *, image_path: str, image_sha256: str, pdf_path: str | None) -> None:
         with self._write() as conn:
+            self._lock_serial(conn, serial.partition("-R")[0])
+            ledger.before(conn, "new_duplicate", [serial])
             conn.execute(update(new_duplicate_table).where(new_duplicate_table.c.serial == serial)
                          .values(image_path=image_path, image_sha256=image_sha256, pdf_path=pdf_path))
 
     def attach_scanned_new_duplicate(self, serial: str, card_id: str) -> None:
         with self._write() as conn:
+            self._lock_serial(conn, serial.partition("-R")[0])
+            ledger.before(conn, "new_duplicate", [serial])
             conn.execute(update(new_duplicate_table).where(new_duplicate_table.c.serial == serial)
                          .values(scanned_card_id=card_id, scan_problem=None))
             insert_event(conn, "new_duplicate_scanned", {"serial": serial, "card": card_id}, None, utcnow())
@@ -182,6 +195,7 @@ class PairsMixin(Database):
         t = duplication_log_table
         with self._write() as conn:
             serials = [e.serial for e in entries]
+            ledger.before(conn, "duplication_log", serials)
             for i in range(0, len(serials), 500):
                 conn.execute(delete(t).where(t.c.serial.in_(serials[i:i + 500])))
             if entries:

@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Connection, Table, Text, delete, func, select, type_coerce, update
 
 from scanpipe.errors import ConfigError, DecisionError, StorageError
-from scanpipe.store import codec
+from scanpipe.store import codec, ledger
 from scanpipe.store.database import PG_ELECTION_LOCK, alembic_config
 from scanpipe.store.pairs import PairsMixin
 from scanpipe.store.statute import StatuteMixin
@@ -86,6 +86,7 @@ class Store(PairsMixin, StatuteMixin):
                 "definition": definition, "layouts": layouts, "sha256": digest, "loaded_at": now,
                 "base": str(election.path.parent) if election.path is not None else None,
             }).scalar_one()
+            ledger.inserted(conn, "election", [row_id])
             if scans:
                 conn.execute(layout_reference_table.insert(), [
                     {"election_row": row_id, "style": s, "page": p, "filename": name,
@@ -158,12 +159,14 @@ class Store(PairsMixin, StatuteMixin):
             created = conn.execute(self._insert(batch_table).on_conflict_do_nothing(index_elements=["name"])
                                    .returning(batch_table.c.name), {"name": name, "created_at": now, **given}).first()
             if created is not None:
+                ledger.inserted(conn, "batch", [name])
                 insert_event(conn, "batch_created", {"batch": name, **given}, None, now)
             else:
                 row = conn.execute(select(batch_table).where(batch_table.c.name == name).with_for_update()).mappings().one()
                 _check_batch_hints(row, given)
                 fill = {k: v for k, v in given.items() if v is not None and row[k] is None}
                 if fill:
+                    ledger.before(conn, "batch", [name])
                     conn.execute(update(batch_table).where(batch_table.c.name == name).values(**fill))
             row = conn.execute(select(batch_table).where(batch_table.c.name == name)).mappings().one()
         return _batch_record(row)
@@ -183,6 +186,7 @@ class Store(PairsMixin, StatuteMixin):
             if row is None:
                 raise ConfigError(f"there is no batch named {name!r}")
             if row["voided_at"] is None:
+                ledger.before(conn, "batch", [name])
                 conn.execute(update(batch_table).where(batch_table.c.name == name).values(voided_at=now, void_reason=reason))
                 cards = conn.execute(select(func.count()).select_from(card_table).where(card_table.c.batch == name)).scalar_one()
                 insert_event(conn, "batch_voided", {"batch": name, "reason": reason, "cards": cards}, actor, now)
@@ -223,12 +227,16 @@ class Store(PairsMixin, StatuteMixin):
         card_rows = [codec.stamp(r, now=now, thresholds_source=thresholds_source, seq=0) for r, _, _ in encoded]
         batches = sorted({c.source.batch for c in unique.values()})
         with self._write() as conn:
-            conn.execute(self._insert(batch_table).on_conflict_do_nothing(index_elements=["name"]),
-                         [{"name": b, "created_at": now} for b in batches])
+            new_batches = [b for b in batches if conn.execute(self._insert(batch_table).on_conflict_do_nothing(index_elements=["name"])
+                                                              .returning(batch_table.c.name), {"name": b, "created_at": now}).first()]
+            ledger.inserted(conn, "batch", new_batches)
             stmt = self._insert(card_table).on_conflict_do_nothing(index_elements=["card_id"]).returning(card_table.c.card_id)
             inserted = set(conn.execute(stmt, card_rows).scalars())
             self._insert_children(conn, [s for r, scores, _ in encoded if r["card_id"] in inserted for s in scores],
                                   [x for r, _, readings in encoded if r["card_id"] in inserted for x in readings])
+            if inserted:
+                ledger.inserted(conn, "card", inserted)
+                insert_event(conn, "cards_stored", {"batches": batches, "cards": len(inserted)}, None, now)
         return len(inserted)
 
     def _insert_children(self, conn: Connection, scores: list[tuple[Any, ...]], readings: list[dict[str, Any]]) -> None:
@@ -266,6 +274,7 @@ class Store(PairsMixin, StatuteMixin):
             if old.sha256 != card.source.sha256:
                 raise DecisionError(f"card {card_id} was stored with sha256 {old.sha256}, not {card.source.sha256}")
             seq = old.interpretation_seq + 1
+            ledger.before(conn, "card", [card_id])
             conn.execute(delete(target_score_table).where(target_score_table.c.card_id == card_id))
             conn.execute(delete(contest_reading_table).where(contest_reading_table.c.card_id == card_id))
             values = {k: v for k, v in row.items() if k not in kept}
@@ -274,6 +283,11 @@ class Store(PairsMixin, StatuteMixin):
             self._insert_children(conn, scores, readings)
             insert_event(conn, "card_reinterpreted", {"card": card_id, "interpretation_seq": seq}, actor, now)
         return seq
+
+    def card_files(self) -> dict[str, str]:
+        """``path -> SHA-256`` of every stored card's file (a multi-page file once)."""
+        with self._read() as conn:
+            return {r.path: r.sha256 for r in conn.execute(select(card_table.c.path, card_table.c.sha256).distinct())}
 
     def known_sha256_all(self) -> set[str]:
         """The SHA-256 of every stored file."""
@@ -383,6 +397,7 @@ class Store(PairsMixin, StatuteMixin):
             if conn.execute(select(card_table.c.card_id).where(card_table.c.card_id == card_id)).first() is None:
                 raise DecisionError(f"there is no card {card_id}")
             old = conn.execute(select(t).where(t.c.card_id == card_id).with_for_update()).mappings().first()
+            ledger.before(conn, "identification", [card_id])
             merged = {k: v if v is not None else (old[k] if old is not None else None) for k, v in given.items()}
             if old is None:
                 conn.execute(t.insert(), {"card_id": card_id, **merged, "at": utcnow()})

@@ -19,6 +19,7 @@ from sqlalchemy import delete, select, update
 from scanpipe.errors import DecisionError
 from scanpipe.reconcile.pairing import PairStatus
 from scanpipe.reconcile.rulings import BoardRuling, RulingKind
+from scanpipe.store import ledger
 from scanpipe.store.database import Database
 from scanpipe.store.models import new_duplicate_table, utcnow
 from scanpipe.store.models_statute import (
@@ -27,7 +28,7 @@ from scanpipe.store.models_statute import (
     pair_signoff_serial_table,
     pair_signoff_table,
 )
-from scanpipe.store.transaction import insert_event
+from scanpipe.store.transaction import close_proposal, insert_event
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,7 @@ class StatuteMixin(Database):
         t = new_duplicate_page_table
         shas = [hashlib.sha256(p).hexdigest() for p in pages]
         with self._write() as conn:
+            ledger.before(conn, "new_duplicate", [serial])  # its pages are part of its row digest
             conn.execute(delete(t).where(t.c.serial == serial))
             conn.execute(t.insert(), [{"serial": serial, "page": i, "png": p, "sha256": sha, "dpi": dpi, "rendered_at": now}
                                       for i, (p, sha) in enumerate(zip(pages, shas, strict=True), start=1)])
@@ -81,6 +83,7 @@ class StatuteMixin(Database):
         """Record that the new duplicate's paper was printed (again: the latest print is kept; each is logged)."""
         now = utcnow()
         with self._write() as conn:
+            ledger.before(conn, "new_duplicate", [serial])
             conn.execute(update(new_duplicate_table).where(new_duplicate_table.c.serial == serial).values(printed_at=now, printed_by=by))
             insert_event(conn, "new_duplicate_printed", {"serial": serial}, by, now)
 
@@ -90,6 +93,7 @@ class StatuteMixin(Database):
             old = conn.execute(select(new_duplicate_table.c.scan_problem).where(new_duplicate_table.c.serial == serial)).scalar()
             if old == problem:
                 return
+            ledger.before(conn, "new_duplicate", [serial])
             conn.execute(update(new_duplicate_table).where(new_duplicate_table.c.serial == serial).values(scan_problem=problem))
             if problem is not None:
                 insert_event(conn, "new_duplicate_scan_problem", {"serial": serial, "problem": problem}, None, utcnow())
@@ -109,20 +113,26 @@ class StatuteMixin(Database):
                                     "print it, ingest the printed card and run `scanpipe reconcile` first")
             if row.stored_at is not None:
                 raise DecisionError(f"new duplicate {serial} is already recorded as stored")
+            ledger.before(conn, "new_duplicate", [serial])
             conn.execute(update(t).where(t.c.serial == serial).values(stored_at=now, stored_by=by, stored_where=where))
             insert_event(conn, "new_duplicate_stored", {"serial": serial, "where": where}, by, now)
 
     # board rulings
 
     def add_board_ruling(self, *, serial: str, matter: PairStatus, ruling: RulingKind, card: str | None, cards: Sequence[str],
-                         members: Mapping[str, str], actor: str, rule_set: str, note: str | None) -> BoardRuling:
-        """Record the board's ruling on an orphan or conflict with each member's vote (one transaction, logged)."""
+                         members: Mapping[str, str], actor: str, rule_set: str, note: str | None,
+                         proposal: int | None = None) -> BoardRuling:
+        """Record the board's ruling on an orphan or conflict with each member's vote (one transaction, logged);
+        ``proposal``: the board proposal whose members' own votes these are, closed in the same transaction."""
         now = utcnow()
         t = board_ruling_table
         with self._write() as conn:
             new_id = conn.execute(t.insert().returning(t.c.id), {
                 "serial": serial, "matter": matter.value, "ruling": ruling.value, "card_id": card, "cards": sorted(cards),
                 "members": dict(members), "note": note, "actor": actor, "rule_set": rule_set, "created_at": now}).scalar_one()
+            ledger.inserted(conn, "board_ruling", [new_id])
+            if proposal is not None:
+                close_proposal(conn, proposal, members=members, closed_by=actor, recorded_as=f"ruling {new_id}")
             insert_event(conn, "board_ruling", {"serial": serial, "matter": matter.value, "ruling": ruling.value, "card": card,
                                                 "members": dict(members), "ruling_id": new_id, "rule_set": rule_set}, actor, now)
             row = conn.execute(select(t).where(t.c.id == new_id)).one()
@@ -140,14 +150,17 @@ class StatuteMixin(Database):
     # the board's sign-off of matched pairs
 
     def add_pair_signoff(self, cards: Mapping[str, Sequence[str]], *, members: Mapping[str, str], actor: str, rule_set: str,
-                         note: str | None) -> int:
-        """One board decision examining a batch of pairs (``serial -> its cards``); logged."""
+                         note: str | None, proposal: int | None = None) -> int:
+        """One board decision examining a batch of pairs (``serial -> its cards``); logged (``proposal`` as for a ruling)."""
         now = utcnow()
         with self._write() as conn:
             signoff = conn.execute(pair_signoff_table.insert().returning(pair_signoff_table.c.id), {
                 "members": dict(members), "note": note, "actor": actor, "rule_set": rule_set, "created_at": now}).scalar_one()
             conn.execute(pair_signoff_serial_table.insert(), [{"signoff_id": signoff, "serial": s, "cards": sorted(c)}
                                                                for s, c in sorted(cards.items())])
+            ledger.inserted(conn, "pair_signoff", [signoff])
+            if proposal is not None:
+                close_proposal(conn, proposal, members=members, closed_by=actor, recorded_as=f"sign-off {signoff}")
             insert_event(conn, "pairs_signed_off", {"signoff": signoff, "serials": sorted(cards), "members": dict(members),
                                                     "rule_set": rule_set}, actor, now)
         return int(signoff)
