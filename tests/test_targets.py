@@ -78,6 +78,7 @@ def distractors(img: np.ndarray) -> None:
     """Things on every ballot that are not targets."""
     cv2.putText(img, "BOB DOO 0 80 AB", (px(0.2), px(2.85)), cv2.FONT_HERSHEY_SIMPLEX, 1.6, 20, 5)  # bold glyph holes
     cv2.putText(img, "Vote for one: Ada Bo Odom 2026", (px(0.2), px(2.45)), cv2.FONT_HERSHEY_SIMPLEX, 0.7, 20, 2)
+    cv2.putText(img, "B", (px(3.2), px(2.3)), cv2.FONT_HERSHEY_SIMPLEX, 2.0, 20, 3, cv2.LINE_AA)  # a header's thin B: two bowls
     for k in range(12):  # a row of timing marks
         cv2.rectangle(img, (px(0.1 + 0.32 * k), px(0.05)), (px(0.3 + 0.32 * k), px(0.11)), 15, -1)
     for k in range(8):  # a dashed rule

@@ -7,7 +7,8 @@ are found from their *holes*: the paper enclosed by the printed outline. A hole 
 when
 
 1. its size fits :data:`LIMITS` (after adding back the outline's stroke);
-2. its shape is convex (hole area over convex hull area), and its fill of its bounding
+2. it is the only hole of its size in its outline (a B's two bowls are a glyph); its shape
+   is convex (hole area over convex hull area), and its fill of its bounding
    box says what it is: a rectangle fills nearly all of it, an ellipse about pi/4, a
    rounded oval between;
 3. it is empty (a QR code's finder square holds a core: not a target), and the outline
@@ -141,12 +142,16 @@ def _outlined_targets(ink: np.ndarray, dpi: float, limits: TargetLimits) -> list
     if hierarchy is None:
         return []
     stroke_px = max(2, int(round(limits.stroke_in * dpi)))
+    holes: dict[int, list[Rect]] = {}  # the holes of each outline: a B or an 8 has two, side by side
+    for index, contour in enumerate(contours):
+        if hierarchy[0][index][3] != -1:
+            holes.setdefault(int(hierarchy[0][index][3]), []).append(cv2.boundingRect(contour))
     out = []
     for index, contour in enumerate(contours):
         if hierarchy[0][index][3] == -1:
             continue  # an outer outline; holes carry a parent
         x, y, w, h = cv2.boundingRect(contour)
-        if not _hole_size_fits(w, h, dpi, limits, stroke_px):
+        if not _hole_size_fits(w, h, dpi, limits, stroke_px) or _has_twin((x, y, w, h), holes[int(hierarchy[0][index][3])]):
             continue
         shape = _hole_shape(contour, w, h, limits)
         if shape is None:
@@ -159,6 +164,18 @@ def _outlined_targets(ink: np.ndarray, dpi: float, limits: TargetLimits) -> list
         if _outline_fits(box, shape, dpi, limits):
             out.append(FoundTarget(shape, box))
     return out
+
+
+def _has_twin(rect: Rect, siblings: Sequence[Rect]) -> bool:
+    """Whether the outline around this hole holds another hole of about its size right beside
+    it (the two bowls of a B, the loops of an 8): a glyph, not a target."""
+    x, y, w, h = rect
+    for sx, sy, sw, sh in siblings:
+        if (sx, sy, sw, sh) == rect or not 0.4 <= (sw * sh) / float(w * h) <= 2.5:
+            continue
+        if abs((sx + sw / 2) - (x + w / 2)) <= 1.6 * max(w, sw) and abs((sy + sh / 2) - (y + h / 2)) <= 1.6 * max(h, sh):
+            return True
+    return False
 
 
 def _hole_size_fits(w: int, h: int, dpi: float, limits: TargetLimits, stroke_px: int) -> bool:
