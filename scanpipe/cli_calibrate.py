@@ -57,9 +57,10 @@ _ELECTIONS: dict[str, Any] = {}
 
 
 def register(group: click.Group) -> None:
-    from scanpipe.cli_blank import calibrate_blank
+    from scanpipe.cli_blank import calibrate_blank, calibrate_election
 
     calibrate.add_command(calibrate_blank)
+    calibrate.add_command(calibrate_election)
     group.add_command(calibrate)
 
 

@@ -60,6 +60,7 @@ from scanpipe.types import (
     PairingLabel,
     ReadCard,
     Reason,
+    TargetReading,
     UnreadableCard,
 )
 
@@ -419,10 +420,29 @@ def _precinct_of(style_precincts: Sequence[str], code: CardCode | None, hints: C
     return None, (Reason.NO_PRECINCT,)
 
 
-def _contest_readings(election: Election, page: LayoutPage, readings: Sequence) -> tuple[ContestReading, ...]:
-    by_contest: dict[str, list] = {}
-    for target, reading in zip(page.targets, readings, strict=True):
-        by_contest.setdefault(target.contest, []).append(reading)
+def reclassify(card: InterpretedCard, election: Election, thresholds: Thresholds) -> InterpretedCard | None:
+    """The card read again from its stored raw scores under other thresholds (no rescan):
+    statuses, contest readings and the mark reasons; None when nothing changes."""
+    result = card.interpretation
+    if not isinstance(result, ReadCard):
+        return None
+    readings = tuple(classify_target(r.score, thresholds) for r in result.targets)
+    if [r.status for r in readings] == [r.status for r in result.targets]:
+        return None
+    page = next(p for p in election.style(result.style).layout.pages if p.page == result.page)
+    kept = [r for r in result.reasons if r not in (Reason.MARGINAL_MARK, Reason.WRITE_IN)]
+    if any(r.status is MarkStatus.UNKNOWN and not is_write_in_flag(r) for r in readings):
+        kept.append(Reason.MARGINAL_MARK)
+    if any(is_write_in_flag(r) for r in readings):
+        kept.append(Reason.WRITE_IN)
+    new = replace(result, targets=readings, contests=_contest_readings(election, page, readings), reasons=tuple(kept))
+    return replace(card, interpretation=new)
+
+
+def _contest_readings(election: Election, page: LayoutPage, readings: Sequence[TargetReading]) -> tuple[ContestReading, ...]:
+    by_contest: dict[str, list[TargetReading]] = {}
+    for reading in readings:
+        by_contest.setdefault(reading.score.contest, []).append(reading)
     return tuple(classify_contest(election.contest(cid), rs) for cid, rs in by_contest.items())
 
 

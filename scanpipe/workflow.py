@@ -8,6 +8,7 @@ so a decision made in either place goes through the same code.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,7 +28,7 @@ from scanpipe.rules import rule_set
 from scanpipe.store.records import StoredCard
 from scanpipe.store.repository import Store
 from scanpipe.tally import TallyRow, tally_precincts
-from scanpipe.types import CardHints, CardKind, Election, InterpretedCard, Reason
+from scanpipe.types import CardHints, CardKind, Election, InterpretedCard, ReadCard, Reason
 
 
 def init_election(store: Store, election_path: Path) -> tuple[Election, bool]:
@@ -48,7 +49,49 @@ def init_election(store: Store, election_path: Path) -> tuple[Election, bool]:
 
 def interpret_context(store: Store, thresholds: Thresholds | None = None) -> InterpretContext:
     election = store.current_election()
-    return InterpretContext(election, thresholds or load_thresholds(), load_references(election, store.layout_references()))
+    chosen = thresholds or election_thresholds(store, election.id) or load_thresholds()
+    return InterpretContext(election, chosen, load_references(election, store.layout_references()))
+
+
+THRESHOLDS_EVENT = "election_thresholds"
+
+
+def election_thresholds(store: Store, election_id: str) -> Thresholds | None:
+    """The thresholds recorded for this election (``calibrate election --apply``), if any."""
+    from scanpipe.classify import thresholds_from_mapping
+
+    for event in reversed(store.events(THRESHOLDS_EVENT)):
+        if event.detail.get("election") == election_id:
+            return thresholds_from_mapping(event.detail["thresholds"], source=str(event.detail.get("source", "")))
+    return None
+
+
+def calibrate_election(store: Store, *, apply: bool, actor: str | None = None) -> tuple[Any, int]:
+    """Derive the election's thresholds from its stored scores; with ``apply``, record them in
+    the log (with their provenance) and read every stored card again from its raw scores.
+    Returns the derivation and how many cards changed."""
+    from dataclasses import asdict
+
+    from scanpipe.calibration.election import derive_for_election
+    from scanpipe.interpret import reclassify
+
+    election = store.current_election()
+    scores = [t.score.score for c in store.iter_cards() if isinstance(c.card.interpretation, ReadCard)
+              for t in c.card.interpretation.targets]
+    derived = derive_for_election(scores, load_thresholds(), election=election.id)
+    if not apply:
+        return derived, 0
+    thresholds = derived.thresholds
+    store.log_event(THRESHOLDS_EVENT, {"election": election.id, "thresholds": {k: v for k, v in asdict(thresholds).items()},
+                                       "source": thresholds.source, "targets": derived.targets,
+                                       "empty_top": derived.empty_top, "marked_bottom": derived.marked_bottom}, actor=actor)
+    changed = 0
+    for stored in list(store.iter_cards()):
+        new = reclassify(stored.card, election, thresholds)
+        if new is not None:
+            store.replace_interpretation(new, thresholds_source=thresholds.source, actor=actor)
+            changed += 1
+    return derived, changed
 
 
 def ingest_paths(

@@ -35,11 +35,12 @@ class LearnedBlank:
     skipped: tuple[tuple[int, str], ...]  # (card index, why)
 
 
-def blank_from_cards(cards: Sequence[np.ndarray], dpi: float) -> LearnedBlank:
-    """The blank print common to ``cards`` (gray uint8 scans of one style and page)."""
+def blank_from_cards(cards: Sequence[np.ndarray], dpi: float, *, frame_of: int | None = None) -> LearnedBlank:
+    """The blank print common to ``cards`` (gray uint8 scans of one style and page), in the
+    frame of card ``frame_of`` (default: the card of median ink)."""
     if len(cards) < MIN_CARDS:
         raise ConfigError(f"{len(cards)} card(s) given: a blank is learned from at least {MIN_CARDS} voted cards of one style")
-    seed = _seed(cards, dpi)
+    seed = _seed(cards, dpi) if frame_of is None else frame_of
     model = learn_page("seed", 1, cards[seed], dpi)
     stack, used, skipped = [cards[seed].astype(np.uint8)], [seed], []
     h, w = cards[seed].shape
