@@ -94,6 +94,14 @@ def load_thresholds(path: Path | None = None) -> Thresholds:
         raise ConfigError(f"{file}: {exc}") from None
 
 
+def thresholds_from_mapping(data: dict[str, object], *, source: str) -> Thresholds:
+    """Thresholds from a mapping of the five numbers (e.g. recorded in the log)."""
+    try:
+        return Thresholds(**{n: float(data[n]) for n in _NUMBERS}, source=source)  # type: ignore[arg-type]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"recorded thresholds are incomplete: {exc}") from None
+
+
 def classify_target(score: TargetScore, thresholds: Thresholds) -> TargetReading:
     """Decide yes / no / unknown for one target; ``why`` names the rule and the numbers."""
     t = thresholds

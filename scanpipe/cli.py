@@ -37,7 +37,7 @@ class Ctx:
         from scanpipe.store.repository import Store
 
         if self._store is None:
-            store = Store.open(self.db)
+            store = Store.open(self.db, create=migrate)
             if migrate:
                 store.migrate()
             else:
@@ -69,7 +69,9 @@ def _exit_for_queue(store, verb: str, *, changed: bool = True) -> None:  # noqa:
         if review_in_use(store):  # else `scanpipe review` builds the index when it starts
             refresh_all(store, items)
     if items:
-        reasons = Counter(i.reason for i in items)
+        from scanpipe.names import reason_label
+
+        reasons = Counter(reason_label(i.reason) for i in items)
         detail = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
         click.echo(f"{verb}: {len(items)} item(s) await a person ({detail}); see `scanpipe queue`", err=True)
         sys.exit(1)
@@ -80,15 +82,21 @@ def _exit_for_queue(store, verb: str, *, changed: bool = True) -> None:  # noqa:
 
 @cli.command()
 @click.option("--election", "election_path", required=True, type=click.Path(path_type=Path), help="election.json")
+@click.option("--force", is_flag=True, help="Load a definition that changes how stored cards are read or counted (logged).")
 @pass_ctx
-def init(ctx: Ctx, election_path: Path) -> None:
+def init(ctx: Ctx, election_path: Path, force: bool) -> None:
     """Create or migrate the database and load the definition and layouts."""
-    from scanpipe.workflow import init_election
+    from scanpipe.workflow import load_election_file
 
     store = ctx.store(migrate=True)
-    election, changed = init_election(store, election_path)
+    loaded = load_election_file(store, election_path, force=force)
+    election = loaded.election
+    for change in loaded.changes:
+        click.echo(f"  changed: {change.text}" + ("  (alters how stored cards are read or counted)" if change.alters_readings else ""))
+    if loaded.changed and loaded.cards and any(c.alters_readings for c in loaded.changes):
+        click.echo(f"  --force: loaded over {loaded.cards} stored card(s) (logged); run `scanpipe reconcile` and check the queue", err=True)
     styles = len(election.ballot_styles)
-    verb = "loaded" if changed else "already loaded (unchanged)"
+    verb = ("loaded" if not loaded.changes else "loaded (changed)") if loaded.changed else "already loaded (unchanged)"
     click.echo(f"election {election.id} ({election.name}): {verb}; {len(election.precincts)} precincts, {len(election.contests)} contests, {styles} ballot styles")
 
 
@@ -100,7 +108,7 @@ def init(ctx: Ctx, election_path: Path) -> None:
 @click.option("--precinct", default=None, help="Precinct of every card whose style serves several (remembered for the batch).")
 @click.option("--workers", type=int, default=1, show_default=True, help="Worker processes.")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True)
-@click.option("--scheduler", default=None, help="Dask scheduler address (default: a local cluster).")
+@click.option("--scheduler", default=None, help="Dask scheduler address (implies --executor dask; default: a local cluster).")
 @click.option("--watch", is_flag=True, help="Keep reading files as they appear (hot folder).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @pass_ctx
@@ -113,6 +121,7 @@ def ingest(ctx: Ctx, paths: tuple[str, ...], kind: str, batch: str | None, style
 
     if workers < 1:
         raise click.BadParameter("must be at least 1", param_hint="--workers")
+    executor = _executor_for(executor, scheduler)
     store = ctx.store()
     batch_name = batch or _default_batch(paths)
     hints = CardHints(style=style, precinct=precinct, kind=None if kind == "auto" else CardKind(kind))
@@ -135,6 +144,19 @@ def ingest(ctx: Ctx, paths: tuple[str, ...], kind: str, batch: str | None, style
     for line in summary.lines():
         click.echo(line)
     _exit_for_queue(store, "ingest")
+
+
+def _executor_for(executor: str, scheduler: str | None) -> str:
+    """``--scheduler`` implies ``--executor dask``; with ``--executor local`` it is an error."""
+    if scheduler is None:
+        return executor
+    source = click.get_current_context().get_parameter_source("executor")
+    if executor == "local" and source is not click.core.ParameterSource.DEFAULT:
+        raise click.UsageError("--scheduler names a Dask scheduler, but --executor local runs without Dask: "
+                               "drop --scheduler, or use --executor dask")
+    if executor != "dask":
+        click.echo(f"--scheduler {scheduler}: running on Dask (--scheduler implies --executor dask)", err=True)
+    return "dask"
 
 
 def _default_batch(paths: tuple[str, ...]) -> str:
@@ -172,19 +194,28 @@ def batch_void(ctx: Ctx, name: str, reason: str) -> None:
 
 
 @cli.command("queue")
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the JSON array here instead of stdout.")
+@click.option("--json", "as_json", is_flag=True, help="Print the contract's JSON array instead of the table.")
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the JSON array to this file (FILE.json).")
 @pass_ctx
-def queue_cmd(ctx: Ctx, out: Path | None) -> None:
-    """What needs a person, as a JSON array."""
+def queue_cmd(ctx: Ctx, as_json: bool, out: Path | None) -> None:
+    """What needs a person: a table with batch, position and file (--json: the JSON array)."""
     from scanpipe.workflow import queue
 
-    items = [i.as_json() for i in queue(ctx.store())]
-    text = json.dumps(items, indent=2)
-    if out is None:
-        click.echo(text)
-    else:
+    store = ctx.store()
+    items = queue(store)
+    text = json.dumps([i.as_json() for i in items], indent=2)
+    if out is not None:
         out.write_text(text + "\n", encoding="utf-8")
         click.echo(f"{len(items)} item(s) written to {out}", err=True)
+    elif as_json:
+        click.echo(text)
+    if out is not None or as_json:
+        return
+    from scanpipe.reports.model import queue_rows
+    from scanpipe.reports.text import queue_table
+
+    for line in queue_table(queue_rows(store, store.current_election(), items)):
+        click.echo(line)
 
 
 @cli.command()
@@ -201,9 +232,11 @@ def identify(ctx: Ctx, card: str, style: str | None, page: int | None, precinct:
 
     store = ctx.store()
     result = do_identify(store, card, style=style, page=page, precinct=precinct, kind=CardKind(kind) if kind else None, serial=serial)
+    from scanpipe.names import Names
     from scanpipe.scan import describe_card
 
-    click.echo(f"{result.source.card_id}: {describe_card(result)}")
+    place = store.card_place(result.source.card_id)
+    click.echo(f"{place.label if place is not None else result.source.card_id}: {describe_card(result, Names(store.current_election()))}")
     _exit_for_queue(store, "identify")
 
 
@@ -233,37 +266,66 @@ def reconcile_cmd(ctx: Ctx, render_dir: Path) -> None:
 @click.option("--reason", default=None, help="Why a contest nothing queued is overridden (logged).")
 @click.option("--rule", default=None, help="The voter-intent rule the decision rests on.")
 @click.option("--note", default=None)
+@click.option("--write-in", "write_in_names", multiple=True,
+              help="The name written in a write-in space the decision counts (repeat for several, in ballot order).")
 @click.option("--render-dir", type=click.Path(path_type=Path), default=Path("new-duplicates"), show_default=True,
               help="Where a new duplicate's printable card goes (for a serial).")
 @pass_ctx
 def adjudicate(ctx: Ctx, item: str, contest: str, votes: str, auditors: tuple[str, ...], password_stdin: bool, no_accounts: bool,
-               override: bool, reason: str | None, rule: str | None, note: str | None, render_dir: Path) -> None:
-    """Record a person's decision of voter intent for one contest of a card or a serial.
+               override: bool, reason: str | None, rule: str | None, note: str | None, write_in_names: tuple[str, ...],
+               render_dir: Path) -> None:
+    """Record a person's decision of voter intent for one contest of a card (id, id prefix,
+    BATCH#POSITION or path) or a serial.
 
     Auditors are review accounts, each proving it with their password; the two halves of a
     decision come from two accounts and two logins (contract section 5, "Two people")."""
     from scanpipe.cli_people import attest_auditors
+    from scanpipe.names import Names
     from scanpipe.reconcile.service import adjudicate_pair
-    from scanpipe.workflow import adjudicate_card
+    from scanpipe.workflow import adjudicate_card, resolve_card
 
     if override != bool(reason and reason.strip()):
         raise click.UsageError("--override needs --reason TEXT (and --reason goes with --override)")
     store = ctx.store()
+    election = store.current_election()
+    chosen = [v.strip() for v in votes.split(",") if v.strip()]
+    write_ins = _write_ins(election, contest, chosen, write_in_names)
     attestation = attest_auditors(store, list(auditors), no_accounts=no_accounts, password_stdin=password_stdin,
                                   override=reason.strip() if override and reason else None)
-    chosen = [v.strip() for v in votes.split(",") if v.strip()]
-    names = [a.strip().lower() for a in auditors] if attestation.accounts else list(auditors)
+    who = [a.strip().lower() for a in auditors] if attestation.accounts else list(auditors)
     if store.get_card(item) is None and store.find_card_by_path(item) is None and store.get_pair(item) is not None:
-        outcome = adjudicate_pair(store, item, contest=contest, votes=chosen, auditors=names, rule=rule, note=note,
-                                  render_dir=render_dir, attestation=attestation)
+        what = f"serial {item}"
+        outcome = adjudicate_pair(store, item, contest=contest, votes=chosen, auditors=who, rule=rule, note=note,
+                                  render_dir=render_dir, attestation=attestation, write_ins=write_ins)
     else:
-        outcome = adjudicate_card(store, item, contest=contest, votes=chosen, auditors=names, rule=rule, note=note,
-                                  attestation=attestation)
-    click.echo(f"decision {outcome.decision_id} on {item} / {contest}: {outcome.message}")
+        card_id = resolve_card(store, item).card_id
+        place = store.card_place(card_id)
+        what = place.label if place is not None else card_id
+        outcome = adjudicate_card(store, card_id, contest=contest, votes=chosen, auditors=who, rule=rule, note=note,
+                                  attestation=attestation, write_ins=write_ins)
+    names = Names(election)
+    reading = names.votes(chosen, write_ins=write_ins) if contest in {c.id for c in election.contests} else votes
+    click.echo(f"decision {outcome.decision_id} on {what} / {names.contest(contest)} ({reading}): {outcome.message}")
     for serial in outcome.new_duplicates:
         click.echo(f"new duplicate {serial} made: its printable card is {render_dir / (serial + '.pdf')} "
                    f"(print, scan back and store it: `scanpipe duplicates pending`)")
     _exit_for_queue(store, "adjudicate")
+
+
+def _write_ins(election: object, contest: str, chosen: list[str], names: tuple[str, ...]) -> dict[str, str]:
+    """``--write-in`` names paired, in ballot order, with the write-in options ``--votes`` counts."""
+    if not names:
+        return {}
+    from scanpipe.errors import DecisionError
+
+    found = [c for c in election.contests if c.id == contest]  # type: ignore[attr-defined]
+    if not found:
+        raise DecisionError(f"--contest {contest}: no such contest")
+    options = [o.id for o in found[0].options if o.write_in and o.id in chosen]
+    if len(options) != len(names):
+        raise DecisionError(f"--write-in: {len(names)} name(s) given, but --votes counts {len(options)} write-in option(s) of "
+                            f"{found[0].title}")
+    return dict(zip(options, names))
 
 
 @cli.command()
@@ -331,22 +393,14 @@ def report() -> None:
 
 
 @report.command("duplicates")
-@click.option("--out", type=click.Path(path_type=Path), default=None)
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="FILE.csv (one row per precinct), FILE.html or FILE.pdf (printable, every serial listed); default: a table on stdout.")
 @pass_ctx
 def report_duplicates(ctx: Ctx, out: Path | None) -> None:
-    """Duplicate reconciliation report per precinct (run `reconcile` first); exit 1 while it is not final."""
-    from scanpipe.reconcile.report import duplicate_report
+    """Duplicate reconciliation report per precinct and per serial (run `reconcile` first); exit 1 while it is not final."""
+    from scanpipe.cli_view import write_duplicates_report
 
-    report = duplicate_report(ctx.store())
-    text = "\n".join(report.lines) + "\n"
-    if out is None:
-        click.echo(text, nl=False)
-    else:
-        out.write_text(text, encoding="utf-8")
-        click.echo(f"report written to {out}", err=True)
-    if not report.final:
-        click.echo(f"report duplicates: {report.lines[2]}", err=True)
-        sys.exit(1)
+    write_duplicates_report(ctx.store(), out)
 
 
 @cli.group("import")
@@ -390,6 +444,8 @@ from scanpipe.cli_scan import register as _register_scan  # noqa: E402  (scan, d
 from scanpipe.cli_review import register as _register_review  # noqa: E402  (review, user, audit)
 from scanpipe.cli_statute import register as _register_statute  # noqa: E402  (duplicates, board, rules)
 
+from scanpipe.cli_view import register as _register_view  # noqa: E402  (status, report tally, report pull-list)
+
 _register_scan(cli)
 _register_calibrate(cli)
 _register_review(cli)
@@ -397,6 +453,7 @@ _register_statute(cli)
 from scanpipe.cli_recount import register as _register_recount  # noqa: E402  (recount)
 
 _register_recount(cli)
+_register_view(cli)
 
 
 def main(argv: list[str] | None = None) -> None:

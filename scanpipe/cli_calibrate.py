@@ -5,14 +5,19 @@
   target's raw score with the label a careful person gave it, derives the marginal and
   definite thresholds (:func:`scanpipe.calibration.derive_thresholds`) and writes them, with
   their provenance, in ``scanpipe/calibration/`` (or ``$SCANPIPE_CALIBRATION``).
-* ``calibrate layout --blank scan.png``: finds the empty targets on a blank card and assigns
-  them, in reading order, to the contest list; writes a layout file of the contract's form.
+* ``calibrate layout --blank scan.tif|sample.pdf``: finds the empty targets on a blank card
+  (a scan, or the vendor's sample-ballot PDF rendered at ``--dpi``), reads the names beside
+  them with OCR and proposes their assignment to the style's contests
+  (:mod:`scanpipe.layout_from_blank`); prints the table, writes a layout file of the
+  contract's form and, on request, a review overlay.
 """
 
 from __future__ import annotations
 
 import json
 import multiprocessing
+import os
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -52,6 +57,10 @@ _ELECTIONS: dict[str, Any] = {}
 
 
 def register(group: click.Group) -> None:
+    from scanpipe.cli_blank import calibrate_blank, calibrate_election
+
+    calibrate.add_command(calibrate_blank)
+    calibrate.add_command(calibrate_election)
     group.add_command(calibrate)
 
 
@@ -97,44 +106,169 @@ def calibrate_thresholds(deck: Path, out: Path | None, jobs: int) -> None:
 
 
 @calibrate.command("layout")
-@click.option("--blank", type=click.Path(path_type=Path, exists=True), required=True, help="A scan of a blank card.")
-@click.option("--dpi", type=float, required=True, help="Resolution of the blank scan.")
+@click.option("--blank", "blanks", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True, multiple=True,
+              help="A scan of a blank card, or the vendor's sample-ballot PDF; give it once per page, in page order.")
 @click.option("--election", "election_path", type=click.Path(path_type=Path, exists=True), required=True)
-@click.option("--style", required=True, help="The ballot style whose contests the card carries.")
-@click.option("--page", type=int, default=1, show_default=True)
-@click.option("--contests", default=None, help="Contest ids on this page in reading order (comma-separated); default: the style's, in order.")
-@click.option("--reference", is_flag=True, help="Record the blank scan as the page's reference (cards without our fiducials).")
-@click.option("--out", type=click.Path(path_type=Path), required=True)
-def calibrate_layout(blank: Path, dpi: float, election_path: Path, style: str, page: int, contests: str | None, reference: bool, out: Path) -> None:
-    """Turn a blank scan plus the contest list in reading order into a layout file."""
+@click.option("--style", required=True, help="The ballot style the blank is.")
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="The layout file to write (layouts/<style>.json).")
+@click.option("--dpi", type=float, default=None,
+              help="A scan: its resolution (default: the file's own tag). A PDF: the resolution to render it at (default 200).")
+@click.option("--pdf-page", "pdf_pages", default=None, help="PDF pages to use, comma-separated (default: every page, one layout page each).")
+@click.option("--page", type=int, default=1, show_default=True, help="Layout page number of the first page given.")
+@click.option("--contests", default=None, help="Contest ids on these pages (comma-separated); default: the style's.")
+@click.option("--overlay", type=click.Path(path_type=Path), default=None,
+              help="Write a review image (PNG) with the targets and the names assigned; page N > 1 adds -pN to the name.")
+@click.option("--no-ocr", is_flag=True, help="Do not read names: assign in reading order (only when the counts agree).")
+@click.option("--reference", is_flag=True, hidden=True, help="Kept for old scripts: the blank is recorded as the reference anyway.")
+def calibrate_layout(blanks: tuple[Path, ...], election_path: Path, style: str, out: Path, dpi: float | None, pdf_pages: str | None,
+                     page: int, contests: str | None, overlay: Path | None, no_ocr: bool, reference: bool) -> None:
+    """Find the targets on a blank (scan or vendor PDF), read the names beside them, propose the layout.
+
+    Prints what it assigned to which contest option, with a confidence, and what it could
+    not assign; writes the layout (assigned targets only) and, with --overlay, a picture
+    to check it against. A person confirms the layout before `scanpipe init`. Exit 1 when a
+    target or an option is left unassigned (the layout is still written, for editing).
+    """
+    from scanpipe.layout_from_blank import contests_of_style, layout_document, proposal_report, propose_layout
+
+    definition = _read_definition(election_path)
+    wanted = [c.strip() for c in contests.split(",") if c.strip()] if contests else None
+    contest_values = contests_of_style(definition, style, wanted, file=str(election_path))
+    pages = _blank_pages(blanks, dpi, pdf_pages, page, out)
+    proposal, scans = propose_layout(pages, contest_values, read_names=not no_ocr)
+    for line in proposal_report(proposal, scans, contest_values):
+        click.echo(line)
+    if not proposal.assignments:
+        click.echo(f"nothing could be assigned; no layout written to {out}", err=True)
+        sys.exit(1)
+    layout = layout_document(proposal, scans, pages, style=style)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for blank in pages:
+        if blank.reference is not None and blank.source is not None:
+            _write_png(blank.gray, out.parent / blank.reference)
+    _write_text(out, json.dumps(layout, indent=2) + "\n")
+    if overlay is not None:
+        _write_overlays(overlay, pages, scans, proposal, contest_values)
+    n = len(proposal.assignments)
+    click.echo(f"\n{n} target(s) assigned; layout written to {out}" + (f"; overlay {overlay}" if overlay else ""))
+    if proposal.unassigned_targets or proposal.missing_options:
+        click.echo(f"calibrate layout: {len(proposal.unassigned_targets)} target(s) and {len(proposal.missing_options)} option(s) "
+                   f"left unassigned; edit {out} before `scanpipe init`", err=True)
+        sys.exit(1)
+
+
+def _read_definition(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot be read as JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the election definition must be a JSON object")
+    return data
+
+
+def _blank_pages(blanks: tuple[Path, ...], dpi: float | None, pdf_pages: str | None, first: int, out: Path) -> list[Any]:
+    """Every page given, as :class:`BlankPage` values numbered from ``first``."""
+    from scanpipe.layout_from_blank import BlankPage
+
+    pages: list[BlankPage] = []
+    for path in blanks:
+        for gray, page_dpi, size_in, rendered, texts in _read_blank(path, dpi, pdf_pages):
+            number = first + len(pages)
+            if rendered:  # a PDF page or a page of a multi-page file: its image is written beside the layout
+                ref = f"{out.stem}-p{number}.png"
+                pages.append(BlankPage(number, gray, page_dpi, size_in, ref, source=path, texts=texts))
+            else:
+                pages.append(BlankPage(number, gray, page_dpi, size_in, _relative_to(path, out.parent)))
+    return pages
+
+
+def _read_blank(path: Path, dpi: float | None, pdf_pages: str | None) -> list[tuple[Any, float, tuple[float, float] | None, bool, Any]]:
+    from scanpipe.imaging.decode import ImageDecodeError, decode_card_bytes, sniff_format
+
+    data = path.read_bytes()
+    if sniff_format(data) == "pdf":
+        return _render_pdf(path, data, dpi or 200.0, pdf_pages)
+    if pdf_pages:
+        raise ConfigError(f"--pdf-page: {path} is not a PDF")
+    try:
+        decoded = decode_card_bytes(data, str(path))
+    except ImageDecodeError as exc:
+        raise SourceError(f"{path}: {exc.detail}") from exc
+    out = []
+    for page in decoded:
+        page_dpi = dpi or (round(page.dpi, 1) if page.dpi else None)  # a PNG stores pixels per metre: 199.9996
+        if page_dpi is None:
+            raise ConfigError(f"{path}: the file does not say its resolution; give --dpi")
+        width_in = page.image.shape[1] / page_dpi
+        if not 2.5 <= width_in <= 14.5:
+            raise ConfigError(f"{path}: at {page_dpi:g} dpi the page would be {width_in:.1f} in wide; give the scan's real --dpi")
+        out.append((page.image, float(page_dpi), None, len(decoded) > 1, None))
+    return out
+
+
+def _render_pdf(path: Path, data: bytes, dpi: float, pdf_pages: str | None) -> list[tuple[Any, float, tuple[float, float], bool, Any]]:
+    import numpy as np
+    import pypdfium2 as pdfium
+
+    from scanpipe.imaging.page_text import pdf_text_lines
+
+    try:
+        pdf = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        raise SourceError(f"{path}: not a PDF that can be read ({exc})") from exc
+    try:
+        count = len(pdf)
+        try:
+            wanted = [int(p) for p in pdf_pages.split(",")] if pdf_pages else list(range(1, count + 1))
+        except ValueError as exc:
+            raise ConfigError(f"--pdf-page: '{pdf_pages}' is not a list of page numbers") from exc
+        bad = [p for p in wanted if not 1 <= p <= count]
+        if bad:
+            raise ConfigError(f"--pdf-page: {path} has {count} page(s); no page {', '.join(map(str, bad))}")
+        out = []
+        for number in wanted:
+            page = pdf[number - 1]
+            width_pt, height_pt = page.get_size()
+            gray = np.ascontiguousarray(page.render(scale=dpi / 72.0, grayscale=True).to_numpy())
+            if gray.ndim == 3:
+                gray = np.ascontiguousarray(gray[:, :, 0])
+            out.append((gray, dpi, (round(width_pt / 72.0, 3), round(height_pt / 72.0, 3)), True, pdf_text_lines(page, dpi)))
+        return out
+    finally:
+        pdf.close()
+
+
+def _relative_to(path: Path, folder: Path) -> str:
+    """``path`` as the layout records it: relative to the layout's folder when it lies there or
+    one level up (``election/blanks/`` beside ``election/layouts/``), else absolute."""
+    resolved, base = path.resolve(), folder.resolve()
+    if resolved.is_relative_to(base) or resolved.is_relative_to(base.parent):
+        return os.path.relpath(resolved, base)
+    return str(resolved)
+
+
+def _write_png(gray: Any, target: Path) -> None:
     import cv2
 
-    from scanpipe.layout_from_blank import layout_from_blank
-
-    definition = json.loads(election_path.read_text())
-    by_id = {c["id"]: c for c in definition.get("contests", [])}
-    style_def = next((s for s in definition.get("ballot_styles", []) if s.get("id") == style), None)
-    if style_def is None:
-        raise ConfigError(f"{election_path}: no ballot style '{style}'")
-    ids = [c.strip() for c in contests.split(",")] if contests else list(style_def["contests"])
-    missing = [c for c in ids if c not in by_id]
-    if missing:
-        raise ConfigError(f"--contests: {', '.join(missing)} not defined in {election_path}")
-    image = cv2.imread(str(blank), cv2.IMREAD_GRAYSCALE)
-    if image is None:
-        raise SourceError(f"{blank}: not an image scanpipe can read")
-    ordered = [(cid, [o["id"] for o in by_id[cid]["options"]]) for cid in ids]
-    ref = str(Path(blank).resolve().relative_to(out.parent.resolve())) if reference and _inside(blank, out.parent) else (str(blank.resolve()) if reference else None)
-    layout = layout_from_blank(image, dpi, style=style, page=page, contests_in_reading_order=ordered, reference_path=ref)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(layout, indent=2) + "\n", encoding="utf-8")
-    n = sum(len(p.get("targets", [])) for p in layout.get("pages", [layout]))
-    click.echo(f"{n} targets found and assigned; layout written to {out}")
+    if not cv2.imwrite(str(target), gray):
+        raise SourceError(f"{target}: the rendered page could not be written")
 
 
-def _inside(path: Path, folder: Path) -> bool:
-    try:
-        path.resolve().relative_to(folder.resolve())
-    except ValueError:
-        return False
-    return True
+def _write_text(target: Path, text: str) -> None:
+    """Write whole or not at all: a temporary file beside it, then a rename."""
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(target)
+
+
+def _write_overlays(overlay: Path, pages: list[Any], scans: Any, proposal: Any, contests: Any) -> None:
+    import cv2
+
+    from scanpipe.layout_overlay import draw_overlay
+
+    overlay.parent.mkdir(parents=True, exist_ok=True)
+    for k, (blank, scan) in enumerate(zip(pages, scans)):
+        target = overlay if k == 0 else overlay.with_name(f"{overlay.stem}-p{blank.page}{overlay.suffix or '.png'}")
+        if not cv2.imwrite(str(target), draw_overlay(blank.gray, scan, proposal, contests)):
+            raise SourceError(f"{target}: the overlay could not be written")

@@ -22,6 +22,7 @@ import time
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -34,9 +35,12 @@ from scanpipe.imaging.codes import (
     parse_machine_record,
     parse_pairing_label,
 )
-from scanpipe.imaging.decode import DecodedPage, ImageDecodeError, iter_card_pages
+from scanpipe.errors import ConfigError
+from scanpipe.imaging.decode import DecodedPage, ImageDecodeError, decode_card_bytes, iter_card_pages
 from scanpipe.imaging.marks import score_targets
-from scanpipe.imaging.registration import RegistrationFailure, match_references, register_card
+from scanpipe.imaging.reference import PageModel, ReferenceIndex, learn_page
+from scanpipe.imaging.registration import RegistrationFailure, register_card
+from scanpipe.imaging.style import StyleAmbiguous, StyleMatch, StyleUnknown, build_style_groups, identify_style
 from scanpipe.types import (
     Box,
     CardCode,
@@ -56,14 +60,12 @@ from scanpipe.types import (
     PairingLabel,
     ReadCard,
     Reason,
+    TargetReading,
     UnreadableCard,
 )
 
 log = logging.getLogger(__name__)
 
-# Reference matching: the best style must beat the runner-up by this much, else ambiguous.
-REFERENCE_MIN_SCORE = 0.35
-REFERENCE_MIN_LEAD = 0.05
 # A style hypothesis (an original read with its duplicate's style) is accepted only when
 # this share of the layout's printed targets is seen where the layout puts them.
 HYPOTHESIS_MIN_FIT = 0.9
@@ -73,32 +75,53 @@ MIN_PAGE_SIDE_PX = 300
 
 @dataclass(frozen=True)
 class InterpretContext:
-    """Everything interpretation needs besides the image: built once per worker process."""
+    """Everything interpretation needs besides the image: built once, sent to every worker.
+
+    ``index`` is what the reader learned from the layouts' blank reference scans (page models,
+    style groups); it is built explicitly (:func:`load_references`) and carried here, so a
+    card's reading never depends on module state or on the cards read before it.
+    """
 
     election: Election
     thresholds: Thresholds
-    references: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)  # (style, page) -> gray
+    index: ReferenceIndex = field(default_factory=ReferenceIndex)
 
     def reference_for(self, style: str, page: int) -> np.ndarray | None:
-        return self.references.get((style, page))
+        model = self.index.get(style, page)
+        return None if model is None else model.image
+
+    @cached_property
+    def qr_boxes(self) -> tuple[Box, ...]:
+        """Every layout's card-code box, once."""
+        boxes = [p.qr_in for s in self.election.ballot_styles for p in s.layout.pages if p.qr_in is not None]
+        return tuple(dict.fromkeys(boxes))
 
 
-def load_references(election: Election, stored: dict[tuple[str, int], bytes] | None = None) -> dict[tuple[str, int], np.ndarray]:
-    """Decode the layouts' blank reference scans (from the store's copy, else from disk)."""
-    import cv2
+def load_references(election: Election, stored: dict[tuple[str, int], bytes] | None = None) -> ReferenceIndex:
+    """Decode the layouts' blank reference scans (the store's copy, else the file) and learn
+    from them (page models, style groups): see :mod:`scanpipe.imaging.reference`."""
+    from scanpipe.imaging.decode import ImageDecodeError
 
-    out: dict[tuple[str, int], np.ndarray] = {}
+    models = []
+    boxes: dict[tuple[str, int], tuple[Box, ...]] = {}
+    distinguish: dict[tuple[str, int], tuple[Box, ...]] = {}
     for style in election.ballot_styles:
         for page in style.layout.pages:
             key = (style.id, page.page)
             data = (stored or {}).get(key)
             if data is None and page.reference is not None and Path(page.reference).is_file():
                 data = Path(page.reference).read_bytes()
-            if data is not None:
-                image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_GRAYSCALE)
-                if image is not None:
-                    out[key] = image
-    return out
+            if data is None or page.reference_dpi is None:
+                continue
+            try:
+                image = decode_card_bytes(data, str(page.reference))[0].image
+            except ImageDecodeError as e:
+                raise ConfigError(f"{page.reference}: the reference scan of style {style.id} page {page.page} "
+                                  f"cannot be read: {e.detail}") from None
+            models.append(learn_page(style.id, page.page, image, page.reference_dpi))
+            boxes[key] = tuple(t.box_in for t in page.targets) + tuple(t.write_in_area_in for t in page.targets if t.write_in_area_in)
+            distinguish[key] = page.distinguish_in
+    return ReferenceIndex({m.key: m for m in models}, build_style_groups(models, boxes, distinguish))
 
 
 # --------------------------------------------------------------------------------------
@@ -179,18 +202,6 @@ def share_sheet_identity(cards: list[InterpretedCard]) -> list[InterpretedCard]:
 # The page level
 
 
-_QR_BOXES: dict[int, tuple[Election, list[Box]]] = {}
-
-
-def _qr_boxes(election: Election) -> list[Box]:
-    """Every layout's card-code box (cached per election object)."""
-    cached = _QR_BOXES.get(id(election))
-    if cached is None or cached[0] is not election:
-        boxes = [p.qr_in for s in election.ballot_styles for p in s.layout.pages if p.qr_in is not None]
-        cached = _QR_BOXES[id(election)] = (election, list(dict.fromkeys(boxes)))
-    return cached[1]
-
-
 @dataclass(frozen=True)
 class PageCodes:
     codes: tuple[DecodedCode, ...]
@@ -201,11 +212,12 @@ class PageCodes:
     label_problem: str | None  # why a label could not be used
 
 
-def read_page_codes(gray: np.ndarray, election: Election, dpi: float | None = None) -> PageCodes:
+def read_page_codes(gray: np.ndarray, context: InterpretContext, dpi: float | None = None) -> PageCodes:
     """Find and parse every code on the page: the card code first where layouts put it."""
     from scanpipe.imaging.codes import find_card_code
 
-    qr_boxes = _qr_boxes(election)
+    election = context.election
+    qr_boxes = context.qr_boxes
     size_in = election.ballot_styles[0].layout.pages[0].size_in
     estimate = gray.shape[1] / size_in[0]
     if dpi is None or abs(dpi - estimate) > 0.1 * estimate:  # files often claim 72 dpi
@@ -263,7 +275,7 @@ def interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHint
         detail = (f"the image is only {gray.shape[1]} x {gray.shape[0]} pixels: too small to be a scanned card "
                   f"(at least {MIN_PAGE_SIDE_PX} pixels on the short side)")
         return InterpretedCard(source, hints.kind or CardKind.BALLOT, None, None, UnreadableCard(Reason.UNREADABLE_IMAGE, detail))
-    codes = read_page_codes(gray, context.election, page.dpi)
+    codes = read_page_codes(gray, context, page.dpi)
     if codes.label is None and codes.label_problem is None and hints.serial and hints.kind in (CardKind.DUPLICATE, CardKind.ORIGINAL):
         stated = parse_pairing_label(f"{'DUP' if hints.kind is CardKind.DUPLICATE else 'ORG'}-{hints.serial}")
         codes = replace(codes, label=stated)
@@ -291,6 +303,18 @@ def _kind_of(codes: PageCodes, hints: CardHints) -> tuple[CardKind, tuple[Reason
     return hints.kind or CardKind.BALLOT, ()
 
 
+@dataclass(frozen=True)
+class _Style:
+    """Which style and page a card is, how that was told, and (told from the blanks) the
+    coarse alignment already found."""
+
+    style: str
+    page: int
+    source: str  # "code" | "hint" | "reference"
+    reasons: tuple[Reason, ...] = ()
+    match: StyleMatch | None = None
+
+
 def _interpret_content(gray: np.ndarray, page: DecodedPage, codes: PageCodes, context: InterpretContext, hints: CardHints) -> ReadCard | MachinePrintedCard | UnreadableCard:
     election = context.election
     if codes.machine_record is not None and codes.card_code is None:
@@ -299,38 +323,43 @@ def _interpret_content(gray: np.ndarray, page: DecodedPage, codes: PageCodes, co
         return with_printed_check(gray, read_machine_record(codes.machine_record, context), election, dpi=page.dpi)
     if codes.card_code is not None and codes.card_code.election != election.id:
         return UnreadableCard(Reason.WRONG_ELECTION, f"the card code names election '{codes.card_code.election}', not '{election.id}'")
-    found = _find_style(gray, codes, context, hints)
+    found = _find_style(gray, page, codes, context, hints)
     if isinstance(found, UnreadableCard):
         return found
-    style_id, page_no, style_source, extra = found
-    style = election.style(style_id)
-    layout_page = next(p for p in style.layout.pages if p.page == page_no)
-    reference = context.reference_for(style_id, page_no)
-    registered = register_card(gray, layout_page, reference=reference, code=codes.card_code_symbol, dpi_hint=page.dpi)
+    style = election.style(found.style)
+    layout_page = next(p for p in style.layout.pages if p.page == found.page)
+    model = context.index.get(found.style, found.page)
+    start, precise = None, False
+    if found.match is not None and found.match.model is model:
+        start, precise = (found.match.to_model, found.match.alignment.turned), found.match.alignment.precise
+    registered = register_card(gray, layout_page, model=model, code=codes.card_code_symbol, dpi_hint=page.dpi,
+                               start=start, precise=precise)
     if isinstance(registered, RegistrationFailure):
         return UnreadableCard(registered.reason, registered.detail)
     upright, registration = registered
+    style_source = found.source
     if hints.style_is_hypothesis and style_source == "hint":
         from scanpipe.imaging.registration import layout_fit_score
 
-        fit = layout_fit_score(upright, registration, layout_page)
+        fit = layout_fit_score(upright, registration, layout_page) if registration.method == "fiducials" else 1.0
         if fit < HYPOTHESIS_MIN_FIT:
-            return UnreadableCard(Reason.UNKNOWN_STYLE, f"no readable card code, and the duplicate's style {style_id} does not fit this card ({fit:.0%} of its targets found)")
+            return UnreadableCard(Reason.UNKNOWN_STYLE, f"no readable card code, and the duplicate's style {found.style} does not fit this card ({fit:.0%} of its targets found)")
         style_source = "duplicate_style"
-    scores = score_targets(upright, registration, layout_page, reference=reference, reference_dpi=layout_page.reference_dpi)
+    blank = model.image if model is not None else None
+    scores = score_targets(upright, registration, layout_page, reference=blank, reference_dpi=layout_page.reference_dpi)
     readings = tuple(classify_target(s, context.thresholds) for s in scores)
     contests = _contest_readings(election, layout_page, readings)
     precinct, precinct_reasons = _precinct_of(style.precincts, codes.card_code, hints)
-    reasons = list(extra) + list(precinct_reasons)
+    reasons = list(found.reasons) + list(precinct_reasons)
     if any(r.status is MarkStatus.UNKNOWN and not is_write_in_flag(r) for r in readings):
         reasons.append(Reason.MARGINAL_MARK)
     if any(is_write_in_flag(r) for r in readings):
         reasons.append(Reason.WRITE_IN)
-    return ReadCard(style_id, page_no, precinct, registration, readings, contests, tuple(reasons), style_source)
+    return ReadCard(found.style, found.page, precinct, registration, readings, contests, tuple(reasons), style_source)
 
 
-def _find_style(gray: np.ndarray, codes: PageCodes, context: InterpretContext, hints: CardHints) -> tuple[str, int, str, tuple[Reason, ...]] | UnreadableCard:
-    """Style and page from the card code, the batch's ``--style``, or the references."""
+def _find_style(gray: np.ndarray, page: DecodedPage, codes: PageCodes, context: InterpretContext, hints: CardHints) -> _Style | UnreadableCard:
+    """Style and page from the card code, the batch's ``--style``, or the blanks."""
     election = context.election
     code = codes.card_code
     if code is not None:
@@ -339,7 +368,7 @@ def _find_style(gray: np.ndarray, codes: PageCodes, context: InterpretContext, h
         if code.page not in {p.page for p in election.style(code.style).layout.pages}:
             return UnreadableCard(Reason.UNKNOWN_PAGE, f"the card code names page {code.page}, which style '{code.style}' does not have")
         conflict = (Reason.STYLE_CONFLICT,) if hints.style is not None and hints.style != code.style else ()
-        return code.style, code.page, "code", conflict
+        return _Style(code.style, code.page, "code", conflict)
     if hints.style is not None:
         if not election.has_style(hints.style):
             return UnreadableCard(Reason.UNKNOWN_STYLE, f"--style '{hints.style}' is not a style of election '{election.id}'")
@@ -347,11 +376,11 @@ def _find_style(gray: np.ndarray, codes: PageCodes, context: InterpretContext, h
         if hints.page is not None:
             if hints.page not in {p.page for p in pages}:
                 return UnreadableCard(Reason.UNKNOWN_PAGE, f"page {hints.page} is not a page of style '{hints.style}'")
-            return hints.style, hints.page, "hint", ()
+            return _Style(hints.style, hints.page, "hint")
         if len(pages) == 1:
-            return hints.style, pages[0].page, "hint", ()
-        return _match_by_reference(gray, context, only_style=hints.style)
-    return _match_by_reference(gray, context, only_style=None)
+            return _Style(hints.style, pages[0].page, "hint")
+        return _match_by_reference(gray, page, context, only_style=hints.style)
+    return _match_by_reference(gray, page, context, only_style=None)
 
 
 def _has_our_fiducials(gray: np.ndarray, election: Election) -> bool:
@@ -362,31 +391,27 @@ def _has_our_fiducials(gray: np.ndarray, election: Election) -> bool:
     return bool(pages) and not isinstance(register_by_fiducials(gray, pages[0]), RegistrationFailure)
 
 
-def _match_by_reference(gray: np.ndarray, context: InterpretContext, *, only_style: str | None) -> tuple[str, int, str, tuple[Reason, ...]] | UnreadableCard:
-    candidates = []
-    ours = _has_our_fiducials(gray, context.election)
-    for style in context.election.ballot_styles:
-        if only_style is not None and style.id != only_style:
-            continue
-        for page in style.layout.pages:
-            if ours and not page.fiducials_in:
-                continue  # a card with our fiducials is not another vendor's card
-            ref = context.reference_for(style.id, page.page)
-            if ref is not None and page.reference_dpi is not None:
-                candidates.append((style.id, page.page, ref, page.reference_dpi, page.distinguish_in))
-    if not candidates:
+def _match_by_reference(gray: np.ndarray, page: DecodedPage, context: InterpretContext, *, only_style: str | None) -> _Style | UnreadableCard:
+    election = context.election
+    ours = _has_our_fiducials(gray, election)
+    with_fiducials = {(s.id, p.page) for s in election.ballot_styles for p in s.layout.pages if p.fiducials_in}
+
+    def accept(model: PageModel) -> bool:
+        return (only_style is None or model.style == only_style) and (not ours or model.key in with_fiducials)
+
+    if not any(accept(m) for m in context.index):
         what = (f"style '{only_style}' has several pages and no reference scans to tell them" if only_style
                 else "no card code was found (the card has our fiducials, so its code is missing or unreadable); state its style with identify"
                 if ours else "no card code was found and no layout has a reference scan to match")
         return UnreadableCard(Reason.UNKNOWN_STYLE, what)
-    ranked = match_references(gray, candidates)
-    if not ranked or ranked[0][2] < REFERENCE_MIN_SCORE:
-        best = f" (best {ranked[0][0]} page {ranked[0][1]}: {ranked[0][2]:.2f})" if ranked else ""
-        return UnreadableCard(Reason.UNKNOWN_STYLE, f"no card code, and the card matches no layout reference{best}")
-    if len(ranked) > 1 and ranked[0][2] - ranked[1][2] < REFERENCE_MIN_LEAD:
-        a, b = ranked[0], ranked[1]
-        return UnreadableCard(Reason.AMBIGUOUS_STYLE, f"no card code; the card matches {a[0]} page {a[1]} ({a[2]:.2f}) and {b[0]} page {b[1]} ({b[2]:.2f}) about equally")
-    return ranked[0][0], ranked[0][1], "reference", ()
+    result = identify_style(gray, context.index.groups, dpi_hint=page.dpi, accept=accept)
+    if isinstance(result, StyleUnknown):
+        return UnreadableCard(Reason.UNKNOWN_STYLE, f"no card code, and the card matches no layout's blank: {result.detail}")
+    if isinstance(result, StyleAmbiguous):
+        a, b = result.first, result.second
+        return UnreadableCard(Reason.AMBIGUOUS_STYLE, f"no card code; the card fits {a.style} page {a.page} and {b.style} page {b.page} "
+                                                      f"about equally (margin {result.margin:.2f}): a person states its style")
+    return _Style(result.model.style, result.model.page, "reference", match=result)
 
 
 def _precinct_of(style_precincts: Sequence[str], code: CardCode | None, hints: CardHints) -> tuple[str | None, tuple[Reason, ...]]:
@@ -399,10 +424,29 @@ def _precinct_of(style_precincts: Sequence[str], code: CardCode | None, hints: C
     return None, (Reason.NO_PRECINCT,)
 
 
-def _contest_readings(election: Election, page: LayoutPage, readings: Sequence) -> tuple[ContestReading, ...]:
-    by_contest: dict[str, list] = {}
-    for target, reading in zip(page.targets, readings, strict=True):
-        by_contest.setdefault(target.contest, []).append(reading)
+def reclassify(card: InterpretedCard, election: Election, thresholds: Thresholds) -> InterpretedCard | None:
+    """The card read again from its stored raw scores under other thresholds (no rescan):
+    statuses, contest readings and the mark reasons; None when nothing changes."""
+    result = card.interpretation
+    if not isinstance(result, ReadCard):
+        return None
+    readings = tuple(classify_target(r.score, thresholds) for r in result.targets)
+    if [r.status for r in readings] == [r.status for r in result.targets]:
+        return None
+    page = next(p for p in election.style(result.style).layout.pages if p.page == result.page)
+    kept = [r for r in result.reasons if r not in (Reason.MARGINAL_MARK, Reason.WRITE_IN)]
+    if any(r.status is MarkStatus.UNKNOWN and not is_write_in_flag(r) for r in readings):
+        kept.append(Reason.MARGINAL_MARK)
+    if any(is_write_in_flag(r) for r in readings):
+        kept.append(Reason.WRITE_IN)
+    new = replace(result, targets=readings, contests=_contest_readings(election, page, readings), reasons=tuple(kept))
+    return replace(card, interpretation=new)
+
+
+def _contest_readings(election: Election, page: LayoutPage, readings: Sequence[TargetReading]) -> tuple[ContestReading, ...]:
+    by_contest: dict[str, list[TargetReading]] = {}
+    for reading in readings:
+        by_contest.setdefault(reading.score.contest, []).append(reading)
     return tuple(classify_contest(election.contest(cid), rs) for cid, rs in by_contest.items())
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from scanpipe.imaging.decode import LIMITS, too_large_file
 from scanpipe.interpret import InterpretContext, interpret_file, unreadable_file_card
 from scanpipe.lifeline import die_with
+from scanpipe.names import reason_label
 from scanpipe.sources.files import may_hold_cards, shown_path
 from scanpipe.types import (
     CardHints,
@@ -76,7 +77,7 @@ class IngestSummary:
                + (f", {self.needs_person} need a person" if self.needs_person else "")
                + f" ({self.seconds:.1f} s)"]
         for reason, n in sorted(self.unreadable.items()):
-            out.append(f"  unreadable: {n} x {reason}")
+            out.append(f"  unreadable: {n} x {reason} ({reason_label(reason)})")
         for where, reason, detail in self.unreadable_cards[:SHOWN_UNREADABLE]:
             out.append(f"  unreadable {where}: {reason}: {detail}")
         if len(self.unreadable_cards) > SHOWN_UNREADABLE:

@@ -32,10 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from scanpipe.errors import ConfigError, SourceError
+from scanpipe.names import Names, reason_label
 from scanpipe.pipeline import interpret_path, needs_person
 from scanpipe.sources.base import AcquiredPage, AcquisitionError, DeviceInfo, PageSource, ScanSettings
 from scanpipe.store.repository import Store
-from scanpipe.types import CardHints, InterpretedCard, MachinePrintedCard, ReadCard, UnreadableCard
+from scanpipe.types import CardHints, InterpretedCard, MachinePrintedCard, ReadCard, Reason, UnreadableCard
 
 MANIFEST = "manifest.jsonl"
 PAGE_NAME = re.compile(r"^(\d{5,})\.(png|jpe?g|tiff?|pdf)$", re.IGNORECASE)
@@ -189,31 +190,39 @@ class ScanSummary:
                      f"{_ordinal(self.fed_after_stop + 1)} card counting back from the last one fed") if self.fed_after_stop else \
                     "; it is the last card fed"
             return (f"stopped: card {self.batch}/{seq:05d} ({name}) needs a person ({', '.join(reasons)}){after}. "
-                    f"Pull it, then put the rest back and run: {resume}")
+                    f"Every card fed so far is stored. Take that card out of the output tray and set it aside for a person; "
+                    f"do not feed any stored card again. Leave the cards not yet fed in the feeder and run: {resume}")
         if self.error is not None:
             kept = f"pages up to {self.batch}/{self.last_seq:05d} are kept" if self.last_seq else "no page was scanned"
             return f"{self.error}. {kept}; fix the scanner, put back the cards not yet fed, and run: {resume}"
         return None
 
 
-def card_line(label: str, card: InterpretedCard, flagged: bool, done: int, started: float) -> str:
+def card_line(label: str, card: InterpretedCard, flagged: bool, done: int, started: float, names: Names | None = None) -> str:
     """One line per card: where it is, what it is, whether a person must look, the pace."""
     rate = done / max(time.monotonic() - started, 1e-6) * 60.0
     if card.source.page_count > 1:
         label = f"{label} p{card.source.page_index}"
-    return f"{label}  {describe_card(card)}{'  -> NEEDS A PERSON' if flagged else ''}   [{done} card(s), {rate:.1f}/min]"
+    return f"{label}  {describe_card(card, names)}{'  -> NEEDS A PERSON' if flagged else ''}   [{done} card(s), {rate:.1f}/min]"
 
 
-def describe_card(card: InterpretedCard) -> str:
+def describe_card(card: InterpretedCard, names: Names | None = None) -> str:
+    """One card in a few words: its style, page and precinct, or why it could not be read, and
+    what a person must look at (precinct names and reasons in words when ``names`` is given)."""
+    def precinct(pid: str | None) -> str:
+        return names.precinct(pid) if names is not None else (pid or "?")
+
+    def reasons(codes: tuple[Reason, ...]) -> str:
+        shown = [reason_label(x.value) if names is not None else x.value for x in codes]
+        return f"  ({', '.join(shown)})" if shown else ""
+
     r = card.interpretation
     if isinstance(r, UnreadableCard):
-        return f"unreadable ({r.reason.value}): {r.detail}"
+        return f"unreadable ({reason_label(r.reason.value) if names is not None else r.reason.value}): {r.detail}"
     if isinstance(r, ReadCard):
-        extra = f"  ({', '.join(x.value for x in r.reasons)})" if r.reasons else ""
-        return f"style {r.style} page {r.page} precinct {r.precinct or '?'}{extra}"
+        return f"style {r.style} page {r.page} {'' if names is not None else 'precinct '}{precinct(r.precinct)}{reasons(r.reasons)}"
     assert isinstance(r, MachinePrintedCard)
-    extra = f"  ({', '.join(x.value for x in r.reasons)})" if r.reasons else ""
-    return f"machine-printed record, style {r.record.style} precinct {r.record.precinct or '?'}{extra}"
+    return f"machine-printed record, style {r.record.style} {'' if names is not None else 'precinct '}{precinct(r.record.precinct)}{reasons(r.reasons)}"
 
 
 def card_reasons(card: InterpretedCard) -> tuple[str, ...]:
@@ -339,7 +348,7 @@ def _store_page(run: _Run, entry: ManifestEntry) -> tuple[str, ...]:
             reasons += tuple(r for r in card_reasons(card) if r not in reasons)
         if isinstance(card.interpretation, UnreadableCard):
             s.unreadable[card.interpretation.reason.value] += 1
-        run.on_line(card_line(label, card, flagged, run.cards_seen, run.started))
+        run.on_line(card_line(label, card, flagged, run.cards_seen, run.started, Names(run.context.election)))
     if result.already_stored:
         run.on_line(f"{label}  already stored (the same image as a card stored before): counted once")
     run.manifest.append(ManifestEntry(entry.seq, entry.file, entry.sha256, "stored", entry.side),

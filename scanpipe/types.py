@@ -92,6 +92,8 @@ class Reason(StrEnum):
     SUPERSEDED_LABEL = "superseded_label"  # a label whose serial was already superseded
     TEXT_UNREAD = "text_unread"  # a machine-printed record's printed text could not be read (no OCR)
     NO_SERIAL = "no_serial"  # stated a duplicate or original (--kind) but carries no readable serial
+    REGISTRATION_FAILED = "registration_failed"  # the card does not fit its blank (measured residual in the detail)
+    LOW_RESOLUTION = "low_resolution"  # scanned below the resolution marks can be read at
     INTERNAL_ERROR = "internal_error"  # reading this card raised an unexpected error (a bug; traceback logged)
     FILE_UNREAD = "file_unread"  # a card file (or folder) found by ingest could not be read at all
 

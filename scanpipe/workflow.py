@@ -8,6 +8,7 @@ so a decision made in either place goes through the same code.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +17,7 @@ from scanpipe.classify import Thresholds, load_thresholds
 from scanpipe.counting import CardCount, Decision, DecisionState, count_card, final_decisions
 from scanpipe.decisions import Attestation, check_second_half, plan_decision
 from scanpipe.election import parse_election, read_definition
+from scanpipe.election_diff import DefinitionChange, definition_changes
 from scanpipe.errors import ConfigError, DecisionError, SourceError
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
 from scanpipe.pipeline import FileResult, IngestSummary, run_local, store_results
@@ -28,11 +30,28 @@ from scanpipe.sources.files import find_card_files, may_hold_cards, storable_pat
 from scanpipe.store.records import StoredCard
 from scanpipe.store.repository import Store
 from scanpipe.tally import TallyRow, tally_precincts
-from scanpipe.types import CardHints, CardKind, Election, InterpretedCard, Reason
+from scanpipe.types import CardHints, CardKind, Contest, Election, InterpretedCard, ReadCard, Reason
 
 
 def init_election(store: Store, election_path: Path) -> tuple[Election, bool]:
     """Validate a definition and load it (with its layouts and reference scans)."""
+    loaded = load_election_file(store, election_path, force=True)
+    return loaded.election, loaded.changed
+
+
+@dataclass(frozen=True)
+class ElectionLoad:
+    election: Election
+    changed: bool
+    changes: tuple[DefinitionChange, ...]  # against the definition stored before (none on a first load)
+    cards: int  # cards stored when it was loaded
+
+
+def load_election_file(store: Store, election_path: Path, *, force: bool = False, actor: str | None = None) -> ElectionLoad:
+    """Validate a definition, say what changed against the stored one, and load it.
+
+    Over stored cards, a change that would alter how they were read or counted (ids, vote-for,
+    styles, layouts) is refused unless ``force``; a forced load is logged with its changes."""
     path = election_path.resolve()
     if not path.is_file():
         raise SourceError(f"{election_path}: no such file")
@@ -43,13 +62,69 @@ def init_election(store: Store, election_path: Path) -> tuple[Election, bool]:
         for page in style.layout.pages:
             if page.reference is not None:
                 references[(style.id, page.page)] = Path(page.reference).read_bytes()
-    changed = store.load_election(definition, layouts, election, references=references)
-    return election, changed
+    changes: tuple[DefinitionChange, ...] = ()
+    cards = 0
+    if store.elections():
+        record = store.current_election_record()
+        changes = tuple(definition_changes(record.definition, record.layouts, definition, layouts))
+        cards = store.count_cards()
+        altering = [c.text for c in changes if c.alters_readings]
+        if altering and cards and not force:
+            raise ConfigError(f"{election_path}: this definition differs from the one {cards} stored card(s) were read with, in ways "
+                              "that change how they are read or counted:\n  " + "\n  ".join(altering)
+                              + "\nnothing was loaded. If this is intended, run again with --force (logged): the stored readings are kept and "
+                                "are counted under the new definition.")
+        if altering and cards:
+            store.log_event("election_forced", {"file": str(path), "cards": cards, "changes": altering}, actor=actor)
+    changed = store.load_election(definition, layouts, election, references=references, actor=actor)
+    return ElectionLoad(election, changed, changes, cards)
 
 
 def interpret_context(store: Store, thresholds: Thresholds | None = None) -> InterpretContext:
     election = store.current_election()
-    return InterpretContext(election, thresholds or load_thresholds(), load_references(election, store.layout_references()))
+    chosen = thresholds or election_thresholds(store, election.id) or load_thresholds()
+    return InterpretContext(election, chosen, load_references(election, store.layout_references()))
+
+
+THRESHOLDS_EVENT = "election_thresholds"
+
+
+def election_thresholds(store: Store, election_id: str) -> Thresholds | None:
+    """The thresholds recorded for this election (``calibrate election --apply``), if any."""
+    from scanpipe.classify import thresholds_from_mapping
+
+    for event in reversed(store.events(THRESHOLDS_EVENT)):
+        if event.detail.get("election") == election_id:
+            return thresholds_from_mapping(event.detail["thresholds"], source=str(event.detail.get("source", "")))
+    return None
+
+
+def calibrate_election(store: Store, *, apply: bool, actor: str | None = None) -> tuple[Any, int]:
+    """Derive the election's thresholds from its stored scores; with ``apply``, record them in
+    the log (with their provenance) and read every stored card again from its raw scores.
+    Returns the derivation and how many cards changed."""
+    from dataclasses import asdict
+
+    from scanpipe.calibration.election import derive_for_election
+    from scanpipe.interpret import reclassify
+
+    election = store.current_election()
+    scores = [t.score.score for c in store.iter_cards() if isinstance(c.card.interpretation, ReadCard)
+              for t in c.card.interpretation.targets]
+    derived = derive_for_election(scores, load_thresholds(), election=election.id)
+    if not apply:
+        return derived, 0
+    thresholds = derived.thresholds
+    store.log_event(THRESHOLDS_EVENT, {"election": election.id, "thresholds": {k: v for k, v in asdict(thresholds).items()},
+                                       "source": thresholds.source, "targets": derived.targets,
+                                       "empty_top": derived.empty_top, "marked_bottom": derived.marked_bottom}, actor=actor)
+    changed = 0
+    for stored in list(store.iter_cards()):
+        new = reclassify(stored.card, election, thresholds)
+        if new is not None:
+            store.replace_interpretation(new, thresholds_source=thresholds.source, actor=actor)
+            changed += 1
+    return derived, changed
 
 
 def ingest_paths(
@@ -236,12 +311,14 @@ def queue_of(s: Standing, not_read: Sequence[tuple[str, str]] = ()) -> list[Queu
 
 
 def resolve_card(store: Store, card_ref: str):  # noqa: ANN201 - StoredCard
-    """A card by id or by the path it was ingested from."""
-    card = store.get_card(card_ref) or store.find_card_by_path(card_ref)
+    """A card by id, a unique prefix of its id, its place ``BATCH#SEQ`` or the path it was
+    ingested from."""
+    found = store.card_id_for(card_ref)
+    card = store.get_card(found) if found is not None else None
     if card is None and Path(card_ref).exists():
         card = store.find_card_by_path(str(Path(card_ref)))
     if card is None:
-        raise DecisionError(f"{card_ref}: no stored card has this id or path")
+        raise DecisionError(f"{card_ref}: no stored card has this id, id prefix, place (BATCH#SEQ) or path")
     return card
 
 
@@ -281,7 +358,7 @@ class DecisionOutcome:
 
 def adjudicate_card(
     store: Store, card_ref: str, *, contest: str, votes: Sequence[str], auditors: Sequence[str],
-    attestation: Attestation, rule: str | None = None, note: str | None = None,
+    attestation: Attestation, rule: str | None = None, note: str | None = None, write_ins: Mapping[str, str] | None = None,
 ) -> DecisionOutcome:
     """Record a person's reading of one contest of one card (contract section 5).
 
@@ -306,12 +383,13 @@ def adjudicate_card(
     if contest in queued and attestation.override is not None:
         attestation = replace(attestation, override=None)  # nothing to override: it is queued
     return record_decision(store, election, item=card_id, item_kind="card", contest=contest, votes=votes, auditors=auditors,
-                           rule=rule, note=note, attestation=attestation)
+                           rule=rule, note=note, attestation=attestation, write_ins=write_ins)
 
 
 def record_decision(
     store: Store, election: Election, *, item: str, item_kind: str, contest: str, votes: Sequence[str],
     auditors: Sequence[str], rule: str | None, note: str | None, attestation: Attestation, board: BoardVotes | None = None,
+    write_ins: Mapping[str, str] | None = None,
 ) -> DecisionOutcome:
     """Apply the two-people rule and store the decision in one transaction.
 
@@ -336,6 +414,7 @@ def record_decision(
     if rule is not None and rule not in rules.intent_rule_codes():
         raise DecisionError(f"--rule {rule}: not a voter-intent rule of {rules.name}; rules: {', '.join(rules.intent_rule_codes())}")
     ordered = tuple(o.id for o in c.options if o.id in set(votes))
+    names = checked_write_ins(c, ordered, write_ins or {})
     with store.transaction() as tx:
         tx.check_attestation(auditors, attestation, role="board" if board is not None else "auditor")
         existing = [to_decision(d) for d in tx.decisions(item=item) if d.contest == contest]
@@ -348,12 +427,15 @@ def record_decision(
             tx.set_decision_state(old_id, state.value)
         new = tx.add_decision(item=item, item_kind=item_kind, contest=contest, votes=list(ordered), auditors=list(plan.auditors), rule=rule, note=note, state=plan.state.value, supersedes=plan.supersedes,
                               rule_set=rules.id)
+        tx.add_write_in_names(new.id, names)
         tx.attest(new.id, attestation)
         how = {"operator": attestation.operator, "accounts": attestation.accounts}
         if attestation.override is not None:
             how["override"] = attestation.override
         if len(auditors) >= 2 and board is None:
             how["joint"] = True
+        if names:
+            how["write_ins"] = names
         tx.log_event("decision", {"item": item, "contest": contest, "votes": list(ordered), "auditors": list(plan.auditors), "state": plan.state.value, "rule": rule,
                                   "rule_set": rules.id, **how}, actor=",".join(auditors))
         if board is not None:
@@ -363,6 +445,29 @@ def record_decision(
             tx.log_event("board_decision", {"item": item, "contest": contest, "votes": list(ordered), "members": dict(board.members),
                                             "decision": new.id, "replaces": [old_id for old_id, _ in plan.updates]}, actor=board.actor)
     return DecisionOutcome(new.id, plan.state, plan.message)
+
+
+WRITE_IN_NAME_MAX = 200
+
+
+def checked_write_ins(contest: Contest, votes: Sequence[str], write_ins: Mapping[str, str]) -> dict[str, str]:
+    """The write-in names to keep: each for a write-in option of ``contest`` that the decision
+    counts (a name beside an option not voted is refused, not silently dropped)."""
+    kept: dict[str, str] = {}
+    write_in_options = {o.id for o in contest.options if o.write_in}
+    for option, name in write_ins.items():
+        name = " ".join(name.split())
+        if not name:
+            continue
+        if option not in write_in_options:
+            raise DecisionError(f"a write-in name was given for {option}, which is not a write-in option of {contest.title}")
+        if option not in votes:
+            raise DecisionError(f"a write-in name ({name}) was given, but the decision does not count the write-in of {contest.title}: "
+                                "tick the write-in option too, or clear the name")
+        if len(name) > WRITE_IN_NAME_MAX:
+            raise DecisionError(f"the write-in name is longer than {WRITE_IN_NAME_MAX} characters")
+        kept[option] = name
+    return kept
 
 
 @dataclass(frozen=True)

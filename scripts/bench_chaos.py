@@ -77,7 +77,7 @@ class Runner:
         return done
 
     def queue(self) -> list[dict[str, object]]:
-        return json.loads(self.run(["queue"], ok=(0,)).stdout)
+        return json.loads(self.run(["queue", "--json"], ok=(0,)).stdout)
 
 
 def pair_decisions(runner: Runner, truth: dict[str, dict]) -> list[Step]:

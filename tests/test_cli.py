@@ -93,7 +93,7 @@ def test_bad_files_are_stored_as_unreadable_and_the_batch_goes_on(db: str, tmp_p
     assert "truncated PNG" in named["truncated.png"] and "not an image" in named["notes.jpg"]
     assert "skipped" in r.stdout and "readme.txt" in r.stdout
     assert "await a person" in r.stderr
-    queue = json.loads(run(db, "queue").stdout)
+    queue = json.loads(run(db, "queue", "--json").stdout)
     assert sum(1 for q in queue if q["reason"] == "unreadable_image") == 3
 
 

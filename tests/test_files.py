@@ -94,7 +94,7 @@ def test_card_files_not_read_are_queued_until_they_are_read(tmp_path: Path) -> N
     assert f"  not read {locked}: no permission to read it (Permission denied): give the ingest account read access" in first.stdout
     assert f"  skipped {batch / 'later-link.png'}: a dangling symbolic link (it points to later.png, which does not exist)" in first.stdout
     assert "2 card file(s) or folder(s) not read" in first.stdout
-    files = [(i["item"], i["reason"]) for i in json.loads(run("queue").stdout) if i["kind"] == "file"]
+    files = [(i["item"], i["reason"]) for i in json.loads(run("queue", "--json").stdout) if i["kind"] == "file"]
     assert files == [(str(batch / "later-link.png"), "file_unread"), (str(locked), "file_unread")]
     # the operator fixes both; the next ingest reads them and the queue no longer lists them
     locked.chmod(0o644)
@@ -102,4 +102,4 @@ def test_card_files_not_read_are_queued_until_they_are_read(tmp_path: Path) -> N
     (batch / "later.png").write_bytes(GOOD.read_bytes() + b"\x01")
     second = run("ingest", str(batch), "--batch", "b", "-q")
     assert "2 card(s) stored" in second.stdout, second.stdout  # later-link.png and later.png are one card
-    assert not [i for i in json.loads(run("queue").stdout) if i["kind"] == "file"]
+    assert not [i for i in json.loads(run("queue", "--json").stdout) if i["kind"] == "file"]

@@ -219,3 +219,21 @@ def test_generator_stains_over_targets_go_to_a_person(seed: int) -> None:
             assert got is MarkStatus.UNKNOWN, (i, kind, s)
         elif s.damage_score < thresholds.damage:  # beside the stain, not over it: read as drawn
             assert got is CATALOGUE_STATUS[INTENT[kind]], (i, kind, s)
+
+
+@pytest.mark.parametrize(("angle", "offset"), [(0.0, (0.0, 2.0)), (0.8, (1.0, -2.0)), (-0.8, (-1.0, 3.0))])
+def test_the_printed_write_in_line_inside_the_area_is_not_writing(angle: float, offset: tuple[float, float]) -> None:
+    """The area's box reaches the printed write-in line (a board drew it that way, or the scan's
+    skew and scale bring the line in): an empty write-in stays empty, a name still reads."""
+    def with_line(kinds: list[str]):
+        img, reg, page = card(kinds, write_in_row=0, angle_deg=angle, offset_px=offset)
+        x, y, w, h = page.targets[0].write_in_area_in
+        line = np.array([[x + 0.05, y + h - 0.02, 1.0], [x + w - 0.05, y + h - 0.02, 1.0]]) @ np.asarray(reg.homography).reshape(3, 3).T
+        (x0, y0), (x1, y1) = line[0, :2] / line[0, 2], line[1, :2] / line[1, 2]
+        cv2.line(img, (int(x0 - offset[0]), int(y0 - offset[1])), (int(x1 - offset[0]), int(y1 - offset[1])), 25, 2, cv2.LINE_AA)
+        return score_targets(img, reg, page)[0]
+
+    empty = with_line(["none", "none"])
+    named = with_line(["write_in", "none"])
+    assert empty.write_in_score <= 0.02, empty.write_in_score
+    assert named.write_in_score >= 0.4, named.write_in_score

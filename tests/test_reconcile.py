@@ -248,7 +248,7 @@ def test_bad_labels_are_stored_with_their_reason_and_nothing_decided_changes(rec
     _card_with_labels(election_json, [f"ORG-{match}"], bad / "other-election.png", election_id="another-2026")
     run("ingest", str(bad), "--batch", "bad", "-q")
     run("reconcile", "--render-dir", str(root / "new"))
-    queue = json.loads(run("queue"))
+    queue = json.loads(run("queue", "--json"))
     reasons = {item["reason"] for item in queue}
     assert {"label_unreadable", "label_conflict", "wrong_election"} <= reasons, queue
     assert run.pairs() == list(before_pairs.values())

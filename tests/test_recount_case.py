@@ -162,7 +162,7 @@ def test_an_open_case_asks_only_about_its_contest_and_precincts(world: RecountWo
     before = queue(world.store)
     assert {(i.item[:1], i.contests) for i in before} == {("d", ("gov",)), ("e", ("council",)), ("f", ("q1",))}
     _open_case(world, capsys, "P01,P02")
-    code, items, _ = run(world, capsys, "queue")
+    code, items, _ = run(world, capsys, "queue", "--json")
     assert code == 0 and [(i["item"][:1], i["contests"]) for i in items] == [("d", ["gov"])]
     status = run(world, capsys, "recount", "status")[1]
     p01 = status["precincts"][0]
@@ -196,7 +196,7 @@ def test_terminate_stops_at_a_precinct_boundary_and_the_report_says_where(world:
     code, doc, err = run(world, capsys, "recount", "terminate", "--requested-by", "Ben Brooks", "--reason", "the petitioner withdrew")
     assert code == 0, err
     assert doc["finished"] == ["P01", "P02"] and doc["kept_certified"] == ["P03"]
-    assert run(world, capsys, "queue")[1] == []  # P03 is no longer asked about
+    assert run(world, capsys, "queue", "--json")[1] == []  # P03 is no longer asked about
     out = world.folder / "report"
     code, written, _ = run(world, capsys, "recount", "report", "--out", str(out))
     report = json.loads((out / "report.json").read_text())

@@ -13,12 +13,13 @@ from scanpipe.imaging.registration import (
     layout_fit_score,
     map_box,
     map_points,
-    match_references,
     orientation_from_code,
+    register_by_blank,
     register_by_fiducials,
-    register_by_reference,
     register_card,
 )
+from scanpipe.imaging.reference import learn_page
+from scanpipe.imaging.style import StyleAmbiguous, StyleMatch, StyleUnknown, build_style_groups, identify_style
 from scanpipe.types import LayoutPage, Reason, Registration, TargetDef
 
 SIZE_IN = (4.0, 5.0)
@@ -129,7 +130,7 @@ def test_upside_down_is_detected_by_the_qr_code() -> None:
     assert orientation_from_code(code, PAGE, turned.shape) is True
     (upright_code,) = decode_codes(draw_page(dpi))
     assert orientation_from_code(upright_code, PAGE, turned.shape) is False
-    result = register_card(turned, PAGE, reference=None, code=code, dpi_hint=None)
+    result = register_card(turned, PAGE, model=None, code=code, dpi_hint=None)
     assert not isinstance(result, RegistrationFailure)
     image, registration = result
     assert registration.rotated_180 is True
@@ -144,7 +145,7 @@ def test_upside_down_is_detected_by_layout_fit_without_a_code() -> None:
     as_is = register_by_fiducials(turned, PAGE)
     assert isinstance(as_is, Registration)
     assert layout_fit_score(turned, as_is, PAGE) <= 0.2
-    result = register_card(turned, PAGE, reference=None, code=None, dpi_hint=None)
+    result = register_card(turned, PAGE, model=None, code=None, dpi_hint=None)
     assert not isinstance(result, RegistrationFailure)
     image, registration = result
     assert registration.rotated_180 is True and np.array_equal(image, upright)
@@ -155,44 +156,53 @@ def _reference_page() -> LayoutPage:
     return LayoutPage(page=1, size_in=SIZE_IN, targets=TARGETS, qr_in=QR_BOX, reference_dpi=150.0)
 
 
-@pytest.mark.parametrize(("dpi", "turn"), [(150, False), (300, False), (200, True)])
-def test_reference_registration_without_fiducials(dpi, turn) -> None:
+def _blank_model(image: np.ndarray, style: str = "S1", dpi: float = 150.0):
+    return learn_page(style, 1, image, dpi)
+
+
+@pytest.mark.parametrize(("dpi", "turn", "claimed"), [(150, False, None), (300, False, 96.0), (200, True, 72.0), (200, False, 300.0)])
+def test_blank_registration_without_fiducials(dpi, turn, claimed) -> None:
     reference = draw_page(150, fiducials=False)
     image, matrix = distort(draw_page(dpi, fiducials=False), 2.0, 1.015, 0.99, (6.0, -4.0))
     if turn:
         image = cv2.rotate(image, cv2.ROTATE_180)
-    registration = register_by_reference(image, _reference_page(), reference, 150.0)
-    assert isinstance(registration, Registration)
+    result = register_by_blank(image, _reference_page(), _blank_model(reference), dpi_hint=claimed)
+    assert not isinstance(result, RegistrationFailure), result
+    upright, registration = result
     assert registration.rotated_180 is turn and registration.method == "reference"
-    upright = cv2.rotate(image, cv2.ROTATE_180) if turn else image
     error = np.abs(map_points(registration, TARGET_CENTRES) - true_points(matrix, dpi, TARGET_CENTRES))
-    assert error.max() < 0.02 * dpi  # within 0.02 in
+    assert error.max() < 0.01 * dpi  # within 0.01 in, whatever the file's dpi tag claims
+    assert abs(registration.dpi - dpi) < 0.03 * dpi
     assert layout_fit_score(upright, registration, _reference_page()) == 1.0
 
 
-def test_register_card_falls_back_to_the_reference() -> None:
+def test_a_card_that_does_not_fit_its_blank_fails_with_the_residual() -> None:
+    reference = draw_page(150, fiducials=False)
+    card = draw_page(200, fiducials=False)
+    h, w = card.shape
+    src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+    dst = np.float32([[0.08 * w, 0.02 * h], [0.93 * w, 0], [w, h], [0, 0.96 * h]])  # a photo: perspective
+    photo = cv2.warpPerspective(card, cv2.getPerspectiveTransform(src, dst), (w, h), borderValue=245)
+    result = register_by_blank(photo, _reference_page(), _blank_model(reference))
+    assert isinstance(result, RegistrationFailure) and result.reason is Reason.REGISTRATION_FAILED
+    assert "in" in result.detail
+
+
+def test_a_card_scanned_at_100_dpi_is_refused_as_low_resolution() -> None:
+    reference = draw_page(150, fiducials=False)
+    result = register_by_blank(draw_page(100, fiducials=False), _reference_page(), _blank_model(reference))
+    assert isinstance(result, RegistrationFailure) and result.reason is Reason.LOW_RESOLUTION
+
+
+def test_register_card_falls_back_to_the_blank() -> None:
     reference = draw_page(150, fiducials=False)
     page = LayoutPage(1, SIZE_IN, TARGETS, fiducials_in=FIDUCIALS, qr_in=QR_BOX, reference_dpi=150.0)
     card = draw_page(150, fiducials=False)
-    result = register_card(card, page, reference=reference, code=None, dpi_hint=None)
+    result = register_card(card, page, model=_blank_model(reference), code=None, dpi_hint=None)
     assert not isinstance(result, RegistrationFailure)
     assert result[1].method == "reference"
-    no_reference = register_card(card, page, reference=None, code=None, dpi_hint=None)
+    no_reference = register_card(card, page, model=None, code=None, dpi_hint=None)
     assert isinstance(no_reference, RegistrationFailure) and no_reference.reason is Reason.NO_FIDUCIALS
-
-
-def test_match_references_prefers_the_style_whose_precinct_name_matches() -> None:
-    def styled(name: str, dpi: float) -> np.ndarray:
-        img = draw_page(dpi, fiducials=False)
-        cv2.putText(img, name, (int(0.4 * dpi), int(0.9 * dpi)), cv2.FONT_HERSHEY_SIMPLEX, dpi / 150, 20, 2)
-        return img
-
-    box = ((0.3, 0.55, 1.9, 0.5),)
-    candidates = [("S1", 1, styled("NORTH 01", 150), 150.0, box), ("S2", 1, styled("SOUTH 07", 150), 150.0, box)]
-    card, _ = distort(styled("SOUTH 07", 200), 1.0, 1.0, 1.0, (4.0, 4.0))
-    ranked = match_references(card, candidates, size_in=SIZE_IN)
-    assert [r[0] for r in ranked] == ["S2", "S1"]
-    assert ranked[0][2] > 0.8 and ranked[0][2] - ranked[1][2] > 0.2
 
 
 def _styled(name: str, dpi: float) -> np.ndarray:
@@ -201,33 +211,47 @@ def _styled(name: str, dpi: float) -> np.ndarray:
     return img
 
 
-def test_match_references_reads_the_distinguish_box_of_a_card_fed_upside_down() -> None:
-    box = ((0.3, 0.55, 1.9, 0.5),)
-    candidates = [("S1", 1, _styled("NORTH 01", 150), 150.0, box), ("S2", 1, _styled("SOUTH 07", 150), 150.0, box)]
+def _groups(names: dict[str, str], distinguish: tuple = ()):
+    models = [_blank_model(_styled(name, 150), style) for style, name in names.items()]
+    boxes = {m.key: tuple(t.box_in for t in TARGETS) for m in models}
+    return build_style_groups(models, boxes, {m.key: distinguish for m in models})
+
+
+def test_the_style_is_told_by_the_printed_precinct_name_alone() -> None:
+    groups = _groups({"S1": "NORTH 01", "S2": "SOUTH 07", "S3": "SOUTH 08"})
+    assert len(groups) == 1  # one frame
+    for style, name in (("S2", "SOUTH 07"), ("S1", "NORTH 01"), ("S3", "SOUTH 08")):
+        card, _ = distort(_styled(name, 200), 1.0, 1.0, 1.0, (4.0, 4.0))
+        found = identify_style(card, groups)
+        assert isinstance(found, StyleMatch) and found.model.style == style, found
+
+
+def test_the_style_of_a_card_fed_upside_down_with_a_wrong_dpi_tag() -> None:
+    groups = _groups({"S1": "NORTH 01", "S2": "SOUTH 07"}, distinguish=((0.3, 0.55, 1.9, 0.5),))
     card, _ = distort(_styled("NORTH 01", 200), 1.5, 1.0, 1.01, (4.0, -3.0))
-    ranked = match_references(cv2.rotate(card, cv2.ROTATE_180), candidates, size_in=SIZE_IN)
-    assert [r[0] for r in ranked] == ["S1", "S2"]
-    assert ranked[0][2] > 0.8 and ranked[0][2] - ranked[1][2] > 0.2
+    found = identify_style(cv2.rotate(card, cv2.ROTATE_180), groups, dpi_hint=72.0)
+    assert isinstance(found, StyleMatch) and found.model.style == "S1" and found.alignment.turned
 
 
-def test_a_card_is_registered_once_per_reference(monkeypatch: pytest.MonkeyPatch) -> None:
-    from scanpipe.imaging import registration as reg
+def test_two_identical_blanks_are_ambiguous_never_guessed() -> None:
+    groups = _groups({"S1": "SOUTH 07", "S2": "SOUTH 07"})
+    card, _ = distort(_styled("SOUTH 07", 200), 1.0, 1.0, 1.0, (4.0, 4.0))
+    assert isinstance(identify_style(card, groups), StyleAmbiguous)
 
-    calls: list[int] = []
-    real = reg._register_by_reference
 
-    def counted(*args, **kwargs):
-        calls.append(1)
-        return real(*args, **kwargs)
+def test_a_card_of_a_style_the_election_lacks_is_unknown() -> None:
+    groups = _groups({"S1": "NORTH 01", "S2": "SOUTH 07"})
+    card = draw_page(200, fiducials=False)
+    cv2.putText(card, "EAST 99 WARD 4 PRECINCT", (int(0.4 * 200), int(0.9 * 200)), cv2.FONT_HERSHEY_SIMPLEX, 200 / 150, 20, 2)
+    cv2.putText(card, "CITY COUNCIL AT LARGE", (int(0.4 * 200), int(4.2 * 200)), cv2.FONT_HERSHEY_SIMPLEX, 200 / 150, 20, 2)
+    found = identify_style(card, groups)
+    assert not isinstance(found, StyleMatch), found
 
-    monkeypatch.setattr(reg, "_register_by_reference", counted)
-    reference = draw_page(150, fiducials=False)
-    card, _ = distort(draw_page(200, fiducials=False), 1.0, 1.0, 1.0, (3.0, 2.0))
-    first = register_by_reference(card, _reference_page(), reference, 150.0)
-    again = register_by_reference(card, _reference_page(), reference, 150.0)
-    assert isinstance(first, Registration) and again == first and len(calls) == 1
-    other = card.copy()  # equal pixels, another card: registered anew
-    assert register_by_reference(other, _reference_page(), reference, 150.0) == first and len(calls) == 2
+
+def test_a_blank_page_is_unknown() -> None:
+    groups = _groups({"S1": "NORTH 01", "S2": "SOUTH 07"})
+    found = identify_style(np.full((1000, 800), 250, np.uint8), groups)
+    assert isinstance(found, StyleUnknown)
 
 
 def test_a_line_touching_a_fiducial_does_not_move_it() -> None:

@@ -241,8 +241,9 @@ def test_stop_on_flag_pauses_on_the_card_and_names_it(scan_store: Store, tmp_pat
     assert (summary.pages_written, summary.fed_after_stop) == (2, 1)  # the one already in the feeder is kept
     assert summary.stop_message() == (
         "stopped: card b7/00001 (00001.png) needs a person (unreadable_image); the scanner had already fed 1 more card(s), "
-        "stored too, so it is the 2nd card counting back from the last one fed. Pull it, then put the rest back and run: "
-        "scanpipe scan --device scripted:0 --batch b7 --resume")
+        "stored too, so it is the 2nd card counting back from the last one fed. Every card fed so far is stored. Take that card "
+        "out of the output tray and set it aside for a person; do not feed any stored card again. Leave the cards not yet fed in "
+        "the feeder and run: scanpipe scan --device scripted:0 --batch b7 --resume")
     resumed = scan_batch(scan_store, _Scripted(pages[2:]), batch="b7", out_dir=tmp_path / "scans", resume=True)
     assert (resumed.first_seq, resumed.last_seq) == (3, 5) and len(list(scan_store.iter_cards())) == 5
 

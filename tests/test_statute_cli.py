@@ -190,7 +190,7 @@ def test_an_orphan_duplicate_goes_to_the_board_which_rules_a_new_duplicate_that_
     assert store_of(run).board_rulings() == {}
     out = run("board", "rule", serial, "--ruling", "new-duplicate", *BOARD, code=0)
     assert "new_duplicate; for: carol, dave [MD-2026.1]" in out
-    queued = [i for i in json.loads(run("queue")) if i["item"] == serial]
+    queued = [i for i in json.loads(run("queue", "--json")) if i["item"] == serial]
     assert [(i["reason"], i["contests"]) for i in queued] == [("orphan_duplicate", ["gov", "council", "judge", "q1", "q2"])]
     for contest, votes in EXPECTED[serial]["intent"].items():
         run("adjudicate", serial, "--contest", contest, "--votes", ",".join(votes), "--auditor", "a", "--auditor", "b", "--no-accounts")

@@ -75,6 +75,8 @@ NAME_X_IN = (0.20, 0.42)  # right of the box: inside any printed name, beyond st
 NAME_ABOVE_IN = (-0.11, -0.025)  # rows relative to the box top
 NAME_BELOW_IN = (0.025, 0.11)  # rows relative to the box bottom
 WRITE_IN_INK = 0.35
+WRITE_IN_EDGE_IN = 0.03  # the area's rim is not read: print beside it spills in with a scan's error
+LINE_IN = 0.4  # a straight stroke this long in a write-in area is printed, not written
 # Score anchors from the catalogue: (feature value, mapped score) knots, monotone.
 LOW_ANCHOR, HIGH_ANCHOR = 0.25, 0.5
 # Knots sit in the gaps between measured ranges (after scanning, any format) of the kinds:
@@ -130,8 +132,9 @@ def score_targets(
     gray : (H, W) uint8 array, the card after any 180-degree turn.
     registration : maps layout inches to pixels of ``gray``.
     page : the layout page; one score per ``page.targets``, same order.
-    reference, reference_dpi : the layout's blank scan; only its print inside write-in areas
-        is used (subtracted), the ovals' print is rendered.
+    reference, reference_dpi : the layout's blank scan. With one, every target is scored
+        against the blank's own print (:mod:`scanpipe.imaging.marks_blank`); without, against
+        the rendered outline of our ovals (this module).
     """
     assert gray.ndim == 2 and gray.dtype == np.uint8, "gray must be a 2-D uint8 image"
     hom = np.asarray(registration.homography, dtype=np.float64).reshape(3, 3)
@@ -142,9 +145,18 @@ def score_targets(
         groups.setdefault((round(t.box_in[2], 4), round(t.box_in[3], 4)), []).append(i)
     ref_dpi = reference_dpi if reference_dpi is not None else page.reference_dpi
     plane = _page_paper(gray) if targets else (255.0, 0.0, 0.0)
+    against_blank = reference is not None and ref_dpi is not None and targets
+    ref_plane = _page_paper(reference) if against_blank and reference is not None else plane
     for (w_in, h_in), idx in groups.items():
         group = [targets[i] for i in idx]
-        for i, s in zip(idx, _score_group(gray, hom, group, _geometry(w_in, h_in), plane, reference, ref_dpi)):
+        if against_blank:
+            from scanpipe.imaging.marks_blank import score_group_against_blank
+
+            assert reference is not None and ref_dpi is not None
+            scored = score_group_against_blank(gray, hom, group, _geometry(w_in, h_in), plane, reference, ref_dpi, ref_plane)
+        else:
+            scored = _score_group(gray, hom, group, _geometry(w_in, h_in), plane, reference, ref_dpi)
+        for i, s in zip(idx, scored):
             out[i] = s
     return tuple(s for s in out if s is not None)
 
@@ -379,8 +391,9 @@ def _ring(flat: np.ndarray, geo: _Geometry) -> np.ndarray:
 
 
 def _stain(gray_aligned: np.ndarray, plane: tuple[float, float, float], centers_px: np.ndarray,
-           geo: _Geometry) -> np.ndarray:
-    """Paper darkening around the oval relative to the page's paper plane (stains)."""
+           geo: _Geometry, sides: int = 1) -> np.ndarray:
+    """Paper darkening around the oval relative to the page's paper plane (stains): the
+    ``sides``-th most darkened of the four quadrants around it."""
     n = len(gray_aligned)
     page = np.maximum(plane[0] + plane[1] * centers_px[:, 0] + plane[2] * centers_px[:, 1], 1.0)
     h, w = gray_aligned.shape[1:]
@@ -390,7 +403,8 @@ def _stain(gray_aligned: np.ndarray, plane: tuple[float, float, float], centers_
     rel = lifted[:, geo.near] / page[:, None, None]  # (n, 4, k): paper with pen strokes lifted away
     k = int(STAIN_PCT * (rel.shape[2] - 1))
     quadrant = np.partition(rel, k, axis=2)[:, :, k]
-    return np.clip((1.0 - quadrant).max(axis=1) / STAIN_SCALE, 0.0, 1.0)
+    darkest = np.sort(1.0 - quadrant, axis=1)[:, -sides]
+    return np.clip(darkest / STAIN_SCALE, 0.0, 1.0)
 
 
 def _page_paper(gray: np.ndarray) -> tuple[float, float, float]:
@@ -503,5 +517,16 @@ def _write_in_score(gray: np.ndarray, hom: np.ndarray, area: Box | None, referen
         dark = np.clip(dark - cv2.dilate(ref_dark, np.ones((3, 3), np.uint8)), 0.0, 1.0)
     ruled = (dark >= 0.3).mean(axis=1) > 0.6  # a printed underline crossing the area
     ruled = np.convolve(ruled.astype(float), np.ones(3), mode="same") > 0
-    inked = dark[~ruled] >= WRITE_IN_INK
+    inked = (dark >= WRITE_IN_INK) & ~_straight_lines(dark) & ~ruled[:, None]
+    edge = max(1, int(round(WRITE_IN_EDGE_IN * SIDE_PPI)))  # what spills in from beside the area
+    inked[:edge], inked[-edge:], inked[:, :edge], inked[:, -edge:] = False, False, False, False
     return float(inked.any(axis=0).mean()) if inked.size else 0.0
+
+
+def _straight_lines(dark: np.ndarray) -> np.ndarray:
+    """Long straight horizontal or vertical strokes (a printed write-in line or box edge, even
+    a little skewed), widened a pixel: handwriting does not run straight for LINE_IN."""
+    ink = (dark >= 0.25).astype(np.uint8)
+    n = max(3, int(round(LINE_IN * SIDE_PPI)))
+    lines = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, n), np.uint8)) | cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((n, 1), np.uint8))
+    return cv2.dilate(lines, np.ones((3, 3), np.uint8)).astype(bool)

@@ -12,9 +12,9 @@ The QR code decides (:func:`orientation_from_code`); without a readable code,
 :func:`layout_fit_score` compares how well printed oval outlines sit at the targets in
 both orientations.
 
-Reference (other vendors' cards): ORB features of the card and of a blank reference scan,
-both reduced to ~100 dpi, matched with a ratio test and a RANSAC homography; a 180-degree
-feed shows up as a homography that turns the page, and is reported as ``rotated_180``.
+Blank reference scans (other vendors' cards): :mod:`scanpipe.imaging.align` aligns the card's
+printed content with the blank's (coarse to fine) and measures the residual; a 180-degree
+feed is found there and reported as ``rotated_180``.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from scanpipe.imaging.align import FINE_STAGE, AlignmentFailure, align_to_page, refine, refine_locally, start_scale
+from scanpipe.imaging.reference import PageModel
 from scanpipe.types import Box, DecodedCode, LayoutPage, Reason, Registration
 
 CORNER_NAMES = ("top-left", "top-right", "bottom-left", "bottom-right")
@@ -32,8 +34,9 @@ SEARCH_MARGIN_IN = 0.7  # skew of 3 degrees moves a corner ~0.36 in; shifts add 
 WORK_DPI = 100.0
 MIN_DPI, MAX_DPI = 100.0, 600.0
 MAX_AFFINE_RESIDUAL_IN = 0.03
-ORB_FEATURES = 3000
-MIN_REFERENCE_INLIERS = 25
+MAX_BLANK_RESIDUAL_IN = 0.012  # a card registered to its blank must fit it this well (RMS)
+MAX_PERSPECTIVE_IN = 0.04  # a scanned card's mapping is affine within this (photos are not)
+MIN_SCAN_DPI = 120.0  # below this a vendor card is refused (low_resolution): its ovals are a few pixels
 
 
 @dataclass(frozen=True)
@@ -297,292 +300,70 @@ def _darkest_near(gray: np.ndarray, pts: np.ndarray, radius: int) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------
-# reference scans (other vendors' cards)
+# blank reference scans (other vendors' cards): see scanpipe.imaging.align
 
 
-def register_by_reference(
-    gray: np.ndarray, page: LayoutPage, reference: np.ndarray, reference_dpi: float
-) -> Registration | RegistrationFailure:
-    """Match the card's printed content to a blank reference scan of the page.
+def register_by_blank(
+    gray: np.ndarray,
+    page: LayoutPage,
+    model: PageModel,
+    *,
+    dpi_hint: float | None = None,
+    start: tuple[np.ndarray, bool] | None = None,
+    precise: bool = False,
+) -> tuple[np.ndarray, Registration] | RegistrationFailure:
+    """Upright image and its registration against the page's blank scan.
 
-    The homography maps layout inches to pixels of the card *as it is*; when it turns the
-    page over, ``rotated_180`` is set and the homography is re-expressed for the card turned
-    upright with ``cv2.rotate(gray, cv2.ROTATE_180)``.
+    ``start``: a coarse alignment already found (blank pixels -> upright card pixels, and
+    whether the card is turned), e.g. while telling the style. The measured residual of the
+    local refinement decides: a card that does not fit its blank is refused with the figure.
+    ``precise``: ``start`` is already locally refined (only the fine pass is run again).
     """
-    key = (id(reference), float(reference_dpi), tuple(page.size_in))
-    for card, known, result in _REGISTERED:
-        if card is gray and known == key:
-            return result  # the same card against the same reference, just done by match_references
-    result = _register_by_reference(gray, page, reference, reference_dpi)
-    if not _REGISTERED or _REGISTERED[0][0] is not gray:
-        _REGISTERED.clear()
-    _REGISTERED.append((gray, key, result))
-    return result
-
-
-# Per process: the last card's registrations against each reference (match_references, then
-# register_card, register the same card against the chosen reference: done once), the
-# last card's ORB features, and every reference's features (references are stable arrays of
-# the InterpretContext; entries hold the arrays themselves, so an id is never reused).
-_REGISTERED: list[tuple[np.ndarray, tuple[int, float, tuple[float, ...]], Registration | RegistrationFailure]] = []
-_CARD_FEATURES: list[tuple[np.ndarray, float, tuple]] = []
-_REFERENCE_FEATURES: dict[tuple[int, float], tuple[np.ndarray, tuple]] = {}
-_MAX_CACHED_REFERENCES = 64
-
-
-def _register_by_reference(
-    gray: np.ndarray, page: LayoutPage, reference: np.ndarray, reference_dpi: float
-) -> Registration | RegistrationFailure:
-    card_dpi = estimate_dpi(gray.shape, page)
-    _card_small, card_factor, card_features = _card_features(gray, card_dpi)
-    _ref_small, ref_factor, ref_features = _reference_features(reference, reference_dpi)
-    matched = _orb_homography(ref_features, card_features)
-    if isinstance(matched, RegistrationFailure):
-        return matched
-    small_h, inliers, residual = matched
-    matrix = _pixel_centres(card_factor) @ small_h @ np.linalg.inv(_pixel_centres(ref_factor)) @ np.diag([reference_dpi, reference_dpi, 1.0])
-    refined = refine_by_patches(gray, matrix, reference, reference_dpi)
-    if refined is not None:
-        matrix, residual, inliers = refined[0], refined[1] / card_factor, refined[2]
-    turned = _turns_page(matrix, page)
-    if turned:
-        matrix = _rotation_180(gray.shape) @ matrix
-    matrix = matrix / matrix[2, 2]
-    if not _plausible(matrix, card_dpi):
-        return RegistrationFailure(Reason.NO_FIDUCIALS, "the card's print does not match the reference scan")
-    return Registration(
-        homography=tuple(float(v) for v in matrix.ravel()),
+    if start is None:
+        aligned = align_to_page(gray, model, dpi_hint=dpi_hint)
+        if isinstance(aligned, AlignmentFailure):
+            return RegistrationFailure(Reason.REGISTRATION_FAILED, f"the card does not align with the blank of style "
+                                                                   f"{model.style} page {model.page}: {aligned.detail}")
+        start = (aligned.matrix, aligned.turned)
+    matrix, turned = start
+    upright = np.ascontiguousarray(np.rot90(gray, 2)) if turned else gray
+    card_dpi = start_scale(matrix) * model.dpi
+    if card_dpi < MIN_SCAN_DPI:
+        return RegistrationFailure(Reason.LOW_RESOLUTION, f"the card was scanned at about {card_dpi:.0f} dpi; marks are read "
+                                                          f"from {MIN_SCAN_DPI:.0f} dpi up: rescan it at 200 dpi or more")
+    refined = refine(upright, model, matrix) if precise is False else refine_locally(upright, model, matrix, FINE_STAGE)
+    if isinstance(refined, AlignmentFailure):
+        return RegistrationFailure(Reason.REGISTRATION_FAILED, f"the card does not fit the blank of style {model.style} "
+                                                               f"page {model.page}: {refined.detail}")
+    if refined.residual_in > MAX_BLANK_RESIDUAL_IN:
+        return RegistrationFailure(Reason.REGISTRATION_FAILED, f"the card does not fit the blank of style {model.style} "
+                                   f"page {model.page}: residual {refined.residual_in:.3f} in after alignment "
+                                   f"(at most {MAX_BLANK_RESIDUAL_IN} in); a fold, a photo or a crumpled card?")
+    inches = refined.matrix @ np.diag([model.dpi, model.dpi, 1.0])
+    card_dpi = start_scale(refined.matrix) * model.dpi
+    bend = _perspective_in(inches, model.size_in, card_dpi)
+    if bend > MAX_PERSPECTIVE_IN:
+        return RegistrationFailure(Reason.REGISTRATION_FAILED, f"the card is seen in perspective ({bend:.2f} in off a flat "
+                                   f"scan at a corner): a photograph, not a scan? Rescan it on a scanner")
+    return upright, Registration(
+        homography=tuple(float(v) for v in (inches / inches[2, 2]).ravel()),
         method="reference",
         rotated_180=turned,
         dpi=card_dpi,
-        anchors_found=inliers,
-        residual_px=residual * card_factor,
+        anchors_found=refined.points,
+        residual_px=refined.residual_in * card_dpi,
     )
 
 
-def _pixel_centres(factor: float) -> np.ndarray:
-    """Reduced-image pixels -> full-image pixels (pixel centres: ``x = (u + 0.5) f - 0.5``)."""
-    return np.array([[factor, 0.0, 0.5 * factor - 0.5], [0.0, factor, 0.5 * factor - 0.5], [0.0, 0.0, 1.0]])
-
-
-PATCH_CELL_IN = 1.0  # one refinement patch per square inch of the reference, where it has print
-PATCH_IN = 0.3
-PATCH_SEARCH_PX = 6  # reference pixels either way
-PATCH_MIN_SCORE = 0.6
-
-
-def refine_by_patches(
-    gray: np.ndarray, matrix: np.ndarray, reference: np.ndarray, reference_dpi: float
-) -> tuple[np.ndarray, float, int] | None:
-    """Local refinement of a coarse inches -> card homography against the reference scan.
-
-    The card is warped into the reference's frame with ``matrix``; in each ~1-inch cell the
-    most textured ``PATCH_IN`` square of the reference is located in the warped card by
-    normalised correlation within +-``PATCH_SEARCH_PX`` (sub-pixel peak); the shifted points
-    are mapped back to the card and the homography is refit (RANSAC, then least squares on
-    the inliers). Returns ``(matrix, rms residual in card pixels, inliers)`` or None when
-    too few patches agree.
-    """
-    to_ref = np.diag([reference_dpi, reference_dpi, 1.0]) @ np.linalg.inv(matrix)
-    height, width = reference.shape
-    warped = cv2.warpPerspective(gray, to_ref, (width, height), flags=cv2.INTER_LINEAR, borderValue=255)
-    ref_pts, card_pts = [], []
-    for x, y in _textured_points(reference, reference_dpi):
-        shift = _patch_shift(reference, warped, x, y, int(PATCH_IN * reference_dpi) // 2)
-        if shift is not None:
-            ref_pts.append((x, y))
-            card_pts.append((x + shift[0], y + shift[1]))
-    if len(ref_pts) < 8:
-        return None
-    src = np.asarray(ref_pts, dtype=np.float64) / reference_dpi
-    dst = cv2.perspectiveTransform(np.asarray(card_pts, dtype=np.float64).reshape(-1, 1, 2), np.linalg.inv(to_ref)).reshape(-1, 2)
-    scale = float(np.sqrt(abs(np.linalg.det(matrix[:2, :2]))))
-    fitted, mask = cv2.findHomography(src, dst, cv2.RANSAC, 0.01 * scale)
-    if fitted is None or int(mask.sum()) < 8:
-        return None
-    keep = mask.ravel().astype(bool)
-    fitted, _ = cv2.findHomography(src[keep], dst[keep], 0)
-    projected = cv2.perspectiveTransform(src[keep].reshape(-1, 1, 2), fitted).reshape(-1, 2)
-    residual = float(np.sqrt(np.mean(np.sum((projected - dst[keep]) ** 2, axis=1))))
-    return fitted / fitted[2, 2], residual, int(keep.sum())
-
-
-_TEXTURED: dict[tuple[int, float], tuple[np.ndarray, list[tuple[int, int]]]] = {}
-
-
-def _textured_points(reference: np.ndarray, dpi: float) -> list[tuple[int, int]]:
-    """Per ~1-inch cell, the centre of the reference's most textured patch (if any);
-    computed once per reference array and process."""
-    cached = _TEXTURED.get((id(reference), float(dpi)))
-    if cached is None or cached[0] is not reference:
-        cached = (reference, _find_textured_points(reference, dpi))
-        if len(_TEXTURED) >= _MAX_CACHED_REFERENCES:
-            _TEXTURED.clear()
-        _TEXTURED[(id(reference), float(dpi))] = cached
-    return cached[1]
-
-
-def _find_textured_points(reference: np.ndarray, dpi: float) -> list[tuple[int, int]]:
-    half = int(PATCH_IN * dpi) // 2
-    energy = cv2.boxFilter(cv2.absdiff(cv2.dilate(reference, np.ones((3, 3), np.uint8)), reference), cv2.CV_32F, (2 * half, 2 * half))
-    cell = int(PATCH_CELL_IN * dpi)
-    margin = half + PATCH_SEARCH_PX + 1
-    points = []
-    for y0 in range(margin, reference.shape[0] - margin, cell):
-        for x0 in range(margin, reference.shape[1] - margin, cell):
-            block = energy[y0 : min(y0 + cell, reference.shape[0] - margin), x0 : min(x0 + cell, reference.shape[1] - margin)]
-            if block.size == 0:
-                continue
-            r, c = np.unravel_index(int(np.argmax(block)), block.shape)
-            if block[r, c] >= 12.0:
-                points.append((x0 + int(c), y0 + int(r)))
-    return points
-
-
-def _patch_shift(reference: np.ndarray, warped: np.ndarray, x: int, y: int, half: int) -> tuple[float, float] | None:
-    """Sub-pixel offset of the reference patch at ``(x, y)`` within the warped card."""
-    template = reference[y - half : y + half, x - half : x + half]
-    s = PATCH_SEARCH_PX
-    area = warped[y - half - s : y + half + s, x - half - s : x + half + s]
-    if area.shape[0] < template.shape[0] + 2 * s or area.shape[1] < template.shape[1] + 2 * s:
-        return None
-    result = cv2.matchTemplate(area, template, cv2.TM_CCOEFF_NORMED)
-    _, peak, _, (px, py) = cv2.minMaxLoc(result)
-    if peak < PATCH_MIN_SCORE or not (0 < px < result.shape[1] - 1 and 0 < py < result.shape[0] - 1):
-        return None
-    return px - s + _parabola(result[py, px - 1 : px + 2]), py - s + _parabola(result[py - 1 : py + 2, px])
-
-
-def _parabola(values: np.ndarray) -> float:
-    denominator = values[0] - 2.0 * values[1] + values[2]
-    return 0.0 if denominator >= 0 else float(0.5 * (values[0] - values[2]) / denominator)
-
-
-def _reduced(gray: np.ndarray, dpi: float) -> tuple[np.ndarray, float]:
-    """A copy near WORK_DPI and the factor from it back to ``gray`` pixels."""
-    factor = max(1.0, dpi / WORK_DPI)
-    if factor == 1.0:
-        return gray, 1.0
-    small = cv2.resize(gray, None, fx=1.0 / factor, fy=1.0 / factor, interpolation=cv2.INTER_AREA)
-    return small, gray.shape[1] / small.shape[1]
-
-
-def _orb_features(small: np.ndarray) -> tuple:
-    # ORB_create exists at runtime (4.x); the bundled cv2 stubs only declare ORB.create.
-    orb = cv2.ORB_create(nfeatures=ORB_FEATURES, scaleFactor=1.2, nlevels=4, fastThreshold=10)  # type: ignore[attr-defined]
-    return orb.detectAndCompute(small, None)
-
-
-def _card_features(gray: np.ndarray, dpi: float) -> tuple[np.ndarray, float, tuple]:
-    """The card reduced near WORK_DPI, its factor back to ``gray``, its ORB features (the
-    last card's are kept: a card is matched against several references)."""
-    if _CARD_FEATURES and _CARD_FEATURES[0][0] is gray and _CARD_FEATURES[0][1] == dpi:
-        return _CARD_FEATURES[0][2]
-    small, factor = _reduced(gray, dpi)
-    entry = (small, factor, _orb_features(small))
-    _CARD_FEATURES[:] = [(gray, dpi, entry)]
-    return entry
-
-
-def _reference_features(reference: np.ndarray, dpi: float) -> tuple[np.ndarray, float, tuple]:
-    key = (id(reference), float(dpi))
-    cached = _REFERENCE_FEATURES.get(key)
-    if cached is None or cached[0] is not reference:
-        small, factor = _reduced(reference, dpi)
-        cached = (reference, (small, factor, _orb_features(small)))
-        if len(_REFERENCE_FEATURES) >= _MAX_CACHED_REFERENCES:
-            _REFERENCE_FEATURES.clear()  # a long-lived process that loaded other references
-        _REFERENCE_FEATURES[key] = cached
-    return cached[1]
-
-
-def _orb_homography(ref_features: tuple, card_features: tuple) -> tuple[np.ndarray, int, float] | RegistrationFailure:
-    ref_kp, ref_desc = ref_features
-    card_kp, card_desc = card_features
-    if ref_desc is None or card_desc is None or len(ref_kp) < 8 or len(card_kp) < 8:
-        return RegistrationFailure(Reason.NO_FIDUCIALS, "too little printed content to match the reference scan")
-    pairs = cv2.BFMatcher(cv2.NORM_HAMMING).knnMatch(ref_desc, card_desc, k=2)
-    good = [p[0] for p in pairs if len(p) == 2 and p[0].distance < 0.8 * p[1].distance]
-    if len(good) < MIN_REFERENCE_INLIERS:
-        return RegistrationFailure(
-            Reason.NO_FIDUCIALS, f"only {len(good)} features match the reference scan (need {MIN_REFERENCE_INLIERS})"
-        )
-    src = np.asarray([ref_kp[m.queryIdx].pt for m in good], dtype=np.float32).reshape(-1, 1, 2)
-    dst = np.asarray([card_kp[m.trainIdx].pt for m in good], dtype=np.float32).reshape(-1, 1, 2)
-    matrix, inlier_mask = cv2.findHomography(src, dst, cv2.RANSAC, 2.0, maxIters=4000, confidence=0.999)
-    inliers = int(inlier_mask.sum()) if inlier_mask is not None else 0
-    if matrix is None or inliers < MIN_REFERENCE_INLIERS:
-        return RegistrationFailure(
-            Reason.NO_FIDUCIALS, f"only {inliers} features agree with the reference scan (need {MIN_REFERENCE_INLIERS})"
-        )
-    keep = inlier_mask.ravel().astype(bool)
-    projected = cv2.perspectiveTransform(src[keep], matrix)
-    residual = float(np.sqrt(np.mean(np.sum((projected - dst[keep]) ** 2, axis=2))))
-    return matrix, inliers, residual
-
-
-def _turns_page(matrix: np.ndarray, page: LayoutPage) -> bool:
-    """True when the layout's left-to-right direction points leftwards in the image."""
-    w, h = page.size_in
-    pts = cv2.perspectiveTransform(np.asarray([[[w * 0.25, h / 2]], [[w * 0.75, h / 2]]], dtype=np.float64), matrix)
-    return bool(pts[1, 0, 0] < pts[0, 0, 0])
-
-
-def match_references(
-    gray: np.ndarray,
-    candidates: Sequence[tuple[str, int, np.ndarray, float, tuple[Box, ...]]],
-    *,
-    size_in: tuple[float, float] = (8.5, 11.0),
-) -> list[tuple[str, int, float]]:
-    """Score ``(style, page, reference, reference_dpi, distinguish boxes)`` candidates.
-
-    Each reference is registered globally; the score is then the mean normalised
-    correlation of the distinguish boxes' content (card warped into the reference's
-    frame) with the reference's, or the inlier share when a candidate has no such boxes.
-    Returned best first; failed registrations score 0.
-    """
-    scored = []
-    for style, page_no, reference, reference_dpi, distinguish in candidates:
-        page = LayoutPage(page=page_no, size_in=size_in, targets=())
-        registration = register_by_reference(gray, page, reference, reference_dpi)
-        if isinstance(registration, RegistrationFailure):
-            scored.append((style, page_no, 0.0))
-            continue
-        score = _distinguish_score(gray, registration, reference, reference_dpi, distinguish)
-        scored.append((style, page_no, score))
-    return sorted(scored, key=lambda item: -item[2])
-
-
-def _distinguish_score(
-    gray: np.ndarray, registration: Registration, reference: np.ndarray, reference_dpi: float, boxes: tuple[Box, ...]
-) -> float:
-    """Mean correlation of the distinguish boxes; only each box's neighbourhood of the card
-    (as scanned: a 180-degree turn is folded into the mapping) is warped."""
-    if not boxes:
-        return min(1.0, registration.anchors_found / 200.0)
-    inches_to_card = homography_of(registration)
-    if registration.rotated_180:
-        inches_to_card = _rotation_180(gray.shape) @ inches_to_card
-    card_to_ref = np.diag([reference_dpi, reference_dpi, 1.0]) @ np.linalg.inv(inches_to_card)
-    scores = [_box_correlation(gray, card_to_ref, reference, box, reference_dpi) for box in boxes]
-    return float(np.mean(scores))
-
-
-def _box_correlation(gray: np.ndarray, card_to_ref: np.ndarray, reference: np.ndarray, box: Box, dpi: float) -> float:
-    """Best normalised correlation of the reference box within +-0.05 in of the card's."""
-    slack = int(0.05 * dpi) + 1
-    x, y, w, h = (int(round(v * dpi)) for v in box)
-    template = reference[y : y + h, x : x + w]
-    x0, y0 = max(0, x - slack), max(0, y - slack)
-    x1, y1 = min(reference.shape[1], x + w + slack), min(reference.shape[0], y + h + slack)
-    if template.size == 0 or y1 - y0 < template.shape[0] or x1 - x0 < template.shape[1]:
-        return 0.0
-    shift = np.array([[1.0, 0.0, -x0], [0.0, 1.0, -y0], [0.0, 0.0, 1.0]])
-    area = cv2.warpPerspective(gray, shift @ card_to_ref, (x1 - x0, y1 - y0), borderValue=255)
-    if float(template.std()) < 1.0:
-        return 1.0 - min(1.0, float(area.std()) / 32.0)
-    result = cv2.matchTemplate(area, template, cv2.TM_CCOEFF_NORMED)
-    return float(max(0.0, result.max()))
+def _perspective_in(inches_to_px: np.ndarray, size_in: tuple[float, float], dpi: float) -> float:
+    """How far (inches) the page corners lie from the best affine fit of the mapping: 0 for a
+    scanner (a scanner's geometry is affine), large for a photograph taken at an angle."""
+    w, h = size_in
+    grid = np.array([[x, y] for x in np.linspace(0, w, 5) for y in np.linspace(0, h, 5)], np.float64)
+    mapped = cv2.perspectiveTransform(grid.reshape(-1, 1, 2), inches_to_px).reshape(-1, 2)
+    design = np.hstack([grid, np.ones((len(grid), 1))])
+    coeffs, *_ = np.linalg.lstsq(design, mapped, rcond=None)
+    return float(np.abs(design @ coeffs - mapped).max() / dpi)
 
 
 # --------------------------------------------------------------------------------------
@@ -593,11 +374,13 @@ def register_card(
     gray: np.ndarray,
     page: LayoutPage,
     *,
-    reference: np.ndarray | None = None,
+    model: PageModel | None = None,
     code: DecodedCode | None = None,
     dpi_hint: float | None = None,
+    start: tuple[np.ndarray, bool] | None = None,
+    precise: bool = False,
 ) -> tuple[np.ndarray, Registration] | RegistrationFailure:
-    """Upright image and its registration: QR orientation, then fiducials, then reference."""
+    """Upright image and its registration: QR orientation, then fiducials, then the blank."""
     turned = code is not None and orientation_from_code(code, page, gray.shape)
     upright = cv2.rotate(gray, cv2.ROTATE_180) if turned else gray
     result: Registration | RegistrationFailure = RegistrationFailure(
@@ -609,13 +392,10 @@ def register_card(
         if code is None and page.targets:
             return _better_orientation(gray, upright, result, page, dpi_hint)
         return upright, _with_turn(result, turned)
-    if reference is not None and page.reference_dpi:
-        by_reference = register_by_reference(gray, page, reference, page.reference_dpi)
-        if isinstance(by_reference, Registration):
-            image = cv2.rotate(gray, cv2.ROTATE_180) if by_reference.rotated_180 else gray
-            return image, by_reference
-        if not page.fiducials_in:
-            return by_reference
+    if model is not None:
+        by_blank = register_by_blank(gray, page, model, dpi_hint=dpi_hint, start=start, precise=precise)
+        if not isinstance(by_blank, RegistrationFailure) or not page.fiducials_in:
+            return by_blank
     return result
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -208,6 +208,7 @@ def _reprint_problem(card: InterpretedCard, nd: NewDuplicateRecord) -> str | Non
 def adjudicate_pair(
     store: Store, serial: str, *, contest: str, votes: Sequence[str], auditors: Sequence[str], attestation: Attestation,
     rule: str | None = None, note: str | None = None, render_dir: Path | None = None, board: BoardVotes | None = None,
+    write_ins: Mapping[str, str] | None = None,
 ) -> DecisionOutcome:
     """Record a decision for one contest of a serial (one transaction; ``board`` as in
     :func:`~scanpipe.workflow.record_decision`), then reconcile that serial at once (reading
@@ -226,7 +227,7 @@ def adjudicate_pair(
         raise DecisionError(f"serial {serial} ({pair.status.value}) does not list contest '{contest}' for a decision; it lists: {listed}")
     _check_eligible(s, pair, contest, votes)
     outcome = record_decision(store, s.election, item=serial, item_kind="pair", contest=contest, votes=votes, auditors=auditors,
-                              rule=rule, note=note, attestation=attestation, board=board)
+                              rule=rule, note=note, attestation=attestation, board=board, write_ins=write_ins)
     summary = reconcile(store, render_dir=render_dir, serial=serial)
     return replace(outcome, new_duplicates=tuple(summary.new_duplicates))
 

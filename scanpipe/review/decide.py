@@ -14,7 +14,7 @@ and each member's vote is kept (``board_vote``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,8 +40,14 @@ def listed_contests(store: Store, item: str, *, states: Sequence[str]) -> set[st
     return {c for r in rows_of(store, item) if r.state in states for c in r.contests}
 
 
+def contests_left_for(store: Store, item: str, auditor: str) -> list[str]:
+    """Contests of ``item`` this auditor may still decide (open, or awaiting someone else's second half)."""
+    return [c for r in rows_of(store, item) if r.state == "open" or (r.state == "awaiting" and auditor not in r.first_auditors)
+            for c in r.contests]
+
+
 def decide(store: Store, election: Election, *, kind: str, item: str, contest: str, votes: Sequence[str], auditor: str,
-           rule: str | None, note: str | None) -> DecisionOutcome:
+           rule: str | None, note: str | None, write_ins: Mapping[str, str] | None = None) -> DecisionOutcome:
     """One auditor's reading of one contest of a queued card or serial."""
     if contest not in listed_contests(store, item, states=("open", "awaiting")):
         raise DecisionError(f"{kind} {item}: contest '{contest}' is not awaiting an auditor's decision")
@@ -49,10 +55,10 @@ def decide(store: Store, election: Election, *, kind: str, item: str, contest: s
         from scanpipe.reconcile.service import adjudicate_pair
 
         outcome = adjudicate_pair(store, item, contest=contest, votes=votes, auditors=[auditor], rule=rule, note=note,
-                                  attestation=_web(auditor))
+                                  attestation=_web(auditor), write_ins=write_ins)
     else:
         outcome = record_decision(store, election, item=item, item_kind="card", contest=contest, votes=votes,
-                                  auditors=[auditor], rule=rule, note=note, attestation=_web(auditor))
+                                  auditors=[auditor], rule=rule, note=note, attestation=_web(auditor), write_ins=write_ins)
     refresh_item(store, election, item, kind)
     return outcome
 

@@ -199,14 +199,24 @@ def page_of_items(store: Store, filters: Filters, *, page: int = 1, size: int = 
     return [_item(r) for r in rows], int(total)
 
 
-def next_item(store: Store, after: str) -> ReviewItem | None:
-    """The next item (by id, wrapping round) still waiting for an auditor."""
+def next_item(store: Store, after: str, *, me: str | None = None) -> ReviewItem | None:
+    """The next item (by id, wrapping round) still waiting for an auditor; with ``me``, one
+    that auditor may decide (not one waiting only for someone else's second half of their own)."""
     t = review_item_table
     q = select(t).where(t.c.state.in_(("open", "awaiting")), t.c.item != after)
     with store._read() as conn:
-        row = conn.execute(q.where(t.c.item > after).order_by(t.c.item).limit(1)).mappings().first()
-        row = row or conn.execute(q.order_by(t.c.item).limit(1)).mappings().first()
-    return _item(row) if row is not None else None
+        for cond in (t.c.item > after, t.c.item <= after):
+            offset = 0
+            while True:
+                rows = conn.execute(q.where(cond).order_by(t.c.item, t.c.reason).limit(100).offset(offset)).mappings().all()
+                for r in rows:
+                    item = _item(r)
+                    if me is None or item.state == "open" or me not in item.first_auditors:
+                        return item
+                if len(rows) < 100:
+                    break
+                offset += 100
+    return None
 
 
 def rows_of(store: Store, item: str) -> list[ReviewItem]:

@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from scanpipe.audit import append_event, verify_chain
 from scanpipe.audit_verify import tally_digest
 from scanpipe.review import accounts, index
-from scanpipe.review.app import refuse, store
+from scanpipe.review.app import election, refuse, store
 from scanpipe.review.security import ADMIN, BOARD, OBSERVER, allow
 from scanpipe.store.models import (
     batch_table,
@@ -55,11 +55,41 @@ def tally_rows() -> list[TallyRow]:
 @allow(OBSERVER, BOARD, ADMIN)
 def tally_page() -> Any:
     from scanpipe.recount.service import active_scope
+    from scanpipe.reports.model import build_tally
 
     rows, scope = tally_rows(), active_scope(store())
     if scope is not None and request.args.get("all") != "1":  # an open recount case: its contest in its precincts
         rows = [r for r in rows if r.precinct in scope.precincts and r.contest == scope.contest]
-    return render_template("tally.html", rows=rows, progress=index.progress(store()), scope=scope if request.args.get("all") != "1" else None)
+    return render_template("tally.html", report=build_tally(election(), rows), progress=index.progress(store()),
+                           scope=scope if request.args.get("all") != "1" else None)
+
+
+PAPERS = {("tally", "html"), ("tally", "pdf"), ("duplicates", "html"), ("duplicates", "pdf"), ("duplicates", "csv")}
+
+
+@allow(OBSERVER, BOARD, ADMIN)
+def paper(name: str, fmt: str) -> Any:
+    """A printable paper (the same as ``scanpipe report``): the tally or the duplicates report."""
+    from scanpipe.reports import printable
+    from scanpipe.reports.model import build_duplicates, build_tally
+
+    if (name, fmt) not in PAPERS:
+        return refuse(404, f"there is no printable {name}.{fmt}")
+    if name == "tally":
+        tally_report = build_tally(election(), tally_rows())
+        body: str | bytes = printable.tally_pdf(tally_report) if fmt == "pdf" else printable.tally_html(tally_report)
+    else:
+        dup_report = build_duplicates(store(), election())
+        body = {"pdf": printable.duplicates_pdf, "html": printable.duplicates_html, "csv": printable.duplicates_csv}[fmt](dup_report)
+    with store()._write() as conn:
+        append_event(conn, "export", {"what": f"{name}.{fmt}"}, g.session.user.username, utcnow())
+    mimetype = {"html": "text/html", "pdf": "application/pdf", "csv": "text/csv"}[fmt]
+    response = Response(body, mimetype=mimetype)
+    if fmt != "html":
+        response.headers["Content-Disposition"] = f"attachment; filename={name}.{fmt}"
+    else:  # a paper to print: its own inline styles, nothing else
+        response.headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'"
+    return response
 
 
 @allow(OBSERVER, BOARD, ADMIN)
@@ -126,6 +156,7 @@ def refresh() -> Any:
 def register(app: Flask) -> None:
     app.add_url_rule("/tally", "tally", tally_page)
     app.add_url_rule("/tally.csv", "tally_export", tally_export)
+    app.add_url_rule("/print/<name>.<fmt>", "paper", paper)
     app.add_url_rule("/users", "users", users)
     app.add_url_rule("/users/add", "user_add", user_add, methods=["POST"])
     app.add_url_rule("/users/<username>/disable", "user_disable", user_disable, methods=["POST"])

@@ -1,4 +1,4 @@
-"""The auditors' and the board's pages: progress, queue, card, pair, image, board."""
+"""The auditors' and the board's pages: progress, queue, card, pair, history, image, board."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 from flask import Flask, Response, g, redirect, render_template, request, url_for
 
 from scanpipe.errors import DecisionError
+from scanpipe.names import Names, reason_label
 from scanpipe.review import board as board_votes
 from scanpipe.review import decide, index, views
 from scanpipe.review.accounts import usernames_with_role
@@ -24,9 +25,15 @@ from scanpipe.review.security import (
 from scanpipe.rules import rule_set
 from scanpipe.types import CardKind
 
+WRITE_IN_FIELD = "write_in_"  # form field prefix: write_in_<option id> = the name as read
+
 
 def _blind() -> bool:
     return request.cookies.get("sp_blind") == "1"
+
+
+def item_url(kind: str, item: str) -> str:
+    return url_for("card", card_id=item) if kind == "card" else url_for("pair", serial=item)
 
 
 @allow(*ALL_ROLES)
@@ -42,24 +49,43 @@ def queue() -> Any:
     page_no = int(page) if page.isdigit() and 0 < int(page) < 100_000 else 1
     items, total = index.page_of_items(store(), f, page=page_no)
     pages = max(1, -(-total // index.PAGE_SIZE))
-    return render_template("queue.html", items=items, total=total, page=page_no, pages=pages, filters=f, choices=choices,
-                           progress=index.progress(store()), args={k: v for k, v in request.args.items() if k != "page"})
+    names = Names(election())
+    places = store().card_places([i.item for i in items if i.kind == "card"])
+    titles = {i.item: (places[i.item].label if i.item in places else i.item[:16]) if i.kind == "card" else f"serial {i.item}" for i in items}
+    labels = {"precinct": {p: names.precinct(p) for p in choices["precinct"]}, "reason": {r: reason_label(r) for r in choices["reason"]},
+              "batch": {b: b for b in choices["batch"]}}
+    return render_template("queue.html", items=items, total=total, page=page_no, pages=pages, filters=f, choices=choices, labels=labels,
+                           titles=titles, names=names, reason_label=reason_label, progress=index.progress(store()),
+                           args={k: v for k, v in request.args.items() if k != "page"})
 
 
-def _page(kind: str, item: str) -> Any:
+def _page(kind: str, item: str, *, message: str | None = None, message_state: str | None = None) -> Any:
     me = g.session.user.username
     build = views.pair_page if kind == "pair" else views.card_page
     try:
         page = build(store(), election(), item, blind=_blind(), me=me)
-    except DecisionError as e:
-        return refuse(404, str(e))
+    except DecisionError:
+        return _history(kind, item, message=message, message_state=message_state)
     tokens = {c.id: issue_form_token(g.session.csrf, f"{kind}|{item}|{c.id}") for c in page.contests}
     identity = issue_form_token(g.session.csrf, f"identify|{item}")
+    names = Names(election())
     styles = [s.id for s in election().ballot_styles]
-    precincts = [p.id for p in election().precincts]
-    return render_template("item.html", page=page, tokens=tokens, identity_token=identity, blind=_blind(),
+    precincts = [(p.id, p.name) for p in election().precincts]
+    nxt = index.next_item(store(), item, me=me)
+    return render_template("item.html", page=page, tokens=tokens, identity_token=identity, blind=_blind(), names=names,
                            styles=styles, precincts=precincts, kinds=[k.value for k in CardKind if k.value != "unknown"],
-                           next_item=index.next_item(store(), item), election=election())
+                           next_item=nxt, next_url=item_url(nxt.kind, nxt.item) if nxt else None, election=election(),
+                           message=message, message_state=message_state, canonical=item_url(kind, item),
+                           history_url=url_for("history_item", kind=kind, item=item))
+
+
+def _history(kind: str, item: str, *, message: str | None = None, message_state: str | None = None) -> Any:
+    try:
+        view = views.history_page(store(), election(), kind, item, blind=_blind(), reveal_open=g.session.user.role in (BOARD, ADMIN))
+    except DecisionError as e:
+        return refuse(404, str(e))
+    return render_template("history_item.html", view=view, message=message, message_state=message_state,
+                           canonical=url_for("history_item", kind=kind, item=item), blind=_blind())
 
 
 @allow(AUDITOR, BOARD, ADMIN)
@@ -70,6 +96,22 @@ def card(card_id: str) -> Any:
 @allow(AUDITOR, BOARD, ADMIN)
 def pair(serial: str) -> Any:
     return _page("pair", serial)
+
+
+@allow(AUDITOR, BOARD, ADMIN)
+def history() -> Any:
+    return render_template("history.html", rows=views.decided_items(store(), election()))
+
+
+@allow(AUDITOR, BOARD, ADMIN)
+def history_item(kind: str, item: str) -> Any:
+    if kind not in ("card", "pair"):
+        return refuse(404, f"{kind!r} is neither a card nor a pair")
+    return _history(kind, item)
+
+
+def _write_ins(form: Any, votes: list[str]) -> dict[str, str]:
+    return {key[len(WRITE_IN_FIELD):]: value for key, value in form.items() if key.startswith(WRITE_IN_FIELD) and value.strip()}
 
 
 def _decide(kind: str, item: str) -> Any:
@@ -83,10 +125,28 @@ def _decide(kind: str, item: str) -> Any:
         return refuse(400, "No option was chosen: tick 'no vote in this contest' to record that the voter made no choice.")
     rule = form.get("rule") or None
     note = (form.get("note") or "").strip()[:2000] or None
+    write_ins = _write_ins(form, votes)
+    me = g.session.user.username
     outcome = decide.decide(store(), election(), kind=kind, item=item, contest=contest, votes=votes,
-                            auditor=g.session.user.username, rule=rule, note=note)
-    return render_template("decided.html", outcome=outcome, kind=kind, item=item, contest=contest,
-                           next_item=index.next_item(store(), item), again=url_for(kind, card_id=item) if kind == "card" else url_for(kind, serial=item))
+                            auditor=me, rule=rule, note=note, write_ins=write_ins)
+    what = f"Serial {item}" if kind == "pair" else f"Card {_place(item)}"
+    message = views.recorded_message(election(), what, contest, votes, write_ins, f"{outcome.message} (decision {outcome.decision_id})")
+    return _after_decision(kind, item, me, message, outcome.state.value)
+
+
+def _place(card_id: str) -> str:
+    place = store().card_place(card_id)
+    return place.label if place is not None else card_id[:12]
+
+
+def _after_decision(kind: str, item: str, me: str, message: str, state: str) -> Any:
+    """Move on: the same item while it has a contest left for this auditor, else the next item."""
+    if decide.contests_left_for(store(), item, me):
+        return _page(kind, item, message=message, message_state=state)
+    nxt = index.next_item(store(), item, me=me)
+    if nxt is not None:
+        return _page(nxt.kind, nxt.item, message=message, message_state=state)
+    return render_template("decided.html", message=message, state=state, again=item_url(kind, item))
 
 
 @allow(AUDITOR)
@@ -129,15 +189,16 @@ def image(card_id: str) -> Any:
 @allow(BOARD, ADMIN)
 def board() -> Any:
     items, _ = index.page_of_items(store(), index.Filters(state="escalated"), size=200)
-    cases = [(i, e) for i in items for e in decide.escalations(store(), i.item) if e.contest in i.contests]
-    proposals = board_votes.open_proposals(store(), sorted({i.item for i, _ in cases}))
-    tokens = {(i.item, e.contest): issue_form_token(g.session.csrf, f"board-propose|{i.item}|{e.contest}")
-              for i, e in cases if (i.item, e.contest) not in proposals}
-    texts = {p.id: ", ".join(o.name for o in election().contest(p.contest or "").options if o.id in p.votes) or "no vote in this contest"
-             for p in proposals.values()}
+    escalated = [(i, e) for i in items for e in decide.escalations(store(), i.item) if e.contest in i.contests]
+    cases = [views.board_case(store(), election(), i, e.contest, e.latest) for i, e in escalated]
+    proposals = board_votes.open_proposals(store(), sorted({i.item for i, _ in escalated}))
+    tokens = {(c.item, c.contest): issue_form_token(g.session.csrf, f"board-propose|{c.item}|{c.contest}")
+              for c in cases if (c.item, c.contest) not in proposals}
+    names = Names(election())
+    texts = {p.id: names.votes([o for o in p.votes], empty="no vote in this contest") for p in proposals.values()}
     return render_template("board.html", cases=cases, proposals=proposals, tokens=tokens, ptokens=proposal_tokens(proposals.values()),
                            texts=texts, members=usernames_with_role(store(), BOARD), quorum=rule_set(election().jurisdiction).board_quorum,
-                           election=election(), rules=decide.rule_set_of(election()))
+                           election=election(), rules=decide.rule_set_of(election()), canonical=url_for("board"))
 
 
 def proposal_tokens(proposals: Any) -> dict[int, dict[str, str]]:
@@ -221,8 +282,10 @@ def board_close() -> Any:
     if closed.signoff is not None:
         return redirect(url_for("board_pairs", done=closed.signoff))
     assert closed.decision is not None and prop.item is not None and prop.contest is not None
-    return render_template("decided.html", outcome=closed.decision, kind="board", item=prop.item, contest=prop.contest, next_item=None,
-                           again=url_for("board"))
+    what = f"Serial {prop.item}" if store().get_card(prop.item) is None else f"Card {_place(prop.item)}"
+    message = views.recorded_message(election(), what, prop.contest, prop.votes, {},
+                                     f"{closed.decision.message} (decision {closed.decision.decision_id})")
+    return render_template("decided.html", message=message, state=closed.decision.state.value, again=url_for("board"), board=True)
 
 
 @allow(BOARD)
@@ -243,6 +306,8 @@ def register(app: Flask) -> None:
     app.add_url_rule("/card/<card_id>/identify", "card_identify", card_identify, methods=["POST"])
     app.add_url_rule("/pair/<serial>", "pair", pair)
     app.add_url_rule("/pair/<serial>/decide", "pair_decide", pair_decide, methods=["POST"])
+    app.add_url_rule("/history", "history", history)
+    app.add_url_rule("/history/<kind>/<item>", "history_item", history_item)
     app.add_url_rule("/image/<card_id>", "image", image)
     app.add_url_rule("/board", "board", board)
     app.add_url_rule("/board/propose", "board_propose", board_propose, methods=["POST"])

@@ -21,7 +21,7 @@ from sqlalchemy.exc import DBAPIError
 
 from scanpipe.errors import StorageError
 from scanpipe.store import ledger
-from scanpipe.store.engine import READ, make_engine, parse_url, safe_url
+from scanpipe.store.engine import READ, make_engine, parse_url, safe_url, sqlite_path
 from scanpipe.store.models import utcnow
 from scanpipe.store.transaction import insert_event
 
@@ -32,7 +32,7 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 SUPPORTED = ("sqlite", "postgresql")
 PG_MIGRATE_LOCK = 0x5CA9_91BE  # advisory lock keys (PostgreSQL): one migrator at a time,
 PG_ELECTION_LOCK = 0x5CA9_91BF  # one election loader at a time
-SCHEMA_HEAD = "0008"  # the newest migration's revision (tests/test_store.py checks it against Alembic)
+SCHEMA_HEAD = "0009"  # the newest migration's revision (tests/test_store.py checks it against Alembic)
 
 
 def alembic_config() -> Config:
@@ -58,8 +58,16 @@ class Database:
         self.dialect = self.engine.dialect.name
 
     @classmethod
-    def open(cls, url: str) -> Self:
-        """Open (creating a SQLite file if needed) and check the database answers."""
+    def open(cls, url: str, *, create: bool = True) -> Self:
+        """Open (creating a SQLite file if needed, unless ``create`` is false) and check the
+        database answers. With ``create=False`` a missing SQLite file is a StorageError
+        and no empty file is left behind."""
+        if not create:
+            parsed = parse_url(url)
+            path = sqlite_path(parsed) if parsed.get_backend_name() == "sqlite" else None
+            if path is not None and not path.exists():
+                raise StorageError(f"database {path} does not exist: run 'scanpipe init --election FILE' to create it "
+                                   "(or point --db / SCANPIPE_DB at the database you meant)")
         store = cls(url)
         try:
             with store._read() as conn:

@@ -37,9 +37,19 @@ def safe_url(url: str | URL) -> str:
 
 def parse_url(url: str) -> URL:
     try:
-        return make_url(url)
+        parsed = make_url(url)
     except ArgumentError as e:
-        raise StorageError(f"cannot open database {url!r}: not a database URL ({e})") from e
+        hint = ""
+        if "://" not in url:
+            path = Path(url).expanduser()
+            hint = (f"; for a SQLite file write sqlite:///{url} (relative to the current folder) or "
+                    f"sqlite:///{path.resolve()} (absolute: four slashes in all)")
+        raise StorageError(f"cannot open database {url!r}: not a database URL{hint}") from e
+    if parsed.get_backend_name() == "postgres":
+        fixed = "postgresql+psycopg" + url[url.index("://"):]
+        raise StorageError(f"cannot open database {safe_url(parsed)}: 'postgres://' is not a SQLAlchemy URL; write "
+                           f"{safe_url(fixed)} (and pip install 'scanpipe[postgres]' for the driver)")
+    return parsed
 
 
 def sqlite_path(url: URL) -> Path | None:
@@ -58,7 +68,10 @@ def make_engine(url: str) -> Engine:
             return _sqlite_engine(parsed)
         return _server_engine(parsed)
     except (NoSuchModuleError, ImportError) as e:
-        raise StorageError(f"cannot open database {safe_url(parsed)}: no driver for it ({e})") from e
+        hint = ""
+        if parsed.get_backend_name() == "postgresql":
+            hint = ("; scanpipe uses psycopg 3: write postgresql+psycopg://... and pip install 'scanpipe[postgres]'")
+        raise StorageError(f"cannot open database {safe_url(parsed)}: no driver for it ({e}){hint}") from e
     except ArgumentError as e:
         raise StorageError(f"cannot open database {safe_url(parsed)}: {e}") from e
 

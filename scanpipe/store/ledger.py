@@ -3,7 +3,7 @@
 The hash chain (:mod:`scanpipe.audit`) proves the log itself; this module makes the log cover
 the data. Every write of a *covered* row (:data:`COVERED`: the election definition, batches
 and their voids, cards with their contest readings, people's identifications, decisions with
-their board votes and attestation, new duplicates with their rendered pages, the board's
+their board votes, attestation and write-in names, new duplicates with their rendered pages, the board's
 rulings on orphans and conflicts and its sign-offs of matched pairs, the duplication log,
 accounts) records,
 in a chained log entry of the same transaction, the row's digest **before** and **after** the
@@ -56,6 +56,7 @@ from scanpipe.store.models import (
 )
 from scanpipe.store.models_people import decision_attestation_table
 from scanpipe.store.models_review import board_vote_table, user_table
+from scanpipe.store.models_view import write_in_table
 from scanpipe.store.models_statute import (
     board_ruling_table,
     new_duplicate_page_table,
@@ -85,8 +86,9 @@ COVERED: dict[str, Coverage] = {c.name(): c for c in (
     Coverage(batch_table, "name", what="batch"),
     Coverage(card_table, "card_id", ((contest_reading_table, "card_id"),), what="card (with its contest readings)"),
     Coverage(identification_table, "card_id", what="identification of card"),
-    Coverage(decision_table, "id", ((board_vote_table, "decision_id"), (decision_attestation_table, "decision_id")),
-             what="decision (with its board votes and attestation)"),
+    Coverage(decision_table, "id", ((board_vote_table, "decision_id"), (decision_attestation_table, "decision_id"),
+                                    (write_in_table, "decision_id")),
+             what="decision (with its board votes and attestation)"),  # write-in names are part of its digest too
     Coverage(new_duplicate_table, "serial", ((new_duplicate_page_table, "serial"),), what="new duplicate (with its rendered pages)"),
     Coverage(board_ruling_table, "id", what="board ruling"),
     Coverage(pair_signoff_table, "id", ((pair_signoff_serial_table, "signoff_id"),), what="board sign-off of matched pairs"),

@@ -359,3 +359,4 @@ from scanpipe.store import models_review as _models_review  # noqa: E402,F401  (
 from scanpipe.store import models_people as _models_people  # noqa: E402,F401  (board proposals, attestations)
 from scanpipe.store import models_statute as _models_statute  # noqa: E402,F401  (paper, board rulings, sign-offs)
 from scanpipe.store import models_recount as _models_recount  # noqa: E402,F401  (the recount case's tables)
+from scanpipe.store import models_view as _models_view  # noqa: E402,F401  (write-in names beside decisions)

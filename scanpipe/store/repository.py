@@ -24,6 +24,7 @@ from scanpipe.store import codec, ledger
 from scanpipe.store.database import PG_ELECTION_LOCK, alembic_config
 from scanpipe.store.pairs import PairsMixin
 from scanpipe.store.statute import StatuteMixin
+from scanpipe.store.places import ViewMixin
 from scanpipe.store.elections import definition_sha256, election_from_json, read_references, with_references
 from scanpipe.store.models import (
     batch_table,
@@ -61,7 +62,7 @@ _SQLITE_INSERT_SCORES = (f"INSERT INTO target_score ({', '.join(codec.SCORE_COLU
 _PG_COPY_SCORES = f"COPY target_score ({', '.join(codec.SCORE_COLUMNS)}) FROM STDIN"
 
 
-class Store(PairsMixin, StatuteMixin):
+class Store(PairsMixin, StatuteMixin, ViewMixin):
     """A scanpipe database: ``Store.open(url)``, ``migrate()``, then the methods below."""
 
     # ----------------------------------------------------------------------------------

@@ -90,6 +90,13 @@ class Transaction:
             ledger.before(self.conn, "decision", [decision_id])
             self.conn.execute(board_vote_table.insert(), [{"decision_id": decision_id, "member": m, "vote": v} for m, v in sorted(members.items())])
 
+    def add_write_in_names(self, decision_id: int, names: Mapping[str, str]) -> None:
+        """The names an auditor read in write-in spaces (``option id -> name``), beside the decision."""
+        from scanpipe.store.models_view import write_in_table
+
+        if names:
+            self.conn.execute(write_in_table.insert(), [{"decision_id": decision_id, "option": o, "name": n} for o, n in sorted(names.items())])
+
     def check_attestation(self, auditors: Sequence[str], attestation: Any, *, role: str) -> None:
         """With accounts: every auditor is an active account of ``role``. Without (a test
         deck): refused once the database has any account."""

@@ -1,0 +1,315 @@
+"""Register a card to a blank reference scan by its printed content (no marks of ours).
+
+Coarse to fine, every step on the card's ink (darkness relative to its own paper), so
+bilevel (thresholded or dithered), gray, colour and JPEG scans compare alike:
+
+1. **Scale hypotheses.** The card's resolution relative to the blank is never taken from the
+   file's dpi tag alone: the ratios of the image sides, the tag (when plausible) and the
+   size of the vendor's timing marks each propose one; step 2 keeps the best.
+2. **Translation and feed direction** by phase correlation of the inks at
+   :data:`~scanpipe.imaging.reference.COARSE_DPI`, the card as fed and turned 180 degrees.
+3. **Affine fit** by ECC (enhanced correlation coefficient maximisation) at the coarse
+   resolution: skew, stretch and the scale error of step 1.
+4. **Local refinement.** Around each well-textured point of the blank (one per square inch
+   of print) the card's offset is measured by normalised correlation; a homography is fitted
+   to the offsets (RANSAC, then least squares). Its residual is the registration's measured
+   error: a card that does not fit (a photo in perspective, another page, a crumpled sheet)
+   fails with the figure instead of being read.
+
+Pure: arrays in, values out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from scanpipe.imaging.reference import (
+    COARSE_DPI,
+    REDUCED_STEP,
+    PageModel,
+    ink_of,
+    reduce_to,
+    solid_blobs,
+)
+
+SCALE_RANGE = (0.3, 4.0)  # card pixels per blank pixel considered at all
+SCALE_DEDUP = 0.03  # hypotheses closer than this (relative) are one
+SKEW_STEPS_DEG = (0.0, -1.0, 1.0, -2.0, 2.0, -3.0, 3.0, -4.0, 4.0)
+ECC_ITERATIONS = (60,)  # coarse
+ECC_EPS = 1e-5
+MIN_COARSE_CC = 0.45  # ECC correlation below which the card is not this page
+PATCH_SEARCH_IN = 0.03  # local refinement: each patch is searched this far either way
+PATCH_MIN_SCORE = 0.55
+MIN_PATCHES = 8
+MAX_RESIDUAL_IN = 0.012  # RMS misfit of the local offsets the homography leaves
+MIN_INLIER_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """Blank pixels -> card pixels, on the card turned upright (``turned``: a 180-degree feed).
+
+    ``matrix`` is 3x3; ``score`` the ECC correlation of the inks at COARSE_DPI.
+    """
+
+    matrix: np.ndarray
+    turned: bool
+    score: float
+    precise: bool = False  # locally refined (:func:`refine`), not only the global fit
+
+
+@dataclass(frozen=True)
+class AlignmentFailure:
+    detail: str
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class Refined:
+    matrix: np.ndarray  # blank pixels -> upright card pixels
+    residual_in: float
+    points: int  # local offsets that agree
+    measured: int  # local offsets measured
+
+
+# --------------------------------------------------------------------------------------
+# Steps 1-3: the global alignment
+
+
+def align_to_page(gray: np.ndarray, model: PageModel, *, dpi_hint: float | None = None,
+                  turned: bool | None = None) -> Alignment | AlignmentFailure:
+    """The affine alignment of the card to the blank (``turned``: force a feed direction)."""
+    best: tuple[float, float, bool, tuple[float, float]] | None = None
+    for scale in scale_hypotheses(gray, model, dpi_hint):
+        ink = _card_ink(gray, scale * model.dpi / COARSE_DPI)
+        for turn in ((False, True) if turned is None else (turned,)):
+            shift, peak = _phase_shift(model.coarse, np.rot90(ink, 2) if turn else ink)
+            if best is None or peak > best[0]:
+                best = (peak, scale, turn, shift)
+    if best is None:
+        return AlignmentFailure("the image is too small to align")
+    _peak, scale, turn, shift = best
+    upright = np.ascontiguousarray(np.rot90(gray, 2)) if turn else gray
+    coarse_card = _card_ink(upright, scale * model.dpi / COARSE_DPI)
+    warp = _rotation_start(model.coarse, coarse_card)
+    try:
+        cc, warp = _ecc(model.coarse, coarse_card, warp, ECC_ITERATIONS[0])
+    except cv2.error:
+        return AlignmentFailure("the card's print could not be aligned with the blank (no correlation)")
+    if cc < MIN_COARSE_CC:
+        return AlignmentFailure(f"the card's print matches the blank poorly (correlation {cc:.2f} < {MIN_COARSE_CC})", cc)
+    matrix = _to_full(warp, model, model.coarse.shape, upright.shape, coarse_card.shape)
+    return Alignment(matrix, turn, float(cc))
+
+
+def scale_hypotheses(gray: np.ndarray, model: PageModel, dpi_hint: float | None) -> list[float]:
+    """Card pixels per blank pixel: side ratios, the dpi tag, the timing marks' size."""
+    h, w = gray.shape
+    ref_h, ref_w = model.image.shape
+    found = [w / ref_w, h / ref_h]
+    if dpi_hint and dpi_hint > 0:
+        found.append(dpi_hint / model.dpi)
+    if model.mark_size_in is not None:
+        marks = _mark_scale(gray, model)
+        if marks is not None:
+            found.insert(0, marks)
+    out: list[float] = []
+    for s in found:
+        if SCALE_RANGE[0] <= s <= SCALE_RANGE[1] and all(abs(s - o) > SCALE_DEDUP * o for o in out):
+            out.append(s)
+    return out
+
+
+def _mark_scale(gray: np.ndarray, model: PageModel) -> float | None:
+    """Card pixels per blank pixel from the size of the card's timing-mark-like blobs."""
+    assert model.mark_size_in is not None
+    blobs = solid_blobs(gray, model.dpi)  # inches as if the card had the blank's resolution
+    if len(blobs) < 6:
+        return None
+    want = np.asarray(model.mark_size_in)
+    ratios = blobs[:, 2:4] / want  # per blob (sx, sy)
+    similar = np.abs(ratios[:, 0] / ratios[:, 1] - 1.0) < 0.25  # the marks' shape
+    if similar.sum() < 6:
+        return None
+    r = ratios[similar].mean(axis=1)
+    hist, edges = np.histogram(r, bins=40, range=(SCALE_RANGE[0], SCALE_RANGE[1]))
+    k = int(np.argmax(hist))
+    if hist[k] < 6:
+        return None
+    near = r[(r >= edges[max(0, k - 1)]) & (r <= edges[min(len(edges) - 1, k + 2)])]
+    return float(np.median(near))
+
+
+def _rotation_start(reference: np.ndarray, card: np.ndarray) -> np.ndarray:
+    """A starting warp (reference -> card, 2x3) for ECC: the skew among SKEW_STEPS_DEG whose
+    phase correlation peaks highest, with its translation. ECC alone can settle on a wrong
+    skew where evenly spaced timing marks line up one mark off."""
+    h, w = card.shape
+    centre = (w / 2.0, h / 2.0)
+    best: tuple[float, np.ndarray] | None = None
+    for angle in SKEW_STEPS_DEG:
+        turn = cv2.getRotationMatrix2D(centre, angle, 1.0)  # card -> turned card
+        turned = cv2.warpAffine(card, turn, (w, h), flags=cv2.INTER_LINEAR) if angle else card
+        (dx, dy), peak = _phase_shift(reference, turned)
+        back = cv2.invertAffineTransform(turn)  # turned card -> card
+        warp = back[:, :2] @ np.array([[1.0, 0.0, dx], [0.0, 1.0, dy]]) + np.hstack([np.zeros((2, 2)), back[:, 2:]])
+        if best is None or peak > best[0]:
+            best = (peak, warp)
+    assert best is not None
+    return best[1].astype(np.float32)
+
+
+def _card_ink(gray: np.ndarray, factor: float) -> np.ndarray:
+    """The card's ink reduced by ``factor`` (card pixels per reduced pixel)."""
+    return ink_of(reduce_to(gray, factor, 1.0))
+
+
+def _phase_shift(reference: np.ndarray, card: np.ndarray) -> tuple[tuple[float, float], float]:
+    """Translation (reference px -> card px) and peak strength, both padded to one canvas."""
+    rows = max(reference.shape[0], card.shape[0])
+    cols = max(reference.shape[1], card.shape[1])
+    size = (cv2.getOptimalDFTSize(rows + rows // 4), cv2.getOptimalDFTSize(cols + cols // 4))
+    a = np.zeros(size, np.float32)
+    b = np.zeros(size, np.float32)
+    a[: reference.shape[0], : reference.shape[1]] = reference
+    b[: card.shape[0], : card.shape[1]] = card
+    (dx, dy), peak = cv2.phaseCorrelate(a, b)
+    # the shift is modulo the canvas: take the representative nearest zero
+    dx = dx - size[1] if dx > size[1] / 2 else dx
+    dy = dy - size[0] if dy > size[0] / 2 else dy
+    return (float(dx), float(dy)), float(peak)
+
+
+def _ecc(template: np.ndarray, image: np.ndarray, warp: np.ndarray, iterations: int) -> tuple[float, np.ndarray]:
+    criteria = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, iterations, ECC_EPS)
+    cc, out = cv2.findTransformECC(template, image, warp.astype(np.float32), cv2.MOTION_AFFINE, criteria, None, 1)
+    return float(cc), out
+
+
+def _to_full(warp: np.ndarray, model: PageModel, frame_shape: tuple[int, ...], card_shape: tuple[int, ...],
+             card_frame_shape: tuple[int, ...]) -> np.ndarray:
+    """A frame-resolution warp as blank pixels -> card pixels at full resolution."""
+    fr = model.image.shape[1] / frame_shape[1]
+    fc = card_shape[1] / card_frame_shape[1]
+    ref_to_frame = np.array([[1 / fr, 0, 0.5 / fr - 0.5], [0, 1 / fr, 0.5 / fr - 0.5], [0, 0, 1]])
+    frame_to_card = np.array([[fc, 0, 0.5 * fc - 0.5], [0, fc, 0.5 * fc - 0.5], [0, 0, 1]])
+    return frame_to_card @ np.vstack([warp.astype(np.float64), [0, 0, 1]]) @ ref_to_frame
+
+
+def start_scale(matrix: np.ndarray) -> float:
+    """Mean linear scale of a 3x3 (affine part)."""
+    return float(np.sqrt(abs(np.linalg.det(matrix[:2, :2]))))
+
+
+# --------------------------------------------------------------------------------------
+# Step 4: local refinement
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One pass of local refinement: patches of ``half_in`` searched ``search_in`` either way,
+    sampled every ``step`` blank pixels."""
+
+    step: int
+    half_in: float
+    search_in: float
+    tolerance_in: float  # RANSAC inlier distance
+
+
+COARSE_STAGE = Stage(step=REDUCED_STEP, half_in=0.2, search_in=0.2, tolerance_in=0.03)
+FINE_STAGE = Stage(step=1, half_in=0.15, search_in=PATCH_SEARCH_IN, tolerance_in=0.01)
+
+
+def refine(upright: np.ndarray, model: PageModel, matrix: np.ndarray) -> Refined | AlignmentFailure:
+    """Both stages of local refinement: the coarse one corrects what the global alignment
+    leaves (up to ~0.2 in at a corner), the fine one measures the residual."""
+    coarse = refine_locally(upright, model, matrix, COARSE_STAGE)
+    if isinstance(coarse, AlignmentFailure):
+        return coarse
+    return refine_locally(upright, model, coarse.matrix, FINE_STAGE)
+
+
+def refine_locally(upright: np.ndarray, model: PageModel, matrix: np.ndarray, stage: Stage = FINE_STAGE) -> Refined | AlignmentFailure:
+    """Measure the card's offset at every refinement point of the blank and fit a homography.
+
+    ``matrix``: blank pixels -> upright card pixels. All patch windows are resampled from the
+    card with one ``cv2.remap`` (no whole-page warp), every ``stage.step`` blank pixels.
+    """
+    points = np.asarray(model.patches_px, np.float64)
+    if len(points) < MIN_PATCHES:
+        return AlignmentFailure(f"the blank has only {len(points)} textured places to refine on (need {MIN_PATCHES})")
+    step = stage.step
+    half = max(3, int(stage.half_in * model.dpi / step))
+    search = max(2, int(round(stage.search_in * model.dpi / step)))
+    side = 2 * (half + search)
+    windows = _windows(upright, matrix, points - (half + search) * step, side, step)
+    found_ref, found_card = [], []
+    for k, (x, y) in enumerate(points.astype(int)):
+        template = _template(model.image if step == 1 else model.image_reduced, x, y, half, step)
+        if template is None:
+            continue
+        result = cv2.matchTemplate(windows[k], template, cv2.TM_CCOEFF_NORMED)
+        _, peak, _, (px, py) = cv2.minMaxLoc(result)
+        if peak < PATCH_MIN_SCORE or not (0 < px < result.shape[1] - 1 and 0 < py < result.shape[0] - 1):
+            continue
+        dx = (px - search + _parabola(result[py, px - 1: px + 2])) * step
+        dy = (py - search + _parabola(result[py - 1: py + 2, px])) * step
+        found_ref.append((x, y))
+        found_card.append((x + dx, y + dy))  # where the blank's point sits, in the card resampled at blank px
+    measured = len(found_ref)
+    if measured < MIN_PATCHES:
+        return AlignmentFailure(f"only {measured} places of the blank were found on the card (need {MIN_PATCHES})")
+    src = np.asarray(found_ref, np.float64)
+    dst = cv2.perspectiveTransform(np.asarray(found_card, np.float64).reshape(-1, 1, 2), matrix).reshape(-1, 2)
+    scale = start_scale(matrix)
+    fitted, mask = cv2.findHomography(src, dst, cv2.RANSAC, stage.tolerance_in * model.dpi * scale)
+    if fitted is None or int(mask.sum()) < MIN_PATCHES:
+        return AlignmentFailure(f"the {measured} local offsets measured agree with no single mapping")
+    keep = mask.ravel().astype(bool)
+    fitted, _ = cv2.findHomography(src[keep], dst[keep], 0)
+    projected = cv2.perspectiveTransform(src[keep].reshape(-1, 1, 2), fitted).reshape(-1, 2)
+    residual_px = float(np.sqrt(np.mean(np.sum((projected - dst[keep]) ** 2, axis=1))))
+    residual_in = residual_px / (model.dpi * scale)
+    if keep.sum() < MIN_INLIER_SHARE * measured:
+        return AlignmentFailure(f"only {int(keep.sum())} of {measured} local offsets fit one mapping "
+                                f"(residual {residual_in:.3f} in)", 0.0)
+    return Refined(fitted / fitted[2, 2], residual_in, int(keep.sum()), measured)
+
+
+def _template(image: np.ndarray, x: int, y: int, half: int, step: int) -> np.ndarray | None:
+    """The blank's patch around blank pixel (x, y) (``image``: the blank reduced by ``step``);
+    None where it is flat or cut by the edge."""
+    cx, cy = int(round((x + 0.5) / step - 0.5)), int(round((y + 0.5) / step - 0.5))
+    patch = image[cy - half: cy + half, cx - half: cx + half]
+    if patch.shape != (2 * half, 2 * half):
+        return None
+    patch = patch.astype(np.float32)
+    return patch if float(patch.std()) >= 4.0 else None
+
+
+def _windows(image: np.ndarray, matrix: np.ndarray, origins: np.ndarray, side: int, step: int = 1) -> np.ndarray:
+    """(n, side, side) float32 windows of ``image`` every ``step`` blank pixels, one remap."""
+    n = len(origins)
+    u, v = np.meshgrid(np.arange(side, dtype=np.float64) * step, np.arange(side, dtype=np.float64) * step)
+    xs = origins[:, 0, None, None] + u[None]
+    ys = origins[:, 1, None, None] + v[None]
+    m = matrix
+    den = m[2, 0] * xs + m[2, 1] * ys + m[2, 2]
+    mx = ((m[0, 0] * xs + m[0, 1] * ys + m[0, 2]) / den).astype(np.float32).reshape(n * side, side)
+    my = ((m[1, 0] * xs + m[1, 1] * ys + m[1, 2]) / den).astype(np.float32).reshape(n * side, side)
+    source = image
+    if step > 1:  # sample an area-reduced card so a coarse window is not aliased
+        factor = start_scale(matrix) * step
+        source = reduce_to(image, factor, 1.0)
+        f = image.shape[1] / source.shape[1]
+        mx, my = (mx + 0.5) / f - 0.5, (my + 0.5) / f - 0.5
+    out = cv2.remap(source, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=255)
+    return out.reshape(n, side, side).astype(np.float32)
+
+
+def _parabola(values: np.ndarray) -> float:
+    denominator = values[0] - 2.0 * values[1] + values[2]
+    return 0.0 if denominator >= 0 else float(0.5 * (values[0] - values[2]) / denominator)

@@ -1,0 +1,264 @@
+"""Score targets against the page's blank scan: what the voter added, never what was printed.
+
+A vendor's targets are its own (ovals of its shape, boxes, arrows to complete) and its page
+may print more inside and around them (shading, a "SAMPLE" stamp, names close by). So the
+empty target is not drawn from a model: it is the blank reference scan itself, resampled at
+the same canonical windows as the card (:mod:`scanpipe.imaging.marks` step 1).
+
+Per target:
+
+1. **Local alignment** of the card's window to the blank's (normalised correlation of the
+   zero-mean blank over +-``SEARCH_PX``, biased towards no shift).
+2. **Ink** = the card's darkness minus the blank's print (dilated a pixel; the blank's paper
+   noise is not subtracted): printed ink inside a target is never a mark.
+3. **Interior** as :mod:`scanpipe.imaging.marks` measures it (fill, level, cover), on ink;
+   plus *residue*, the median ink where the blank shows bare paper inside the target (an
+   erasure's even residue, which a vendor's thick outline can hide from the level), and
+   *even*, the ink 80% of that paper reaches (a light pencil fill; where a thick outline
+   leaves only a small middle it counts only if the fill reaches the outline's inner rim). A
+   long span with almost no ink inside (a crease, a line across) is for a person. A target
+   whose interior the blank prints over (a stamp across it) is ``obscured``: damage, for a
+   person.
+4. Span, ring and name ring as :mod:`scanpipe.imaging.marks` measures them, on ink; the
+   damage score is the strongest of a stain (the card's paper darker than the blank's around
+   the target), a fold (a light line through both strips beside it, in ink), a tear (printed
+   outline missing from the card) and the obscured share.
+
+The score maps level, cover and span with the same knots as our own cards (the mark
+catalogue), so one set of thresholds serves both.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from scanpipe.imaging.marks import (
+    BLUR_SIGMA_PX,
+    CANON_PPI,
+    COVER_KNOTS,
+    DARK,
+    LEVEL_KNOTS,
+    HIGH_ANCHOR,
+    LEVEL_SHARE,
+    LOW_ANCHOR,
+    MARGIN_IN,
+    NAME_ABOVE_IN,
+    NAME_BELOW_IN,
+    NAME_X_IN,
+    RING_STROKE,
+    SEARCH_PX,
+    SHIFT_PRIOR,
+    SIDE_PPI,
+    SPAN_KNOTS,
+    _boxes_px,
+    _fold,
+    _Geometry,
+    _jacobians,
+    _knots,
+    _paper,
+    RING_NEED_PX,
+    _span,
+    _stain,
+    _windows,
+    _write_in_score,
+)
+from scanpipe.types import TargetDef, TargetScore
+
+PRINTED = 0.3  # blank darkness that counts as print inside a target
+BLANK_NOISE = 0.12  # blank darkness below this is the blank scan's noise, not print
+MIN_VISIBLE = 0.5  # a target whose interior is printed over beyond this is obscured
+SOLID_PRINT = 0.5  # tear: the blank's solid print ...
+TORN_PAPER = 0.12  # ... that the card shows as bare paper
+TEAR_FLOOR = 0.25  # share of missing outline a good scan shows (dither, a pixel of error)
+TEAR_SPAN = 0.5
+# Residue: the median ink where the blank shows bare paper inside the target. A vendor's thick
+# outline leaves little such paper, and the catalogue's level (over the whole interior) then
+# misses an erasure's even residue; residue alone can send a target to a person (up to just
+# under HIGH_ANCHOR), never make it a vote.
+# Even: the ink EVEN_SHARE of that bare paper reaches: a fill as even as a pencil's over the
+# whole visible inside. It counts as the catalogue's level where the bare paper is most of the
+# inside (OPEN_PAPER_SHARE); where a thick outline leaves only a small middle, a small partial
+# mark can fill that too, so there the fill counts only as far as it also covers the paper
+# along the outline's inner rim, all round (else, like residue, it sends the target to a person).
+EVEN_SHARE = 0.8
+MIN_PAPER_SHARE = 0.25
+OPEN_PAPER_SHARE = 0.75
+THIN_FILL = 0.08  # fill under this with a long span: a line across, not a mark
+RING_MIN_OPEN = 8  # sectors of the ring (of 16) that must be paper on the blank to judge a loop
+RESIDUE_KNOTS = ((0.0, 0.0), (0.06, LOW_ANCHOR), (0.3, HIGH_ANCHOR - 0.02), (1.0, HIGH_ANCHOR - 0.02))
+STAIN_SIDES = 2  # a stain darkens the paper on two sides of the target at least; a scribble's
+# overflow darkens one (real pencil scribbles overflow far more than our synthetic fills)
+
+
+def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[TargetDef], geo: _Geometry,
+                              plane: tuple[float, float, float], reference: np.ndarray, ref_dpi: float,
+                              ref_plane: tuple[float, float, float]) -> list[TargetScore]:
+    """Scores of same-sized targets on the upright card ``gray`` against the blank ``reference``."""
+    n = len(targets)
+    boxes = np.array([t.box_in for t in targets], np.float64)
+    origins = boxes[:, :2] - MARGIN_IN
+    sizes = np.repeat([[geo.shape[1] / CANON_PPI, geo.shape[0] / CANON_PPI]], n, axis=0)
+    ref_hom = np.diag([ref_dpi, ref_dpi, 1.0])
+    card_win, jac = _windows(gray, hom, origins, sizes, geo.shape, CANON_PPI)
+    ref_win, _ = _windows(reference, ref_hom, origins, sizes, geo.shape, CANON_PPI)
+    card_win, card_dark = _darkness(card_win, geo)
+    ref_win, ref_dark = _darkness(ref_win, geo)
+    dx, dy = _best_shifts(card_dark, ref_dark, geo)
+    ch, cw = geo.crop
+    s = SEARCH_PX
+    aligned = np.stack([card_dark[k, s + dy[k]: s + dy[k] + ch, s + dx[k]: s + dx[k] + cw] for k in range(n)])
+    gray_aligned = np.stack([card_win[k, s + dy[k]: s + dy[k] + ch, s + dx[k]: s + dx[k] + cw] for k in range(n)])
+    blank = ref_dark[:, s: s + ch, s: s + cw]
+    blank_near = cv2.dilate(blank.reshape(n * ch, cw), np.ones((3, 3), np.uint8)).reshape(blank.shape)
+    printed = blank_near >= BLANK_NOISE  # the blank's paper noise is not print
+    ink = np.where(printed, np.clip(aligned - blank_near, 0.0, 1.0), aligned)
+    flat = ink.reshape(n, -1)
+    inner = flat[:, geo.interior]
+    fill = inner.mean(axis=1)
+    k = int((1 - LEVEL_SHARE) * (inner.shape[1] - 1))
+    level = np.partition(inner, k, axis=1)[:, k]
+    cover = (inner >= DARK).mean(axis=1)
+    paper = ~printed.reshape(n, -1)[:, geo.interior]  # where the blank shows bare paper inside
+    residue = _quantile_where(inner, paper, 0.5)
+    share = paper.mean(axis=1)
+    even = np.where(share >= MIN_PAPER_SHARE, _quantile_where(inner, paper, 1.0 - EVEN_SHARE), 0.0)
+    edge = _paper_edge(printed, paper, geo)  # the bare paper next to the printed outline
+    to_edges = np.minimum(residue, _quantile_where(inner, edge, 1.0 - EVEN_SHARE))
+    even_score = np.where(share >= OPEN_PAPER_SHARE, _knots(even, LEVEL_KNOTS),
+                          np.maximum(_knots(even, RESIDUE_KNOTS), _knots(to_edges, LEVEL_KNOTS)))
+    obscured = (blank.reshape(n, -1)[:, geo.interior] >= PRINTED).mean(axis=1)
+    stroke = _span(ink, geo, len(geo.interior))
+    # a span with almost no ink inside is a thin line across the target (a crease, a stray
+    # stroke): for a person, never a vote by itself
+    span_score = np.where(fill < THIN_FILL, np.minimum(_knots(stroke, SPAN_KNOTS), HIGH_ANCHOR - 0.02),
+                          _knots(stroke, SPAN_KNOTS))
+    ring = _ring_where_paper(flat, printed.reshape(n, -1), geo)
+    centers_px = _jacobians(hom, boxes[:, :2] + boxes[:, 2:] / 2)[0]
+    ref_centers = (boxes[:, :2] + boxes[:, 2:] / 2) * ref_dpi
+    stain = np.clip(_stain(gray_aligned, plane, centers_px, geo, sides=STAIN_SIDES)
+                    - _stain(ref_win[:, s: s + ch, s: s + cw], ref_plane, ref_centers, geo, sides=STAIN_SIDES), 0.0, 1.0)
+    tear = _tear_against_blank(aligned, blank)
+    # a fold is a long light line: looked for with the blank's print widened two pixels, so a
+    # printed rule a pixel off its blank leaves no fringe that looks like one
+    wide = cv2.dilate(blank.reshape(n * ch, cw), np.ones((5, 5), np.uint8)).reshape(blank.shape)
+    fold = _fold(np.clip(aligned - wide, 0.0, 1.0), geo)
+    damage = np.maximum.reduce([stain, fold, tear, np.where(obscured > MIN_VISIBLE, 1.0, 0.0)])
+    score = np.maximum.reduce([_knots(level, LEVEL_KNOTS), _knots(cover, COVER_KNOTS), span_score,
+                               _knots(residue, RESIDUE_KNOTS), even_score])
+    name_ring = _name_rings_against_blank(gray, hom, reference, ref_hom, targets)
+    shift_px = np.einsum("nij,nj->ni", jac, np.stack([dx, dy], 1) / CANON_PPI)
+    corners_all = _boxes_px(hom, boxes)
+    out = []
+    for i, t in enumerate(targets):
+        corners = corners_all[i]
+        sx, sy = float(shift_px[i, 0]), float(shift_px[i, 1])
+        out.append(TargetScore(
+            contest=t.contest, option=t.option, score=float(score[i]), fill_score=float(fill[i]),
+            stroke_score=float(stroke[i]), ring_score=float(max(ring[i], name_ring[i])),
+            damage_score=float(damage[i]),
+            write_in_score=_write_in_score(gray, hom, t.write_in_area_in, reference, ref_dpi),
+            box_px=(corners[0] + sx, corners[1] + sy, corners[2], corners[3]), shift_px=(sx, sy),
+        ))
+    return out
+
+
+def _darkness(win: np.ndarray, geo: _Geometry) -> tuple[np.ndarray, np.ndarray]:
+    """Blurred windows and their darkness ``1 - gray / paper`` (per-window paper level)."""
+    n = len(win)
+    win = cv2.GaussianBlur(win.reshape(n * geo.shape[0], geo.shape[1]), (0, 0), BLUR_SIGMA_PX).reshape(win.shape)
+    paper = _paper(win)
+    return win, np.clip(1.0 - win / paper[:, None, None], 0.0, 1.0)
+
+
+def _best_shifts(card: np.ndarray, blank: np.ndarray, geo: _Geometry) -> tuple[np.ndarray, np.ndarray]:
+    """Integer (dx, dy) per window that best lays the card's window on the blank's."""
+    r0, r1, c0, c1 = geo.match
+    s = SEARCH_PX
+    yy, xx = np.mgrid[-s:s + 1, -s:s + 1]
+    penalty = SHIFT_PRIOR * (xx**2 + yy**2) / float(s**2)
+    dx, dy = np.zeros(len(card), int), np.zeros(len(card), int)
+    for k in range(len(card)):
+        template = blank[k, s + r0: s + r1, s + c0: s + c1]
+        if float(template.std()) < 0.02:
+            continue  # nothing printed to align on
+        region = card[k, r0: r1 + 2 * s, c0: c1 + 2 * s]
+        corr = cv2.matchTemplate(region, template - template.mean(), cv2.TM_CCORR)
+        top = float(corr.max())
+        if not top > 1e-6:
+            continue
+        iy, ix = np.unravel_index(int(np.argmax(corr - penalty * top)), corr.shape)
+        dx[k], dy[k] = ix - s, iy - s
+    return dx, dy
+
+
+def _ring_where_paper(flat: np.ndarray, printed: np.ndarray, geo: _Geometry) -> np.ndarray:
+    """The share of the ring's sectors crossed by a stroke, among the sectors the blank leaves
+    as paper (a printed name beside the target hides the loop there: those sectors abstain)."""
+    idx, starts = geo.ring
+    hits = np.add.reduceat((flat[:, idx] >= RING_STROKE).astype(np.int32), starts, axis=1)
+    sizes = np.diff(np.append(starts, len(idx)))
+    covered = np.add.reduceat(printed[:, idx].astype(np.int32), starts, axis=1) / sizes
+    open_ = covered < 0.5
+    crossed = (hits >= RING_NEED_PX) & open_
+    count = open_.sum(axis=1)
+    return np.where(count >= RING_MIN_OPEN, crossed.sum(axis=1) / np.maximum(count, 1), 0.0)
+
+
+def _paper_edge(printed: np.ndarray, paper: np.ndarray, geo: _Geometry) -> np.ndarray:
+    """Per target, the interior's bare-paper pixels within two pixels of the blank's print (the
+    inner rim of the outline): a fill reaches them, a mark in the middle does not."""
+    n = len(printed)
+    shape = printed.shape[1:]
+    near = cv2.dilate(printed.reshape(n * shape[0], shape[1]).astype(np.uint8), np.ones((5, 5), np.uint8))
+    near = near.reshape(n, -1)[:, geo.interior].astype(bool)
+    return near & paper
+
+
+def _quantile_where(values: np.ndarray, where: np.ndarray, q: float) -> np.ndarray:
+    """Per row, the ``q`` quantile of ``values`` where ``where`` holds (0 where it never does)."""
+    out = np.zeros(len(values))
+    for k in range(len(values)):
+        chosen = values[k, where[k]]
+        if chosen.size:
+            j = int(q * (chosen.size - 1))
+            out[k] = float(np.partition(chosen, j)[j])
+    return out
+
+
+def _tear_against_blank(aligned: np.ndarray, blank: np.ndarray) -> np.ndarray:
+    """Share of the blank's solid print in the window that the card shows as bare paper."""
+    n = len(blank)
+    solid = cv2.erode(blank.reshape(n * blank.shape[1], -1), np.ones((3, 3), np.uint8)).reshape(blank.shape) >= SOLID_PRINT
+    count = solid.reshape(n, -1).sum(axis=1)
+    missing = ((aligned < TORN_PAPER) & solid).reshape(n, -1).sum(axis=1)
+    share = np.where(count >= 10, missing / np.maximum(count, 1), 0.0)
+    return np.clip((share - TEAR_FLOOR) / TEAR_SPAN, 0.0, 1.0)
+
+
+def _name_rings_against_blank(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_hom: np.ndarray,
+                              targets: list[TargetDef]) -> np.ndarray:
+    """Ink (beyond the blank's print) both above and below the option's printed name."""
+    n = len(targets)
+    out = np.zeros(n)
+    idx = [i for i, t in enumerate(targets) if t.write_in_area_in is None]
+    if not idx:
+        return out
+    boxes = np.array([targets[i].box_in for i in idx], np.float64)
+    top = NAME_ABOVE_IN[0]
+    height = boxes[0, 3] + NAME_BELOW_IN[1] - top
+    origins = np.stack([boxes[:, 0] + boxes[:, 2] + NAME_X_IN[0], boxes[:, 1] + top], 1)
+    shape = (int(round(height * SIDE_PPI)), int(round((NAME_X_IN[1] - NAME_X_IN[0]) * SIDE_PPI)))
+    sizes = np.repeat([[shape[1] / SIDE_PPI, shape[0] / SIDE_PPI]], len(idx), axis=0)
+    card, _ = _windows(gray, hom, origins, sizes, shape, SIDE_PPI)
+    blank, _ = _windows(reference, ref_hom, origins, sizes, shape, SIDE_PPI)
+    card_dark = 1.0 - card / _paper(card)[:, None, None]
+    blank_dark = 1.0 - blank / _paper(blank)[:, None, None]
+    near = cv2.dilate(blank_dark.reshape(len(idx) * shape[0], shape[1]), np.ones((5, 5), np.uint8)).reshape(blank_dark.shape)
+    dark = card_dark - near
+    a1 = int(round((NAME_ABOVE_IN[1] - top) * SIDE_PPI))
+    b0 = int(round((boxes[0, 3] + NAME_BELOW_IN[0] - top) * SIDE_PPI))
+    above = (dark[:, :a1] >= RING_STROKE).any(axis=1).mean(axis=1)
+    below = (dark[:, b0:] >= RING_STROKE).any(axis=1).mean(axis=1)
+    out[idx] = np.minimum(above, below)
+    return out

@@ -1,0 +1,218 @@
+"""What the reader learns from a layout's blank reference scan, once per election.
+
+A :class:`PageModel` holds, for one (style, page), the blank scan itself and what every card
+of that page is compared with:
+
+* ``coarse`` and ``frame``: the blank's ink (darkness ``1 - gray / paper``, area-reduced,
+  lightly blurred) at :data:`COARSE_DPI` and :data:`FRAME_DPI`, for the dense alignment of
+  :mod:`scanpipe.imaging.align` and for telling styles apart (:mod:`scanpipe.imaging.style`);
+* ``marks_in``: the vendor's timing marks (solid dashes standing in a row along an edge),
+  found on the blank, never declared by the layout; ``mark_size_in`` their median size;
+* ``patches_px``: well-textured points spread over the print (about 60), where the precise
+  registration measures the card's local offset.
+
+A :class:`ReferenceIndex` holds the models of an election and is built explicitly
+(:func:`scanpipe.interpret.load_references`) and carried on the interpretation context: nothing is cached
+in module state, so how a card reads never depends on the cards read before it.
+
+Pure: arrays in, frozen values out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import cv2
+import numpy as np
+
+if TYPE_CHECKING:
+    from scanpipe.imaging.style import StyleGroup
+
+COARSE_DPI = 25.0  # first, global alignment
+FRAME_DPI = 100.0  # style comparison (small print such as a precinct name survives)
+REDUCED_STEP = 3  # the blank kept area-reduced by this too (coarse local refinement)
+PAPER_PCT = 92  # paper level of a whole page: this percentile of its pixels
+BLUR_SIGMA = 0.8  # px at the reduced resolutions: evens out dither and JPEG noise
+# Timing marks: solid, compact dashes or squares, at least MARK_ROW_MIN of them evenly
+# spaced along one straight line.
+MARK_SIDE_IN = (0.025, 0.5)
+MARK_SOLIDITY = 0.8
+MARK_ROW_MIN = 6
+MARK_ROW_TOL_IN = 0.04  # how far a mark's centre may sit off its row's line
+# Patch refinement points: the page is cut into about PATCH_COUNT squares (never under
+# PATCH_MIN_CELL_IN a side); the most textured patch of each square, where the blank has print.
+PATCH_COUNT = 60
+PATCH_MIN_CELL_IN = 0.4
+PATCH_IN = 0.3
+PATCH_MIN_ENERGY = 12.0
+
+
+@dataclass(frozen=True, eq=False)
+class PageModel:
+    """One layout page's blank scan and what is learned from it (read-only arrays)."""
+
+    style: str
+    page: int
+    dpi: float  # of ``image``
+    image: np.ndarray  # the blank, gray uint8, full resolution
+    coarse: np.ndarray  # float32 ink at COARSE_DPI
+    frame: np.ndarray  # float32 ink at FRAME_DPI
+    marks_in: np.ndarray  # (n, 2) timing-mark centres, inches
+    mark_size_in: tuple[float, float] | None  # median (w, h) of the timing marks
+    patches_px: tuple[tuple[int, int], ...]  # refinement points, pixels of ``image``
+    image_reduced: np.ndarray  # ``image`` area-reduced by REDUCED_STEP (coarse local refinement)
+    size_in: tuple[float, float]  # the reference's extent in inches (w, h)
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.style, self.page
+
+
+@dataclass(frozen=True, eq=False)
+class ReferenceIndex:
+    """What the reader learned from an election's blanks: the page models by (style, page)
+    and the style groups (:mod:`scanpipe.imaging.style`) that tell them apart."""
+
+    models: dict[tuple[str, int], PageModel] = field(default_factory=dict)
+    groups: tuple[StyleGroup, ...] = ()
+
+    def get(self, style: str, page: int) -> PageModel | None:
+        return self.models.get((style, page))
+
+    def __len__(self) -> int:
+        return len(self.models)
+
+    def __iter__(self) -> Iterator[PageModel]:
+        return iter(self.models.values())
+
+
+def learn_page(style: str, page: int, image: np.ndarray, dpi: float) -> PageModel:
+    """Everything the reader uses of one blank scan."""
+    assert image.ndim == 2 and image.dtype == np.uint8, "a reference is a gray uint8 image"
+    image = image.copy()
+    coarse = ink_at(image, dpi, COARSE_DPI)
+    frame = ink_at(image, dpi, FRAME_DPI)
+    marks, size = find_timing_marks(image, dpi)
+    patches = textured_points(image, dpi)
+    h, w = image.shape
+    r = REDUCED_STEP
+    reduced = cv2.resize(image[: h // r * r, : w // r * r], (w // r, h // r), interpolation=cv2.INTER_AREA)
+    for a in (image, coarse, frame, marks, reduced):
+        a.setflags(write=False)
+    return PageModel(style, page, float(dpi), image, coarse, frame, marks, size, patches, reduced, (w / dpi, h / dpi))
+
+
+# --------------------------------------------------------------------------------------
+# Ink images
+
+
+def reduce_to(gray: np.ndarray, dpi: float, target_dpi: float) -> np.ndarray:
+    """``gray`` area-reduced from ``dpi`` to about ``target_dpi`` (never enlarged)."""
+    factor = dpi / target_dpi
+    if factor <= 1.0:
+        return gray
+    h, w = gray.shape[:2]
+    size = (max(1, int(round(w / factor))), max(1, int(round(h / factor))))
+    k = int(factor)
+    if k >= 2 and h >= 2 * k and w >= 2 * k and (h % k or w % k or k != factor):  # OpenCV's fast integer path first
+        gray = cv2.resize(gray[: h // k * k, : w // k * k], (w // k, h // k), interpolation=cv2.INTER_AREA)
+        if abs(gray.shape[1] - size[0]) <= 1 and abs(gray.shape[0] - size[1]) <= 1:
+            return gray
+    return cv2.resize(gray, size, interpolation=cv2.INTER_AREA)
+
+
+def ink_of(gray: np.ndarray) -> np.ndarray:
+    """Darkness in [0, 1] relative to the page's paper level, lightly blurred (float32)."""
+    paper = max(float(np.percentile(gray[::2, ::2], PAPER_PCT)), 1.0)
+    ink = np.clip(1.0 - gray.astype(np.float32) / paper, 0.0, 1.0)
+    return cv2.GaussianBlur(ink, (0, 0), BLUR_SIGMA)
+
+
+def ink_at(gray: np.ndarray, dpi: float, target_dpi: float) -> np.ndarray:
+    return ink_of(reduce_to(gray, dpi, target_dpi))
+
+
+# --------------------------------------------------------------------------------------
+# Timing marks
+
+
+def find_timing_marks(gray: np.ndarray, dpi: float) -> tuple[np.ndarray, tuple[float, float] | None]:
+    """Centres (inches) of the solid marks that stand evenly in rows or columns, and their
+    median size; ``(empty, None)`` when the page has none.
+
+    Candidates are solid, compact connected components (a dash, a bar or a square); a row is
+    a straight horizontal or vertical line through at least :data:`MARK_ROW_MIN` candidates
+    of one size. Text, ovals and rules are neither solid nor in such rows.
+    """
+    blobs = solid_blobs(gray, dpi)
+    if len(blobs) < MARK_ROW_MIN:
+        return np.zeros((0, 2)), None
+    centres, sizes = blobs[:, :2], blobs[:, 2:4]
+    keep = np.zeros(len(blobs), bool)
+    tol = MARK_ROW_TOL_IN
+    for axis in (0, 1):  # 0: columns (same x), 1: rows (same y)
+        coord = centres[:, axis]
+        order = np.argsort(coord)
+        start = 0
+        for end in range(1, len(order) + 1):
+            if end == len(order) or coord[order[end]] - coord[order[end - 1]] > tol:
+                group = order[start:end]
+                if len(group) >= MARK_ROW_MIN:
+                    keep[_one_size(group, sizes)] = True
+                start = end
+    if keep.sum() < MARK_ROW_MIN:
+        return np.zeros((0, 2)), None
+    w, h = np.median(sizes[keep], axis=0)
+    return centres[keep].astype(np.float64), (float(w), float(h))
+
+
+def _one_size(group: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The members of a row whose size is within 30% of the row's median size."""
+    median = np.median(sizes[group], axis=0)
+    close = np.all(np.abs(sizes[group] - median) <= 0.3 * median + 0.01, axis=1)
+    return group[close] if close.sum() >= MARK_ROW_MIN else group[:0]
+
+
+def solid_blobs(gray: np.ndarray, dpi: float) -> np.ndarray:
+    """``(n, 4)`` centre x, y and width, height (inches) of solid dark components."""
+    work_dpi = min(dpi, 100.0)
+    small = reduce_to(gray, dpi, work_dpi)
+    scale = gray.shape[1] / small.shape[1]
+    px_per_in = dpi / scale
+    paper = max(float(np.percentile(small[::2, ::2], PAPER_PCT)), 1.0)
+    dark = (small.astype(np.float32) < 0.5 * paper).astype(np.uint8)
+    count, _labels, stats, centroids = cv2.connectedComponentsWithStats(dark, connectivity=8)
+    if count <= 1:
+        return np.zeros((0, 4))
+    w, h, area = stats[1:, cv2.CC_STAT_WIDTH], stats[1:, cv2.CC_STAT_HEIGHT], stats[1:, cv2.CC_STAT_AREA]
+    lo, hi = MARK_SIDE_IN[0] * px_per_in, MARK_SIDE_IN[1] * px_per_in
+    ok = (w >= lo) & (h >= lo) & (w <= hi) & (h <= hi) & (area >= MARK_SOLIDITY * w * h) & (np.minimum(w, h) >= 2)
+    c = centroids[1:][ok]
+    out = np.column_stack([(c[:, 0] + 0.5) * scale - 0.5, (c[:, 1] + 0.5) * scale - 0.5, w[ok] * scale, h[ok] * scale])
+    return out / np.array([dpi, dpi, dpi, dpi]) if len(out) else np.zeros((0, 4))
+
+
+# --------------------------------------------------------------------------------------
+# Refinement points
+
+
+def textured_points(image: np.ndarray, dpi: float) -> tuple[tuple[int, int], ...]:
+    """Per cell of the blank (about PATCH_COUNT of them), the centre of its most textured patch."""
+    half = int(PATCH_IN * dpi) // 2
+    energy = cv2.boxFilter(cv2.absdiff(cv2.dilate(image, np.ones((3, 3), np.uint8)), image), cv2.CV_32F,
+                           (2 * half, 2 * half))
+    area_in = image.shape[0] * image.shape[1] / dpi**2
+    cell = int(max(PATCH_MIN_CELL_IN, np.sqrt(area_in / PATCH_COUNT)) * dpi)
+    margin = half + int(0.05 * dpi) + 1
+    points = []
+    for y0 in range(margin, image.shape[0] - margin, cell):
+        for x0 in range(margin, image.shape[1] - margin, cell):
+            block = energy[y0: min(y0 + cell, image.shape[0] - margin), x0: min(x0 + cell, image.shape[1] - margin)]
+            if block.size == 0:
+                continue
+            r, c = np.unravel_index(int(np.argmax(block)), block.shape)
+            if block[r, c] >= PATCH_MIN_ENERGY:
+                points.append((x0 + int(c), y0 + int(r)))
+    return tuple(points)

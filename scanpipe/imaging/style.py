@@ -1,0 +1,314 @@
+"""Which style (and page) is this card? Told from what the vendor prints, learned from the blanks.
+
+Styles of one election often share everything but a contest, a party line, a precinct name
+or the few timing marks that encode the style. No layout field says where they differ: the
+reader learns it from the blanks themselves.
+
+At index time (:func:`build_style_groups`) the blanks are grouped by frame: a blank joins a
+group when it aligns with the group's *anchor* blank (same sheet, same timing marks; the
+alignment is refined locally, so members' frames agree within a few thousandths of an inch).
+Every member's ink is warped into the anchor's frame at
+:data:`~scanpipe.imaging.reference.FRAME_DPI`, outside the targets and write-in areas
+(where voters write).
+
+A card (:func:`identify_style`) is aligned once to the anchor of each group (and refined
+locally); its ink, warped into the anchor frame, ranks every member by how well it explains
+the card (the share of the member's print the card shows, plus the share of the card's
+print the member lacks). The leaders are then compared pairwise on the pixels printed
+solidly by one and not at all by the other: the share of the first set the card shows
+minus the share of the second (``+1``: the card has exactly what the first prints). Where
+layouts give ``distinguish`` boxes, pairs that differ inside them are compared there only.
+A candidate's standing is its worst margin against another leader. The best must lead by
+:data:`MIN_MARGIN` on enough differing pixels, and it must itself be on the card: a
+candidate whose print is missing from the card in a square inch where the card prints
+something else (another election, a style the election lacks) is refused.
+
+Pure: arrays and values in, values out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+import cv2
+import numpy as np
+
+from scanpipe.imaging.align import Alignment, AlignmentFailure, Refined, align_to_page, refine
+from scanpipe.imaging.reference import FRAME_DPI, PageModel, ink_of, reduce_to
+from scanpipe.types import Box
+
+INK_LEVEL = 0.3  # blurred ink at FRAME_DPI counted as printed
+SOLID_LEVEL = 0.5  # where blanks differ: solidly printed on one ...
+PAPER_LEVEL = 0.15  # ... and (within a pixel) paper on the other; shading between is neither
+GROUP_MIN_CC = 0.6  # a blank joins a group when it aligns with the anchor at least this well
+EXCLUDE_GROW_IN = 0.1  # targets and write-in areas grown by this are left out
+TIMING_GROW_IN = 0.1
+MIN_PAIR_PX = 12  # fewer differing pixels than this: the two blanks cannot be told apart
+MIN_MARGIN = 0.35  # the winner's worst pairwise margin
+UNEXPLAINED_SAMPLE = 4  # every 4th pixel is enough to rank (the pairwise comparison uses all)
+LEADERS = 5  # candidates compared pairwise (after ranking all by how well each explains the card)
+BLOCK_IN = 1.0  # presence check: per square of this side ...
+BLOCK_MIN_PX = 25  # ... holding at least this many printed pixels of the candidate ...
+BLOCK_MIN_PRESENT = 0.6  # ... at least this share must be on the card, unless ...
+EDGE_IN = 0.5  # ... away from the page's edges (timing marks a scanner may cut or shift) ...
+STRUCTURE_PX = 12  # ... in connected pieces of at least this many pixels (text, rules; not dither)
+BLOCK_MIN_EXTRA = 0.3  # ... the card prints less than this much (share of it) elsewhere in the square
+
+
+@dataclass(frozen=True, eq=False)
+class StyleGroup:
+    """Blanks sharing one frame, compared in the frame of ``anchor`` (read-only arrays)."""
+
+    anchor: PageModel
+    members: tuple[PageModel, ...]
+    to_anchor: tuple[np.ndarray, ...]  # per member: 3x3 member blank px -> anchor blank px
+    ink: tuple[np.ndarray, ...]  # per member: bool printed ink, anchor frame, FRAME_DPI
+    solid: tuple[np.ndarray, ...]  # per member: flat indices of its solid print, outside targets
+    near: tuple[np.ndarray, ...]  # per member: bool, its print widened a pixel (faint print included)
+    focus: tuple[np.ndarray | None, ...]  # per member: bool, its distinguish boxes (None: none given)
+    keep: np.ndarray  # bool: outside every member's targets and write-in areas (grown)
+    timing: np.ndarray  # bool: the members' timing marks (grown): a scanner may cut or shift them
+
+
+@dataclass(frozen=True)
+class StyleMatch:
+    model: PageModel
+    group: StyleGroup
+    alignment: Alignment  # anchor blank px -> upright card px
+    to_model: np.ndarray  # model blank px -> upright card px (coarse)
+    margin: float  # worst pairwise margin (1.0 with a single candidate)
+
+
+@dataclass(frozen=True)
+class StyleUnknown:
+    detail: str
+
+
+@dataclass(frozen=True)
+class StyleAmbiguous:
+    first: PageModel
+    second: PageModel
+    margin: float
+
+
+StyleResult = StyleMatch | StyleUnknown | StyleAmbiguous
+
+
+# --------------------------------------------------------------------------------------
+# Index time
+
+
+def build_style_groups(models: Sequence[PageModel], boxes: dict[tuple[str, int], tuple[Box, ...]],
+                       distinguish: dict[tuple[str, int], tuple[Box, ...]]) -> tuple[StyleGroup, ...]:
+    """Group the blanks by frame and learn where the members of each group differ."""
+    grouped: list[tuple[PageModel, list[tuple[PageModel, np.ndarray]]]] = []
+    for model in models:
+        for anchor, members in grouped:
+            found = align_to_page(model.image, anchor, dpi_hint=model.dpi, turned=False)
+            if isinstance(found, Alignment) and found.score >= GROUP_MIN_CC:
+                refined = refine(model.image, anchor, found.matrix)
+                matrix = refined.matrix if isinstance(refined, Refined) else found.matrix
+                members.append((model, np.linalg.inv(matrix)))
+                break
+        else:
+            grouped.append((model, [(model, np.eye(3))]))
+    return tuple(_group(anchor, members, boxes, distinguish) for anchor, members in grouped)
+
+
+def _group(anchor: PageModel, members: list[tuple[PageModel, np.ndarray]], boxes: dict[tuple[str, int], tuple[Box, ...]],
+           distinguish: dict[tuple[str, int], tuple[Box, ...]]) -> StyleGroup:
+    shape = anchor.frame.shape
+    to_frame = _blank_to_frame(anchor)
+    keep = np.ones(shape, bool)
+    inks, focus = [], []
+    timing = np.zeros(shape, bool)
+    for model, to_anchor in members:
+        warp = to_frame @ to_anchor @ np.linalg.inv(_blank_to_frame(model))  # member frame -> anchor frame
+        if model.mark_size_in is not None:
+            mw, mh = model.mark_size_in
+            for x, y in model.marks_in:
+                timing |= _box_mask(shape, to_frame @ to_anchor, (x - mw / 2, y - mh / 2, mw, mh), model.dpi, TIMING_GROW_IN)
+        inks.append(cv2.warpPerspective(model.frame, warp, (shape[1], shape[0]), flags=cv2.INTER_LINEAR))
+        for box in boxes.get(model.key, ()):
+            keep &= ~_box_mask(shape, to_frame @ to_anchor, box, model.dpi, EXCLUDE_GROW_IN)
+        focus.append([_box_mask(shape, to_frame @ to_anchor, b, model.dpi, 0.0) for b in distinguish.get(model.key, ())])
+    printed = tuple(i >= INK_LEVEL for i in inks)
+    solid = tuple(np.flatnonzero((i >= SOLID_LEVEL) & keep).astype(np.int32) for i in inks)
+    near = tuple(cv2.dilate(i, np.ones((3, 3), np.uint8)) >= PAPER_LEVEL for i in inks)
+    boxes_of = tuple(np.logical_or.reduce(f) if f else None for f in focus)
+    for a in (*printed, *solid, *near, *(b for b in boxes_of if b is not None), keep, timing):
+        a.setflags(write=False)
+    return StyleGroup(anchor, tuple(m for m, _ in members), tuple(t for _, t in members), printed, solid, near,
+                      boxes_of, keep, timing)
+
+
+def _blank_to_frame(model: PageModel) -> np.ndarray:
+    f = model.image.shape[1] / model.frame.shape[1]
+    return np.array([[1 / f, 0, 0.5 / f - 0.5], [0, 1 / f, 0.5 / f - 0.5], [0, 0, 1]])
+
+
+def _box_mask(shape: tuple[int, ...], blank_to_frame: np.ndarray, box: Box, dpi: float, grow_in: float) -> np.ndarray:
+    x, y, w, h = box
+    x, y, w, h = x - grow_in, y - grow_in, w + 2 * grow_in, h + 2 * grow_in
+    corners = np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]], np.float64) * dpi
+    pts = cv2.perspectiveTransform(corners.reshape(-1, 1, 2), blank_to_frame).reshape(-1, 2)
+    mask = np.zeros(shape, np.uint8)
+    cv2.fillConvexPoly(mask, np.round(pts).astype(np.int32), 1)
+    return mask.astype(bool)
+
+
+# --------------------------------------------------------------------------------------
+# Card time
+
+
+def identify_style(gray: np.ndarray, groups: Sequence[StyleGroup], *, dpi_hint: float | None = None,
+                   accept: Callable[[PageModel], bool] = lambda model: True) -> StyleResult:
+    """The style and page whose blank this card is, or why that cannot be said; only pages
+    ``accept`` admits are candidates (``--style``, a card bearing our fiducials)."""
+    best_failure = "no layout has a blank reference scan of this kind of page"
+    results: list[StyleMatch | StyleAmbiguous] = []
+    for group in groups:
+        members = [k for k, m in enumerate(group.members) if accept(m)]
+        if not members:
+            continue
+        aligned = align_to_page(gray, group.anchor, dpi_hint=dpi_hint)
+        if isinstance(aligned, AlignmentFailure):
+            best_failure = aligned.detail
+            continue
+        upright = np.ascontiguousarray(np.rot90(gray, 2)) if aligned.turned else gray
+        refined = refine(upright, group.anchor, aligned.matrix)
+        if isinstance(refined, Refined):
+            aligned = replace(aligned, matrix=refined.matrix, precise=True)
+        card, inside = _card_in_frame(gray, aligned, group.anchor)
+        result = _choose(card, inside, group, aligned, members)
+        if isinstance(result, StyleUnknown):
+            best_failure = result.detail
+            continue
+        results.append(result)
+    if not results:
+        return StyleUnknown(best_failure)
+    matches = [r for r in results if isinstance(r, StyleMatch)]
+    if len(results) > 1 or not matches:
+        return results[0] if len(results) == 1 else _across_groups(results)
+    return matches[0]
+
+
+def _across_groups(results: list[StyleMatch | StyleAmbiguous]) -> StyleResult:
+    """The card fitted blanks of several frames: the clearly better alignment wins."""
+    ranked = sorted(results, key=lambda r: -(r.alignment.score if isinstance(r, StyleMatch) else 0.0))
+    first, second = ranked[0], ranked[1]
+    if isinstance(first, StyleMatch) and isinstance(second, StyleMatch) and first.alignment.score - second.alignment.score < 0.1:
+        return StyleAmbiguous(first.model, second.model, first.alignment.score - second.alignment.score)
+    return first
+
+
+def _card_in_frame(gray: np.ndarray, aligned: Alignment, anchor: PageModel) -> tuple[np.ndarray, np.ndarray]:
+    """The card's printed ink (bool, dilated one pixel) warped into the anchor's frame, and
+    where the card has pixels at all (a scanner that cut a margin cut the blank's print there)."""
+    upright = np.ascontiguousarray(np.rot90(gray, 2)) if aligned.turned else gray
+    scale = float(np.sqrt(abs(np.linalg.det(aligned.matrix[:2, :2]))))  # card px per blank px
+    f = anchor.image.shape[1] / anchor.frame.shape[1]
+    small = reduce_to(upright, scale * f, 1.0)
+    factor = upright.shape[1] / small.shape[1]
+    to_small = np.array([[1 / factor, 0, 0.5 / factor - 0.5], [0, 1 / factor, 0.5 / factor - 0.5], [0, 0, 1]])
+    frame_to_small = to_small @ aligned.matrix @ np.linalg.inv(_blank_to_frame(anchor))
+    shape = (anchor.frame.shape[1], anchor.frame.shape[0])
+    flags = cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP
+    ink = cv2.warpPerspective(ink_of(small), frame_to_small, shape, flags=flags) >= INK_LEVEL
+    h, w = small.shape
+    corners = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float64).reshape(-1, 1, 2)
+    outline = cv2.perspectiveTransform(corners, np.linalg.inv(frame_to_small)).reshape(-1, 2)
+    inside = np.zeros((shape[1], shape[0]), np.uint8)
+    cv2.fillConvexPoly(inside, np.round(outline).astype(np.int32), 1)
+    inside = cv2.erode(inside, np.ones((5, 5), np.uint8)).astype(bool)
+    return cv2.dilate(ink.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool), inside
+
+
+def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Alignment,
+            members: list[int]) -> StyleMatch | StyleAmbiguous | StyleUnknown:
+    """Rank the candidates by how well each explains the card, then compare the leaders
+    pairwise on the pixels where their blanks differ."""
+    flat, seen = card.ravel(), inside.ravel()
+    raw = cv2.erode(card.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)  # undo the dilation
+    card_px = np.flatnonzero(raw & group.keep & inside)[::UNEXPLAINED_SAMPLE]
+    distance, own = {}, {}
+    for i in members:
+        own[i] = group.solid[i][seen[group.solid[i]]]  # the member's solid print where the card has pixels
+        sample = own[i][::UNEXPLAINED_SAMPLE]
+        shown = float(flat[sample].mean()) if sample.size else 0.0
+        unexplained = float((~group.near[i].ravel()[card_px]).mean()) if card_px.size else 0.0
+        distance[i] = (1.0 - shown) + unexplained
+    leaders = sorted(members, key=lambda k: distance[k])[:LEADERS]
+    standing = {i: min((_margin(group, i, j, flat, own) for j in leaders if j != i), default=1.0) for i in leaders}
+    order = sorted(leaders, key=lambda k: -standing[k])
+    best = order[0]
+    model = group.members[best]
+    missing = _missing_block(card, group.ink[best], group.keep & inside & ~group.timing)
+    if missing is not None:
+        return StyleUnknown(f"the card does not show the print of the closest blank ({model.style} page {model.page}): {missing}")
+    if standing[best] < MIN_MARGIN and len(order) > 1:
+        return StyleAmbiguous(model, group.members[order[1]], standing[best])
+    to_model = aligned.matrix @ group.to_anchor[best]
+    return StyleMatch(model, group, aligned, to_model, standing[best])
+
+
+def _margin(group: StyleGroup, i: int, j: int, card: np.ndarray, own: dict[int, np.ndarray]) -> float:
+    """How much more of what only blank ``i`` prints the card shows than of what only ``j``
+    prints (in [-1, 1]); 0 when the two blanks cannot be told apart. ``own``: each member's
+    solid print where the card has pixels (flat indices)."""
+    only_i = own[i][~group.near[j].ravel()[own[i]]]
+    only_j = own[j][~group.near[i].ravel()[own[j]]]
+    focus = [f for f in (group.focus[i], group.focus[j]) if f is not None]
+    if focus:
+        boxes = np.logical_or.reduce(focus).ravel()
+        fi, fj = only_i[boxes[only_i]], only_j[boxes[only_j]]
+        if fi.size + fj.size >= MIN_PAIR_PX:
+            only_i, only_j = fi, fj
+    if only_i.size + only_j.size < MIN_PAIR_PX:
+        return 0.0
+    shown_i = float(card[only_i].mean()) if only_i.size else 0.0
+    shown_j = float(card[only_j].mean()) if only_j.size else 0.0
+    return shown_i - shown_j
+
+
+def _missing_block(card: np.ndarray, blank: np.ndarray, judged: np.ndarray) -> str | None:
+    """Where, within ``judged``, a square inch of the blank's print is mostly missing from the
+    card *and* the card prints something else there (other text: another style or election).
+
+    Missing print alone is not enough: a blank may carry a "SAMPLE" overprint the ballots
+    lack, and a torn corner loses print; neither makes the card another style.
+    """
+    side = max(4, int(round(BLOCK_IN * FRAME_DPI)))
+    edge = int(round(EDGE_IN * FRAME_DPI))
+    judged = judged.copy()
+    judged[:edge], judged[-edge:], judged[:, :edge], judged[:, -edge:] = False, False, False, False
+    printed = blank & judged
+    near_print = cv2.dilate(blank.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
+    card_ink = cv2.erode(card.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool) & judged  # undo the dilation
+    n = _block_sums(printed, side)
+    present = _block_sums(card & printed, side) / np.maximum(n, 1)
+    extra = _block_sums(_structured(card_ink & ~near_print), side)
+    bad = (n >= BLOCK_MIN_PX) & (present < BLOCK_MIN_PRESENT) & (extra >= BLOCK_MIN_EXTRA * n)
+    if not bad.any():
+        return None
+    r, c = np.unravel_index(int(np.argmin(np.where(bad, present, 2.0))), bad.shape)
+    return (f"only {present[r, c]:.0%} of its print near ({c * side / FRAME_DPI:.1f} in, {r * side / FRAME_DPI:.1f} in) "
+            "is on the card, which prints something else there")
+
+
+def _structured(mask: np.ndarray) -> np.ndarray:
+    """The pixels of ``mask`` in connected pieces of at least STRUCTURE_PX (a stroke of text, a
+    rule), not the scattered dots where two bilevel scans dither one shading differently."""
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
+    big = stats[:, cv2.CC_STAT_AREA] >= STRUCTURE_PX
+    big[0] = False
+    return big[labels]
+
+
+def _block_sums(mask: np.ndarray, side: int) -> np.ndarray:
+    """Counts of true pixels per ``side`` x ``side`` block (the last blocks padded)."""
+    rows, cols = -(-mask.shape[0] // side), -(-mask.shape[1] // side)
+    padded = np.zeros((rows * side, cols * side), np.int32)
+    padded[: mask.shape[0], : mask.shape[1]] = mask
+    return padded.reshape(rows, side, cols, side).sum(axis=(1, 3))
