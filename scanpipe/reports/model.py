@@ -15,10 +15,10 @@ from datetime import UTC, datetime
 
 from scanpipe.names import CardPlace, Names, pair_status_label, reason_label
 from scanpipe.queue import QueueItem
+from scanpipe.sources.files import shown_path
 from scanpipe.store.repository import Store
 from scanpipe.tally import UNASSIGNED, TallyRow
 from scanpipe.types import Election
-from scanpipe.sources.files import shown_path
 
 
 @dataclass(frozen=True, slots=True)
