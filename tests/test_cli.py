@@ -52,7 +52,7 @@ def test_ingest_tally_export_and_reingest_changes_nothing(db: str, tmp_path: Pat
     deck = FIX / "deck" / "cards"
     first = run(db, "ingest", str(deck), "--batch", "deck", "-q")
     assert first.returncode == 1, first.stderr
-    assert "7 item(s) await a person (7 marginal_mark)" in first.stderr  # the deck's marginal marks
+    assert "7 item(s) await a person (7 mark for a person to read)" in first.stderr  # the deck's marginal marks
     assert "card(s) stored" in first.stdout
     tally1 = tmp_path / "t1.csv"
     run(db, "tally", "--out", str(tally1))
