@@ -170,3 +170,32 @@ def test_cli_devices_and_a_missing_device_exit_2(sane_env: Path, scan_store: Sto
         main(["--db", scan_store.url, "scan", "--device", "test:0", "--dpi", "50", "--pages", "2", "--batch", "c"])
     assert done.value.code == 1  # two unreadable test pages await a person
     assert len(list(scan_store.iter_cards())) == 2
+
+
+def hanging_scanimage(folder: Path) -> Path:
+    """A ``scanimage`` first on PATH that runs the real one for one page of a batch, then hangs
+    without ending (a driver stuck in its cancel, as the SANE test backend once was)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    real = shutil.which("scanimage")
+    assert real is not None
+    shim = folder / "scanimage"
+    shim.write_text(f"""#!/bin/sh
+case " $* " in
+  *" --batch="*) "{real}" "$@" --batch-count=1; exec sleep 3600 ;;
+  *) exec "{real}" "$@" ;;
+esac
+""")
+    shim.chmod(0o755)
+    return folder
+
+
+def test_a_scanner_that_hangs_is_stopped_and_reported(sane_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      scan_store: Store) -> None:
+    from scanpipe.sources import sane
+
+    monkeypatch.setenv("PATH", f"{hanging_scanimage(tmp_path / 'bin')}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(sane, "PAGE_TIMEOUT_S", 3.0)
+    summary = scan_batch(scan_store, SaneSource("test:0", ScanSettings(dpi=50)), batch="h", out_dir=tmp_path / "scans")
+    assert isinstance(summary.error, DeviceGone), summary.error
+    assert "no page within 3 s" in str(summary.error)
+    assert summary.pages_written == 1 and summary.cards_stored == 1  # the page it gave is kept

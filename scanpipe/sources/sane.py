@@ -34,6 +34,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,7 +58,8 @@ from scanpipe.sources.base import (
 )
 
 LIST_TIMEOUT_S = 60.0  # network scanners can take a while to answer discovery
-STOP_TIMEOUT_S = 15.0
+STOP_TIMEOUT_S = 15.0  # after a cancel, scanimage must end within this, or it is killed
+PAGE_TIMEOUT_S = 180.0  # no page within this (a hung driver): scanimage is killed, DeviceGone
 _OPTION_LINE = re.compile(r"^\s+--([A-Za-z0-9-]+)\s+(.*?)\s+\[(.*)\]\s*$")
 
 SANE_STATUS_CANCELLED = 2
@@ -227,10 +229,16 @@ class SaneSource:
         return self._proc.pid if self._proc is not None else None
 
     def stop(self) -> None:
-        """Ask scanimage to cancel the page in progress and end (SIGTERM: sane_cancel)."""
+        """Ask scanimage to cancel the page in progress and end (SIGTERM: sane_cancel); kill it
+        when it has not ended within STOP_TIMEOUT_S (a driver can hang in its cancel: seen
+        with the SANE test backend, deadlocked in malloc inside its signal handler)."""
         self._stopped = True
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.send_signal(signal.SIGTERM)
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            killer = threading.Timer(STOP_TIMEOUT_S, _kill_if_running, args=(proc,))
+            killer.daemon = True
+            killer.start()
 
     def pages(self) -> Iterator[AcquiredPage]:
         assert self._staging is not None, "use the source as a context manager"
@@ -239,16 +247,24 @@ class SaneSource:
                                       env=os.environ.copy())
         assert self._proc.stdout is not None
         seq = 0
-        for line in self._proc.stdout:
-            path = Path(line.strip())
-            if not line.strip():
-                continue
-            data = path.read_bytes()
-            path.unlink()
-            seq += 1
-            side: Side = "back" if self.settings.duplex and seq % 2 == 0 else "front"
-            yield AcquiredPage(seq, stamp_png(data, provenance(self.name, seq, side)), ".png", side)
+        watchdog = _Watchdog(self._proc, PAGE_TIMEOUT_S)
+        try:
+            for line in self._proc.stdout:
+                watchdog.reset()
+                path = Path(line.strip())
+                if not line.strip():
+                    continue
+                data = path.read_bytes()
+                path.unlink()
+                seq += 1
+                side: Side = "back" if self.settings.duplex and seq % 2 == 0 else "front"
+                yield AcquiredPage(seq, stamp_png(data, provenance(self.name, seq, side)), ".png", side)
+                watchdog.reset()  # the time the caller spent on the page is not the scanner's
+        finally:
+            watchdog.cancel()
         returncode = self._proc.wait()
+        if watchdog.fired:
+            raise DeviceGone(self.name, pages_delivered=seq, detail=f"no page within {PAGE_TIMEOUT_S:.0f} s; scanimage was stopped")
         self._stderr.seek(0)
         error = classify_exit(self.name, returncode, self._stderr.read(), pages=seq, stopped=self._stopped)
         if error is not None:
@@ -269,6 +285,41 @@ class SaneSource:
             self._stderr.close()
             self._stderr = None
         self._proc = None
+
+
+def _kill_if_running(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        proc.kill()
+
+
+class _Watchdog:
+    """Kills ``proc`` when ``reset`` is not called within ``seconds`` (a scanner that hangs)."""
+
+    def __init__(self, proc: subprocess.Popen[str], seconds: float) -> None:
+        self._proc, self._seconds = proc, seconds
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self.fired = False
+        self.reset()
+
+    def _fire(self) -> None:
+        if self._proc.poll() is None:
+            self.fired = True
+            self._proc.kill()
+
+    def reset(self) -> None:
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = threading.Timer(self._seconds, self._fire)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
 
 
 def _run(argv: list[str], *, timeout: float) -> subprocess.CompletedProcess[str]:
