@@ -14,7 +14,6 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 import click
@@ -334,10 +333,9 @@ def _write_ins(election: object, contest: str, chosen: list[str], names: tuple[s
 @pass_ctx
 def tally(ctx: Ctx, out: Path | None, scoped: bool) -> None:
     """Per-precinct tallies of what counts (CSV)."""
+    from scanpipe.audit_verify import tally_digest
     from scanpipe.tally import tally_csv
     from scanpipe.workflow import tally as do_tally
-
-    from scanpipe.audit_verify import tally_digest
 
     store = ctx.store()
     rows = do_tally(store)
@@ -439,11 +437,9 @@ def demo(cards: int, directory: Path, seed: int, workers: int) -> None:
 
 
 from scanpipe.cli_calibrate import register as _register_calibrate  # noqa: E402  (calibrate)
-from scanpipe.cli_scan import register as _register_scan  # noqa: E402  (scan, devices)
-
 from scanpipe.cli_review import register as _register_review  # noqa: E402  (review, user, audit)
+from scanpipe.cli_scan import register as _register_scan  # noqa: E402  (scan, devices)
 from scanpipe.cli_statute import register as _register_statute  # noqa: E402  (duplicates, board, rules)
-
 from scanpipe.cli_view import register as _register_view  # noqa: E402  (status, report tally, report pull-list)
 
 _register_scan(cli)

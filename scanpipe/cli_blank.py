@@ -69,9 +69,8 @@ def calibrate_election(click_ctx: click.Context, apply_: bool) -> None:
     reviewed ones when they fit. With --apply they are recorded and used from then on (later
     ingests too), and every stored card is read again from its stored scores (no rescan).
     """
-    from scanpipe.workflow import calibrate_election as derive
-
     from scanpipe.cli import Ctx
+    from scanpipe.workflow import calibrate_election as derive
 
     store = click_ctx.find_object(Ctx).store()  # type: ignore[union-attr]
     derived, changed = derive(store, apply=apply_, actor="calibrate election")

@@ -183,7 +183,10 @@ def _blank_pages(blanks: tuple[Path, ...], dpi: float | None, pdf_pages: str | N
     return pages
 
 
-def _read_blank(path: Path, dpi: float | None, pdf_pages: str | None) -> list[tuple[Any, float, tuple[float, float] | None, bool, Any]]:
+_Blank = tuple[Any, float, tuple[float, float] | None, bool, Any]  # image, dpi, page size, one of several pages, text layer
+
+
+def _read_blank(path: Path, dpi: float | None, pdf_pages: str | None) -> list[_Blank]:
     from scanpipe.imaging.decode import ImageDecodeError, decode_card_bytes, sniff_format
 
     data = path.read_bytes()
@@ -195,7 +198,7 @@ def _read_blank(path: Path, dpi: float | None, pdf_pages: str | None) -> list[tu
         decoded = decode_card_bytes(data, str(path))
     except ImageDecodeError as exc:
         raise SourceError(f"{path}: {exc.detail}") from exc
-    out = []
+    out: list[_Blank] = []
     for page in decoded:
         page_dpi = dpi or (round(page.dpi, 1) if page.dpi else None)  # a PNG stores pixels per metre: 199.9996
         if page_dpi is None:
@@ -207,7 +210,7 @@ def _read_blank(path: Path, dpi: float | None, pdf_pages: str | None) -> list[tu
     return out
 
 
-def _render_pdf(path: Path, data: bytes, dpi: float, pdf_pages: str | None) -> list[tuple[Any, float, tuple[float, float], bool, Any]]:
+def _render_pdf(path: Path, data: bytes, dpi: float, pdf_pages: str | None) -> list[_Blank]:
     import numpy as np
     import pypdfium2 as pdfium
 
@@ -226,7 +229,7 @@ def _render_pdf(path: Path, data: bytes, dpi: float, pdf_pages: str | None) -> l
         bad = [p for p in wanted if not 1 <= p <= count]
         if bad:
             raise ConfigError(f"--pdf-page: {path} has {count} page(s); no page {', '.join(map(str, bad))}")
-        out = []
+        out: list[_Blank] = []
         for number in wanted:
             page = pdf[number - 1]
             width_pt, height_pt = page.get_size()

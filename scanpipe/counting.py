@@ -17,9 +17,9 @@ from dataclasses import dataclass, field, replace
 
 from scanpipe.types import (
     CardKind,
-    DecisionState,
     ContestOutcome,
     ContestReading,
+    DecisionState,
     Election,
     InterpretedCard,
     ReadCard,

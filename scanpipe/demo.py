@@ -13,8 +13,8 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-from scanpipe.store.repository import Store
 from scanpipe.names import pair_status_label, reason_label
+from scanpipe.store.repository import Store
 from scanpipe.types import CardHints, Election, MarkStatus, ReadCard
 
 MARKER = ".scanpipe-demo"

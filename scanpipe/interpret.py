@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from scanpipe.classify import Thresholds, classify_contest, classify_target, is_write_in_flag
+from scanpipe.errors import ConfigError
 from scanpipe.imaging.codes import (
     find_codes_fast,
     looks_like_barcode,
@@ -35,7 +36,6 @@ from scanpipe.imaging.codes import (
     parse_machine_record,
     parse_pairing_label,
 )
-from scanpipe.errors import ConfigError
 from scanpipe.imaging.decode import DecodedPage, ImageDecodeError, decode_card_bytes, iter_card_pages
 from scanpipe.imaging.marks import score_targets
 from scanpipe.imaging.reference import PageModel, ReferenceIndex, learn_page
@@ -434,7 +434,7 @@ def reclassify(card: InterpretedCard, election: Election, thresholds: Thresholds
     if [r.status for r in readings] == [r.status for r in result.targets]:
         return None
     page = next(p for p in election.style(result.style).layout.pages if p.page == result.page)
-    kept = [r for r in result.reasons if r not in (Reason.MARGINAL_MARK, Reason.WRITE_IN)]
+    kept: list[Reason] = [r for r in result.reasons if r not in (Reason.MARGINAL_MARK, Reason.WRITE_IN)]
     if any(r.status is MarkStatus.UNKNOWN and not is_write_in_flag(r) for r in readings):
         kept.append(Reason.MARGINAL_MARK)
     if any(is_write_in_flag(r) for r in readings):

@@ -262,7 +262,7 @@ def _in_printed_order(blocks: Sequence[Block], pairs: Sequence[tuple[int, Contes
     as many of each are left (names unreadable: a stamp, a smudge)."""
     placed = {(a.page, a.target) for a in assignments}
     given = {(a.contest, a.option) for a in assignments}
-    out = []
+    out: list[Assignment] = []
     for contest in {c.id: c for _, c, _, _ in pairs}.values():
         mine = sorted((b, score) for b, c, score, _ in pairs if c.id == contest.id)
         rest_t = [t for b, _ in mine for t in blocks[b].targets if t not in placed]

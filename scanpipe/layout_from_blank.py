@@ -150,7 +150,8 @@ def contests_of_style(definition: Mapping[str, Any], style: str, only: Sequence[
     ConfigError
         when the style or a contest is missing, or a contest is malformed.
     """
-    styles = definition.get("ballot_styles") if isinstance(definition.get("ballot_styles"), list) else []
+    found = definition.get("ballot_styles")
+    styles: list[Any] = found if isinstance(found, list) else []
     style_def = next((s for s in styles if isinstance(s, dict) and s.get("id") == style), None)
     if style_def is None:
         known = ", ".join(str(s.get("id")) for s in styles if isinstance(s, dict))

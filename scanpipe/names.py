@@ -221,8 +221,8 @@ class Names:
         """A stored contest reading (``reading_to_json``'s form) in words."""
         if reading is None:
             return "contest not on this card"
-        votes = [str(v) for v in reading.get("votes", []) or []]  # type: ignore[union-attr]
-        unknown = [str(v) for v in reading.get("unknown_options", []) or []]  # type: ignore[union-attr]
+        votes = [str(v) for v in _items(reading.get("votes"))]
+        unknown = [str(v) for v in _items(reading.get("unknown_options"))]
         outcome = reading.get("outcome")
         if outcome == "overvote":
             text = f"overvote ({self.votes(votes)}): nothing counts"
@@ -231,3 +231,8 @@ class Names:
         else:
             text = self.votes(votes)
         return text
+
+
+def _items(value: object) -> list[object]:
+    """A stored JSON list, or nothing."""
+    return list(value) if isinstance(value, list | tuple) else []

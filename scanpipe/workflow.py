@@ -8,10 +8,10 @@ so a decision made in either place goes through the same code.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from scanpipe.classify import Thresholds, load_thresholds
 from scanpipe.counting import CardCount, Decision, DecisionState, count_card, final_decisions

@@ -38,8 +38,8 @@ import cv2
 import numpy as np
 
 from scanpipe.imaging.decode import decode_card_bytes
-from scanpipe.layout_assign import REVIEW_BELOW, How, PageScan, Proposal
 from scanpipe.imaging.page_text import pdf_text_lines
+from scanpipe.layout_assign import REVIEW_BELOW, How, PageScan, Proposal
 from scanpipe.layout_from_blank import BlankPage, contests_of_style, propose_layout
 
 NEAR_IN = 0.06

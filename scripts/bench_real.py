@@ -85,7 +85,6 @@ def _read(task: tuple[str, dict[str, Any]]) -> dict[str, Any]:
 def _under_print(model: Any, box: tuple[float, float, float, float]) -> bool:
     """Whether the blank prints over most of the target's inside (a "SAMPLE" stamp across it):
     nobody can see a mark there on the scan, so a person decides from the mark around it."""
-    import numpy as np
 
     x, y, w, h = (int(round(v * model.dpi)) for v in box)
     inside = model.image[y + h // 4: y + h - h // 4, x + w // 4: x + w - w // 4]

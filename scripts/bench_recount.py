@@ -99,7 +99,7 @@ def generate(election: Election, n_cards: int, precincts: int, rng: random.Rando
 def certified_file(folder: Path, election: Election, truth: Counter) -> tuple[Path, str, str]:
     """The canvass: the truth with two precincts miscounted (votes moved from the leader to the second)."""
     totals = Counter()
-    for (p, o), n in truth.items():
+    for (_p, o), n in truth.items():
         totals[o] += n
     (leader, _), (second, _) = totals.most_common(2)
     figures = dict(truth)

@@ -29,10 +29,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import socket
-import subprocess
 import shlex
+import socket
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -149,8 +149,8 @@ def timed_setup(label: str, election: Path, folder: Path, work: Path, runs: int,
 
 
 def chunk_sweep(election: Path, folder: Path, work: Path, chunks: Sequence[int], workers: int) -> None:
-    from scanpipe.sources.files import find_card_files
     from scanpipe.scale import run_dask
+    from scanpipe.sources.files import find_card_files
     from scanpipe.store.repository import Store
     from scanpipe.types import CardHints
     from scanpipe.workflow import init_election, interpret_context

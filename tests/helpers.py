@@ -3,9 +3,26 @@
 from __future__ import annotations
 
 from scanpipe.types import (
-    BallotStyle, CardKind, CardSource, Contest, ContestOutcome, ContestReading, Election, InterpretedCard,
-    Layout, LayoutPage, MarkStatus, Option, Precinct, ReadCard, Reason, Registration, TargetDef,
-    TargetReading, TargetScore, UnreadableCard,
+    BallotStyle,
+    CardKind,
+    CardSource,
+    Contest,
+    ContestOutcome,
+    ContestReading,
+    Election,
+    InterpretedCard,
+    Layout,
+    LayoutPage,
+    MarkStatus,
+    Option,
+    Precinct,
+    ReadCard,
+    Reason,
+    Registration,
+    TargetDef,
+    TargetReading,
+    TargetScore,
+    UnreadableCard,
 )
 
 FIDS = ((0.35, 0.35, 0.25, 0.25), (7.9, 0.35, 0.25, 0.25), (0.35, 10.4, 0.25, 0.25), (7.9, 10.4, 0.25, 0.25))

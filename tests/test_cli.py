@@ -126,7 +126,7 @@ def test_adjudicate_a_card_with_two_auditors_changes_the_tally(db: str, tmp_path
     import hashlib
 
     cid = hashlib.sha256((FIX / "defaced" / "good.png").read_bytes()).hexdigest()
-    before = {tuple(l.split(",")[:3]): int(l.split(",")[3]) for l in run(db, "tally").stdout.splitlines()[1:]}
+    before = {tuple(row.split(",")[:3]): int(row.split(",")[3]) for row in run(db, "tally").stdout.splitlines()[1:]}
     args = ("adjudicate", cid, "--contest", "gov", "--votes", "gov-w")
     r = run(db, *args, "--auditor", "ann")
     assert r.returncode == 2 and "this database has no review accounts (a test deck?)" in r.stderr and "--no-accounts" in r.stderr
@@ -141,11 +141,11 @@ def test_adjudicate_a_card_with_two_auditors_changes_the_tally(db: str, tmp_path
     assert r.returncode == 2 and "a different auditor must confirm it" in r.stderr
     r = run(db, *args, "--auditor", "bob", "--no-accounts")
     assert "final" in r.stdout
-    after = {tuple(l.split(",")[:3]): int(l.split(",")[3]) for l in run(db, "tally").stdout.splitlines()[1:]}
+    after = {tuple(row.split(",")[:3]): int(row.split(",")[3]) for row in run(db, "tally").stdout.splitlines()[1:]}
     precinct = next(k[0] for k in after if k[1] == "gov")
     from scanpipe.store.repository import Store
 
     logged = [e.detail for e in Store.open(db).events("decision")]
     assert [(d["accounts"], d.get("override"), d["operator"].startswith("cli:")) for d in logged] == [
         (False, "a write-in the scan hides", True), (False, None, True)]
-    after[(precinct, "gov", "gov-w")] == before[(precinct, "gov", "gov-w")] + 1
+    assert after[(precinct, "gov", "gov-w")] == before[(precinct, "gov", "gov-w")] + 1

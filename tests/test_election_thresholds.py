@@ -16,7 +16,7 @@ from scanpipe.interpret import reclassify
 from scanpipe.store.repository import Store
 from scanpipe.types import MarkStatus, ReadCard, Reason
 from scanpipe.workflow import calibrate_election, election_thresholds, init_election, interpret_context
-from tests.helpers import read_card, reading
+from tests.helpers import read_card
 
 ROOT = Path(__file__).resolve().parents[1]
 REVIEWED = load_thresholds()

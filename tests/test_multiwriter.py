@@ -14,8 +14,8 @@ import json
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest

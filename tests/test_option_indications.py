@@ -17,7 +17,7 @@ from scanpipe.store.repository import Store
 from scanpipe.types import Contest, ContestOutcome, MarkStatus, Option, TargetScore
 from scanpipe.workflow import init_election
 from tests.helpers import read_card
-from tests.test_export_cvr import GENERATED, make_election, positions, target
+from tests.test_export_cvr import GENERATED, make_election, positions
 from tests.test_review_support import MARGINAL, build_world, login
 
 YES, NO, UNKNOWN = MarkStatus.YES, MarkStatus.NO, MarkStatus.UNKNOWN

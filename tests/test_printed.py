@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from scanpipe.classify import load_thresholds
 from scanpipe.election import load_election
 from scanpipe.imaging import printed
 from scanpipe.imaging.codes import parse_machine_record
 from scanpipe.imaging.printed import compare_with_code, match_printed_lines, read_printed_selections, with_printed_check
 from scanpipe.interpret import InterpretContext, read_machine_record
-from scanpipe.classify import load_thresholds
 from scanpipe.synth.bmd import record_payload, render_bmd_card
 from scanpipe.synth.scan import PROFILES, simulate_scan
 from scanpipe.types import Reason

@@ -27,7 +27,7 @@ from scanpipe.cli import cli
 from scanpipe.counting import count_card
 from scanpipe.reconcile.pairing import pair_cards
 from scanpipe.reconcile.resolve import apply_pairs, resolve_pair
-from scanpipe.synth.pairs import label_patch, _turn_patch
+from scanpipe.synth.pairs import _turn_patch, label_patch
 from scanpipe.synth.render import card_code_payload, render_card
 from scanpipe.synth.scan import save_scan
 from scanpipe.types import CardKind, MarkStatus, PairingLabel

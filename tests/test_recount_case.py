@@ -3,8 +3,6 @@ queue, status, terminate, costs, report, certification; every bad input refused 
 
 from __future__ import annotations
 
-from scanpipe.decisions import Attestation
-
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from scanpipe.cli import main
+from scanpipe.decisions import Attestation
 from scanpipe.recount.results_err import build_results, validate_results
 from scanpipe.store.recount import RecountStore
 from scanpipe.types import MarkStatus

@@ -8,6 +8,7 @@ import pytest
 import zxingcpp
 
 from scanpipe.imaging.codes import decode_codes
+from scanpipe.imaging.reference import learn_page
 from scanpipe.imaging.registration import (
     RegistrationFailure,
     layout_fit_score,
@@ -18,7 +19,6 @@ from scanpipe.imaging.registration import (
     register_by_fiducials,
     register_card,
 )
-from scanpipe.imaging.reference import learn_page
 from scanpipe.imaging.style import StyleAmbiguous, StyleMatch, StyleUnknown, build_style_groups, identify_style
 from scanpipe.types import LayoutPage, Reason, Registration, TargetDef
 

@@ -304,8 +304,9 @@ def test_stamp_png_adds_provenance_and_keeps_pixels() -> None:
     stamped = stamp_png(data, {"Source": "test:0", "scanpipe:page": "3 front"})
     assert stamped != data and hashlib.sha256(stamped).hexdigest() != hashlib.sha256(data).hexdigest()
     assert np.array_equal(cv2.imdecode(np.frombuffer(stamped, np.uint8), cv2.IMREAD_UNCHANGED), img)
-    from PIL import Image
     import io
+
+    from PIL import Image
 
     assert Image.open(io.BytesIO(stamped)).text == {"Source": "test:0", "scanpipe:page": "3 front"}
     assert stamp_png(b"II*\x00 not a png", {"a": "b"}) == b"II*\x00 not a png"

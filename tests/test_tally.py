@@ -7,11 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scanpipe.counting import Decision, DecisionState, count_card, final_decisions
+from scanpipe.decisions import plan_decision
 from scanpipe.errors import DecisionError
 from scanpipe.queue import build_queue
 from scanpipe.tally import tally_csv, tally_precincts
 from scanpipe.types import CardKind, MarkStatus, Reason
-from scanpipe.decisions import plan_decision
 from tests.helpers import read_card, tiny_election, unreadable_card
 
 Y, N, U = MarkStatus.YES, MarkStatus.NO, MarkStatus.UNKNOWN

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.test_review_support import csrf_of, form_token_of, login
-from tests.view_support import MISMATCH, PairWorld, build_pair_world
 from tests.test_view_names import visible
+from tests.view_support import MISMATCH, PairWorld, build_pair_world
 
 
 @pytest.fixture

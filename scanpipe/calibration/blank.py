@@ -58,7 +58,7 @@ def blank_from_cards(cards: Sequence[np.ndarray], dpi: float, *, frame_of: int |
             continue
         warped = cv2.warpPerspective(upright, refined.matrix, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                      borderMode=cv2.BORDER_REPLICATE)
-        stack.append(warped)
+        stack.append(np.asarray(warped, np.uint8))
         used.append(k)
     if len(stack) < MIN_CARDS:
         raise ConfigError(f"only {len(stack)} of {len(cards)} cards could be registered to each other "

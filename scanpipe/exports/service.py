@@ -17,8 +17,8 @@ from pathlib import Path
 
 from scanpipe.counting import final_decisions
 from scanpipe.errors import ScanpipeError
-from scanpipe.exports.images import check_image_files
 from scanpipe.exports.cvr import CvrEntry, build_cvr_report, validate_cvr_report, write_cvr_stream
+from scanpipe.exports.images import check_image_files
 from scanpipe.store.repository import Store
 from scanpipe.types import CardKind, CardSource, InterpretedCard, ReadCard
 from scanpipe.workflow import Standing, standing

@@ -185,8 +185,9 @@ def _phase_shift(reference: np.ndarray, card: np.ndarray) -> tuple[tuple[float, 
 
 def _ecc(template: np.ndarray, image: np.ndarray, warp: np.ndarray, iterations: int) -> tuple[float, np.ndarray]:
     criteria = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, iterations, ECC_EPS)
-    cc, out = cv2.findTransformECC(template, image, warp.astype(np.float32), cv2.MOTION_AFFINE, criteria, None, 1)
-    return float(cc), out
+    no_mask = np.ones(image.shape, np.uint8)  # every pixel of the card is valid (the stubs do not accept None)
+    cc, out = cv2.findTransformECC(template, image, warp.astype(np.float32), cv2.MOTION_AFFINE, criteria, no_mask, 1)
+    return float(cc), np.asarray(out)
 
 
 def _to_full(warp: np.ndarray, model: PageModel, frame_shape: tuple[int, ...], card_shape: tuple[int, ...],

@@ -528,5 +528,6 @@ def _straight_lines(dark: np.ndarray) -> np.ndarray:
     a little skewed), widened a pixel: handwriting does not run straight for LINE_IN."""
     ink = (dark >= 0.25).astype(np.uint8)
     n = max(3, int(round(LINE_IN * SIDE_PPI)))
-    lines = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, n), np.uint8)) | cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((n, 1), np.uint8))
-    return cv2.dilate(lines, np.ones((3, 3), np.uint8)).astype(bool)
+    lines = np.maximum(cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, n), np.uint8)),
+                       cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((n, 1), np.uint8)))
+    return np.asarray(cv2.dilate(lines, np.ones((3, 3), np.uint8))).astype(bool)

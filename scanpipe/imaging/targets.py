@@ -145,7 +145,8 @@ def _outlined_targets(ink: np.ndarray, dpi: float, limits: TargetLimits) -> list
     holes: dict[int, list[Rect]] = {}  # the holes of each outline: a B or an 8 has two, side by side
     for index, contour in enumerate(contours):
         if hierarchy[0][index][3] != -1:
-            holes.setdefault(int(hierarchy[0][index][3]), []).append(cv2.boundingRect(contour))
+            bx, by, bw, bh = cv2.boundingRect(contour)
+            holes.setdefault(int(hierarchy[0][index][3]), []).append((int(bx), int(by), int(bw), int(bh)))
     out = []
     for index, contour in enumerate(contours):
         if hierarchy[0][index][3] == -1:
@@ -222,7 +223,7 @@ def _inside_ink(ink: np.ndarray, hole: np.ndarray, rect: Rect) -> float:
     x, y, w, h = rect
     mask = np.zeros((h, w), np.uint8)
     cv2.drawContours(mask, [hole - np.array([x, y])], -1, 255, cv2.FILLED)
-    mask = cv2.erode(mask, np.ones((5, 5), np.uint8))
+    mask = np.asarray(cv2.erode(mask, np.ones((5, 5), np.uint8)), np.uint8)
     area = int(np.count_nonzero(mask))
     return float(np.count_nonzero(ink[y : y + h, x : x + w][mask > 0])) / area if area else 1.0
 
@@ -299,7 +300,8 @@ def _bar_end(piece: np.ndarray, rect: Rect, column: int, dpi: float, limits: Tar
     need = int(max(0.02 * dpi, thick))
     if start is None or start + need > len(runs):
         return None
-    mid = (runs[start][0] + runs[start][1]) if runs[start] is not None else 0
+    first = runs[start]
+    mid = (first[0] + first[1]) if first is not None else 0
     for k in range(start, start + need):
         run = runs[k]
         if run is None or abs((run[1] - run[0] + 1) - thick) > tol or abs(run[0] + run[1] - mid) > 2:

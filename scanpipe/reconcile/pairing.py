@@ -18,7 +18,6 @@ from enum import StrEnum
 
 from scanpipe.types import CardKind, InterpretedCard, MachinePrintedCard, ReadCard, Reason, UnreadableCard
 
-
 MAX_SIDES = 2  # a sheet has two sides
 
 

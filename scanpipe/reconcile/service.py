@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from scanpipe.decisions import Attestation
 from scanpipe.errors import DecisionError
 from scanpipe.reconcile.compare import Difference, counted_votes
 from scanpipe.reconcile.paper import render_paper, write_paper_files
@@ -22,7 +23,6 @@ from scanpipe.reconcile.resolve import PairOutcome
 from scanpipe.rules import rule_set
 from scanpipe.store.pairs import NewDuplicateRecord
 from scanpipe.store.repository import Store
-from scanpipe.decisions import Attestation
 from scanpipe.types import CardHints, InterpretedCard, ReadCard, Reason, UnreadableCard
 from scanpipe.workflow import BoardVotes, DecisionOutcome, Standing, record_decision, standing
 

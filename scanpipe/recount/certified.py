@@ -193,7 +193,7 @@ def _contest_rows(where: str, contest: dict[str, Any]) -> Iterator[Row]:
     cid = contest["@id"]
     for si, sel in enumerate(contest.get("ContestSelection", [])):
         per_unit: dict[str, list[tuple[str, Any]]] = {}
-        for vi, vc in enumerate(sel.get("VoteCounts", [])):
+        for vc in sel.get("VoteCounts", []):
             per_unit.setdefault(vc["GpUnitId"], []).append((vc["Type"], vc["Count"]))
         for unit, counts in per_unit.items():
             totals = [n for t, n in counts if t == "total"]

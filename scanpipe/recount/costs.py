@@ -123,8 +123,8 @@ def _margin_test(election: Election, rules: RecountRules, before: Standing) -> d
     names = option_names(election, before.contest)
     limit = rules.cost_margin.value
     ok = at_most(before.margin, before.base, limit)
-    w, l = before.apparent_winner or "", before.top_loser or ""
-    arithmetic = (f"certified margin {fmt(before.margin)} = {names.get(w, w)} {fmt(before.votes(w))} − {names.get(l, l)} {fmt(before.votes(l))}"
+    w, lo = before.apparent_winner or "", before.top_loser or ""
+    arithmetic = (f"certified margin {fmt(before.margin)} = {names.get(w, w)} {fmt(before.votes(w))} − {names.get(lo, lo)} {fmt(before.votes(lo))}"
                   + (" (tied)" if before.tied else "") + f"; base {fmt(before.base)}; " + compare_text(before.margin, before.base, limit, what="margin share")
                   + f"; {f'{limit} % or less' if ok else f'more than {limit} %'}")
     return {"rule": "certified_margin", "source": rules.cost_margin.source, "result": ok, "arithmetic": arithmetic,

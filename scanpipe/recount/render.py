@@ -246,7 +246,7 @@ def _pdf_chart(groups: list[tuple[str, list[tuple[str, int]]]], biggest: int, fo
     y = height - 4
     for precinct, changes in groups:
         d.add(String(0, y - 9, _plain(precinct)[:32], fontName=font, fontSize=8))
-        for i, (option, n) in enumerate(changes):
+        for i, (_option, n) in enumerate(changes):
             w = abs(n) / biggest * half
             x = mid if n >= 0 else mid - w
             d.add(Rect(x, y - row_h + 2, max(w, 0.5), row_h - 3, fillColor=colors.HexColor(BAR_COLOURS[i % len(BAR_COLOURS)]), strokeColor=None))

@@ -153,7 +153,7 @@ def tally_pdf(r: TallyReport) -> bytes:
     for title, contests in [*((p.precinct, p.contests) for p in r.precincts), ("All precincts", r.totals)]:
         story.append(Paragraph(_esc(title), s["Heading2"]))
         for c in contests:
-            rows: list[list[object]] = [["Choice", "Votes"]] + [[x.option, x.votes] for x in c.lines if x.is_option]
+            rows: list[list[object]] = [["Choice", "Votes"], *([x.option, x.votes] for x in c.lines if x.is_option)]
             total_at = len(rows)
             rows.append(["Total votes", c.votes_total])
             rows += [[x.option.capitalize(), x.votes] for x in c.lines if not x.is_option]
@@ -169,7 +169,7 @@ def duplicates_pdf(r: DuplicatesReport) -> bytes:
 
     s = _styles()
     heads = ["Precinct", "Serials", *(pair_status_short(c) for c in r.columns), "New duplicates", "Examined by the board"]
-    rows: list[list[object]] = [heads] + [[x.precinct, x.serials, *x.statuses, x.new_duplicates, x.examined] for x in (*r.lines, r.total)]
+    rows: list[list[object]] = [list(heads), *([x.precinct, x.serials, *x.statuses, x.new_duplicates, x.examined] for x in (*r.lines, r.total))]
     story: list[Any] = [Paragraph(f"<b>{_esc('FINAL' if r.final else 'NOT FINAL: ' + r.why_not_final)}</b>", s["Normal"]),
                         Paragraph(_esc(r.rule_set_line), s["Italic"]),
                         Paragraph("By precinct", s["Heading2"]), _table(rows, numbers_from=1, total_rows=(len(rows) - 1,), small=True),

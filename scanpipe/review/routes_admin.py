@@ -80,7 +80,8 @@ def paper(name: str, fmt: str) -> Any:
         body: str | bytes = printable.tally_pdf(tally_report) if fmt == "pdf" else printable.tally_html(tally_report)
     else:
         dup_report = build_duplicates(store(), election())
-        body = {"pdf": printable.duplicates_pdf, "html": printable.duplicates_html, "csv": printable.duplicates_csv}[fmt](dup_report)
+        body = (printable.duplicates_pdf(dup_report) if fmt == "pdf" else printable.duplicates_html(dup_report) if fmt == "html"
+                else printable.duplicates_csv(dup_report))
     with store()._write() as conn:
         append_event(conn, "export", {"what": f"{name}.{fmt}"}, g.session.user.username, utcnow())
     mimetype = {"html": "text/html", "pdf": "application/pdf", "csv": "text/csv"}[fmt]

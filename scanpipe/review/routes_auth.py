@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 import secrets
 from pathlib import Path
-from urllib.parse import urlsplit
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import Flask, Response, g, redirect, render_template, request, url_for
 

@@ -318,7 +318,7 @@ def history_page(store: Store, election: Election, kind: str, item: str, *, blin
         pair = pair_row(store, item)
         cards = pair_cards(store, election, pair, blind=blind)
         counted = pair["counted"]
-        facts = (("Precinct", names.precinct(pair["precinct"])),
+        facts: tuple[tuple[str, str], ...] = (("Precinct", names.precinct(pair["precinct"])),
                  ("Found", pair_status_label(str(pair["detail"].get("base_status", pair["status"])))),
                  ("Now", pair_status_label(pair["status"])),
                  ("Counts", "the duplicate" if counted == "duplicate" else ("nothing yet" if counted == "none" else f"new duplicate {counted}")))

@@ -56,13 +56,13 @@ from scanpipe.store.models import (
 )
 from scanpipe.store.models_people import decision_attestation_table
 from scanpipe.store.models_review import board_vote_table, user_table
-from scanpipe.store.models_view import write_in_table
 from scanpipe.store.models_statute import (
     board_ruling_table,
     new_duplicate_page_table,
     pair_signoff_serial_table,
     pair_signoff_table,
 )
+from scanpipe.store.models_view import write_in_table
 
 _PENDING = "scanpipe_ledger_pending"
 CHUNK = 1000  # rows per query when reading a whole table

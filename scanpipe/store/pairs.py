@@ -13,12 +13,12 @@ from typing import Any
 
 from sqlalchemy import delete, func, select, update
 
-from scanpipe.store import ledger
 from scanpipe.reconcile.compare import BallotType, ComparisonScope
 from scanpipe.reconcile.duplog import LogEntry
+from scanpipe.store import ledger
 from scanpipe.store.database import Database
-from scanpipe.store.transaction import insert_event
 from scanpipe.store.models import duplication_log_table, identification_table, new_duplicate_table, pair_table, utcnow
+from scanpipe.store.transaction import insert_event
 from scanpipe.types import ContestOutcome, ContestReading
 
 

@@ -22,9 +22,6 @@ from sqlalchemy import ColumnElement, Connection, Table, Text, delete, func, sel
 from scanpipe.errors import ConfigError, DecisionError, StorageError
 from scanpipe.store import codec, ledger
 from scanpipe.store.database import PG_ELECTION_LOCK, alembic_config
-from scanpipe.store.pairs import PairsMixin
-from scanpipe.store.statute import StatuteMixin
-from scanpipe.store.places import ViewMixin
 from scanpipe.store.elections import definition_sha256, election_from_json, read_references, with_references
 from scanpipe.store.models import (
     batch_table,
@@ -39,6 +36,8 @@ from scanpipe.store.models import (
     target_score_table,
     utcnow,
 )
+from scanpipe.store.pairs import PairsMixin
+from scanpipe.store.places import ViewMixin
 from scanpipe.store.records import (
     BatchRecord,
     DecisionRecord,
@@ -49,6 +48,7 @@ from scanpipe.store.records import (
     SkippedFile,
     StoredCard,
 )
+from scanpipe.store.statute import StatuteMixin
 from scanpipe.store.transaction import Transaction, decision_record, insert_event
 from scanpipe.types import CardKind, Election, InterpretedCard
 

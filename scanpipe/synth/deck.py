@@ -262,7 +262,7 @@ def make_sheet(opts: DeckOptions, index: int, override: Mapping[str, Any] | None
         pages.append((lp, rgb, targets, damage))
     bleed = [rng.random() < profile.bleed_p for _ in pages]
     sides = [p[1] for p in pages]
-    for k, (lp, rgb, targets, damage) in enumerate(pages):
+    for k, (_lp, rgb, _targets, damage) in enumerate(pages):
         if bleed[k]:
             other = sides[1 - k].copy() if len(sides) == 2 else rgb.copy()
             draw_bleed_through(rgb, other, rng, dpi=dpi)
@@ -280,7 +280,7 @@ def _scan_and_write(opts: DeckOptions, index: int, ov: dict[str, Any], rng: np.r
     fmt = ov.get("format")
     color = ov.get("color")
     scans = []
-    for lp, rgb, _, _ in pages:
+    for _lp, rgb, _, _ in pages:
         image, meta = simulate_scan(rgb, profile, rng, dpi=dpi, fmt=fmt, flip180=flip, color=color)
         fmt, color = meta.format, meta.color  # one sheet: one format and mode for both sides
         scans.append((image, meta))

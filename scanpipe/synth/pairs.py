@@ -499,7 +499,7 @@ def _draw_original(rng: np.random.Generator, writer: _Writer, plan: dict[str, An
         return {**plan, "files": files, "describe": {"kind": "machine", "text_code_disagree": plan["text_code_disagree"]}}
     reading = plan["reading"]
     marks = {c: v for c, v in reading.items() if v}
-    for cid, option in (plan["ambiguous"] or {}).items():
+    for cid in (plan["ambiguous"] or {}):
         marks[cid] = list(plan["intent"][cid])
     ink = str(rng.choice(["red", "green"])) if case == "wrong_ink" else "black"
     files = writer.hand("", plan["style"], plan["precinct"], marks, label, kinds=writer.vote_kinds, ink=ink,

@@ -23,9 +23,9 @@ Render at the scan dpi directly; ``simulate_scan`` never resamples the resolutio
 from __future__ import annotations
 
 import io
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-import time
 from pathlib import Path
 
 import cv2

@@ -194,7 +194,7 @@ def _stamp_alpha(shape: tuple[int, int], rng: np.random.Generator, dpi: float) -
     angle = rng.uniform(15, 40) * (1 if rng.random() < 0.5 else -1)
     cx, cy = rng.uniform(0.25, 0.75) * w, rng.uniform(0.3, 0.8) * h
     m = cv2.getRotationMatrix2D((canvas.shape[1] / 2, canvas.shape[0] / 2), angle, 1.0)
-    m[:, 2] += (cx - canvas.shape[1] / 2, cy - canvas.shape[0] / 2)
+    m[:, 2] += np.array([cx - canvas.shape[1] / 2, cy - canvas.shape[0] / 2])
     alpha = cv2.warpAffine(canvas, m, (w, h)).astype(np.float32) / 255.0
     patchy = cv2.GaussianBlur(rng.random((h // 8 + 1, w // 8 + 1)).astype(np.float32), (0, 0), 1.5)
     patchy = cv2.resize(patchy, (w, h))
@@ -242,8 +242,8 @@ def _crop(image: np.ndarray, rng: np.random.Generator, scan: VendorScan, dpi: fl
     for side in rng.choice(4, size=int(rng.integers(1, 3)), replace=False):
         cut[int(side)] = round(float(rng.uniform(0.05, scan.max_crop_in)), 3)
     h, w = image.shape[:2]
-    l, t, r, b = (int(round(c * dpi)) for c in cut)
-    return np.ascontiguousarray(image[t:h - b, l:w - r]), cut
+    left, top, right, bottom = (int(round(c * dpi)) for c in cut)
+    return np.ascontiguousarray(image[top:h - bottom, left:w - right]), cut
 
 
 def _write(path: Path, image: np.ndarray, mode: str, tag: float | None, quality: int) -> None:
