@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
+from scanpipe.heap import COORDINATOR_SOFT_MB, WORKER_SOFT_MB, trim_if_over
 from scanpipe.imaging.decode import LIMITS, too_large_file
 from scanpipe.interpret import InterpretContext, interpret_file, unreadable_file_card
 from scanpipe.lifeline import die_with
@@ -166,7 +167,9 @@ def read_problem(error: OSError) -> str:
 
 
 def _read_task(args: tuple[str, CardHints, str]) -> FileResult:
-    return read_one(*args)
+    result = read_one(*args)
+    trim_if_over(WORKER_SOFT_MB)  # a pool worker keeps to its share of the ingest's memory
+    return result
 
 
 # --------------------------------------------------------------------------------------
@@ -224,6 +227,7 @@ def store_results(
             summary.cards_stored += stored
             summary.cards_already += len(pending) - stored
             pending = []
+            trim_if_over(COORDINATOR_SOFT_MB)
         last = time.monotonic()
 
     try:

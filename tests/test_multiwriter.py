@@ -35,13 +35,13 @@ def run(db: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cli(db, *args), capture_output=True, text=True, timeout=300, check=False)
 
 
-def run_together(db: str, *arg_lists: list[str]) -> list[tuple[int, str]]:
-    """Start every ingest at once; wait for all; return (exit status, stderr) of each."""
+def run_together(db: str, *arg_lists: list[str]) -> list[tuple[int, str, str]]:
+    """Start every ingest at once; wait for all; return (exit status, stdout, stderr) of each."""
     procs = [subprocess.Popen(cli(db, *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for args in arg_lists]
     out = []
     for p in procs:
-        _, err = p.communicate(timeout=300)
-        out.append((p.returncode, err))
+        said, err = p.communicate(timeout=300)
+        out.append((p.returncode, said, err))
     return out
 
 
@@ -117,12 +117,13 @@ def _check_concurrent(fresh_db: Callable[[], str], election: Path, tmp: Path, st
         db = fresh_db()
         assert run(db, "init", "--election", str(election)).returncode == 0
         outcomes = run_together(db, *steps)
-        for code, err in outcomes:
+        for code, _out, err in outcomes:
             assert code in (0, 1), err
+        said = "\n".join(f"ingest {i}: exit {code}\n{out}\n{err}" for i, (code, out, err) in enumerate(outcomes))
         together = export(db, tmp / f"together-{attempt}.json")
         ids = [c["UniqueId"] for c in together["CVR"]]
         assert len(ids) == len(set(ids))
-        assert len(ids) >= 2 * JUNK_PER_FOLDER + REAL_SHEETS
+        assert len(ids) >= 2 * JUNK_PER_FOLDER + REAL_SHEETS, said
         assert together == serial, first_difference(together, serial)
         verified = run(db, "audit", "verify")  # the log covers every card both writers stored
         assert verified.returncode == 0, verified.stderr

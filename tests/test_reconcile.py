@@ -137,6 +137,47 @@ def test_adjudicating_a_mismatch_makes_a_new_duplicate_that_rescans_as_decided(r
     assert "problem" not in run("reconcile", "--render-dir", str(root / "new"))
 
 
+class _Killed(BaseException):
+    """Stands for a SIGKILL: nothing after it in the process runs."""
+
+
+def test_a_new_duplicate_stored_before_a_kill_gets_its_paper_on_the_next_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A decision stored, then the process killed before the new duplicate's PNG and PDF were
+    written: the next reconcile writes them (seen in bench_chaos: the CVR's Location differed)."""
+    import scanpipe.reconcile.service as service
+
+    shutil.copytree(FIXTURES, tmp_path / "fx")
+    run = Run(tmp_path)
+    run("init", "--election", str(tmp_path / "fx" / "election" / "election.json"), code=0)
+    run("ingest", str(tmp_path / "fx" / "deck" / "cards"), "-q", "--workers", "1")
+    run("reconcile")
+    serial = by_case("wrong_option")
+    (contest,) = EXPECTED[serial]["contests"]
+
+    def killed(*args: object, **kwargs: object) -> None:
+        raise _Killed()
+
+    monkeypatch.setattr(service, "write_paper_files", killed)
+    with pytest.raises(_Killed):
+        run("adjudicate", serial, "--contest", contest, "--votes", ",".join(EXPECTED[serial]["intent"][contest]),
+            "--auditor", "Ann Lee", "--auditor", "Bo Park", "--no-accounts", "--render-dir", str(tmp_path / "new"))
+    monkeypatch.undo()
+    png, pdf = tmp_path / "new" / f"{serial}-R1.png", tmp_path / "new" / f"{serial}-R1.pdf"
+    assert not png.exists()
+    from scanpipe.store.repository import Store
+
+    store = Store.open(run.db)
+    try:  # the decision and its new duplicate were stored; its paper was not written
+        assert [(nd.serial, nd.image_path) for nd in store.new_duplicates()] == [(f"{serial}-R1", None)]
+    finally:
+        store.close()
+    out = run("reconcile", "--render-dir", str(tmp_path / "new"))
+    assert png.is_file() and pdf.is_file(), out
+    assert f"{serial}-R2" not in out  # the stored decision's new duplicate, not another one
+    run("reconcile", "--render-dir", str(tmp_path / "new"))
+    assert not (tmp_path / "new" / f"{serial}-R2.png").exists()
+
+
 def test_one_serials_standing_is_its_part_of_the_whole(reconciled: tuple[Run, Path]) -> None:
     """standing(serial=S), which reads only S's cards, says for S what standing() says."""
     from scanpipe.store.repository import Store

@@ -64,6 +64,8 @@ def reconcile(store: Store, *, render_dir: Path | None = None, serial: str | Non
             continue
         nd = current.get(outcome.serial)
         if nd is not None and tuple(nd.contests) == tuple(outcome.new_contests):
+            if render_dir is not None and nd.image_path is None:  # a run stopped after storing it, before its paper was written
+                summary.paper[nd.serial] = str(write_paper_files(store, s.election, nd.serial, render_dir)[1])
             continue
         decision_ids = [d.id for d in s.decisions if d.item == outcome.serial and d.state.value == "final"]
         created = store.add_new_duplicate(
