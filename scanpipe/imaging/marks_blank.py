@@ -87,6 +87,25 @@ OPEN_PAPER_SHARE = 0.75
 THIN_FILL = 0.08  # fill under this with a long span: a line across, not a mark
 RING_MIN_OPEN = 8  # sectors of the ring (of 16) that must be paper on the blank to judge a loop
 RESIDUE_KNOTS = ((0.0, 0.0), (0.06, LOW_ANCHOR), (0.3, HIGH_ANCHOR - 0.02), (1.0, HIGH_ANCHOR - 0.02))
+# Crossing (a stamp's letter, a signature, a line across the card over a target): added ink
+# (CROSS_DARK or darker: a stamp's ink is often light) covering CROSS_INSIDE of the box (inset
+# CROSS_INSET_IN) and running on CROSS_REACH_IN or more beyond it with CROSS_AREA_IN2 of ink
+# there, or a thinner stroke through the box that runs that far on two sides, on a window of CROSS_MARGIN_IN around the box at CROSS_PPI. The blank's print within
+# CROSS_BRIDGE_PX of added ink joins it.
+CROSS_PPI = 80.0
+CROSS_MARGIN_IN = 0.45
+CROSS_INSET_IN = 0.03
+CROSS_INSIDE = 0.1
+CROSS_LINE_INSIDE = 0.02  # a thin line through the box: it must reach that far on two sides
+CROSS_DARK = 0.2
+CROSS_REACH_IN = 0.25
+CROSS_AREA_IN2 = 0.006
+CROSS_BRIDGE_PX = 3
+# Fold baseline: in a group of at least FOLD_BASELINE_MIN targets, the fold measure less its
+# FOLD_BASELINE_Q quantile (a crease crosses a few targets; the print's stroke width in a
+# thresholded scan shows beside every one).
+FOLD_BASELINE_MIN = 6
+FOLD_BASELINE_Q = 0.25
 STAIN_SIDES = 2  # a stain darkens the paper on two sides of the target at least; a scribble's
 # overflow darkens one (real pencil scribbles overflow far more than our synthetic fills)
 
@@ -143,7 +162,10 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     # printed rule a pixel off its blank leaves no fringe that looks like one
     wide = cv2.dilate(blank.reshape(n * ch, cw), np.ones((5, 5), np.uint8)).reshape(blank.shape)
     fold = _fold(np.clip(aligned - wide, 0.0, 1.0), geo)
-    damage = np.maximum.reduce([stain, fold, tear, np.where(obscured > MIN_VISIBLE, 1.0, 0.0)])
+    if n >= FOLD_BASELINE_MIN:  # what every target of this kind shows beside it is the print at a scan's stroke width, not a crease
+        fold = np.clip(fold - np.quantile(fold, FOLD_BASELINE_Q), 0.0, 1.0)
+    crossing = _crossing(gray, hom, reference, ref_hom, boxes, _paper(card_win), _paper(ref_win))
+    damage = np.maximum.reduce([stain, fold, tear, crossing, np.where(obscured > MIN_VISIBLE, 1.0, 0.0)])
     score = np.maximum.reduce([_knots(level, LEVEL_KNOTS), _knots(cover, COVER_KNOTS), span_score,
                                _knots(residue, RESIDUE_KNOTS), even_score])
     name_ring = _name_rings_against_blank(gray, hom, reference, ref_hom, targets)
@@ -160,6 +182,58 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
             write_in_score=_write_in_score(gray, hom, t.write_in_area_in, reference, ref_dpi),
             box_px=(corners[0] + sx, corners[1] + sy, corners[2], corners[3]), shift_px=(sx, sy),
         ))
+    return out
+
+
+def _crossing(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_hom: np.ndarray, boxes: np.ndarray,
+              plane_card: np.ndarray, plane_ref: np.ndarray) -> np.ndarray:
+    """1.0 for a target that a broad or long stroke crosses (a stamp's letter, a signature, a line
+    drawn across the card), else 0.0: ink added to the blank that covers CROSS_INSIDE of the
+    box and runs on to CROSS_REACH_IN or more beyond it, with CROSS_AREA_IN2 of ink out there.
+    A voter's fill, check or X stays nearer its target. Measured on a wide window (the box and
+    CROSS_MARGIN_IN around it, at CROSS_PPI); the blank's print next to added ink joins it (a
+    stroke across the target's printed outline is one stroke)."""
+    n = len(boxes)
+    size = boxes[0, 2:] + 2 * CROSS_MARGIN_IN
+    shape = (int(round(size[1] * CROSS_PPI)), int(round(size[0] * CROSS_PPI)))
+    origins = boxes[:, :2] - CROSS_MARGIN_IN
+    sizes = np.repeat(size[None], n, axis=0)
+    card, _ = _windows(gray, hom, origins, sizes, shape, CROSS_PPI)
+    blank, _ = _windows(reference, ref_hom, origins, sizes, shape, CROSS_PPI)
+    card_dark = np.clip(1.0 - card / plane_card[:, None, None], 0.0, 1.0)
+    blank_dark = np.clip(1.0 - blank / plane_ref[:, None, None], 0.0, 1.0)
+    near = cv2.dilate(blank_dark.reshape(n * shape[0], shape[1]), np.ones((5, 5), np.uint8)).reshape(blank_dark.shape)
+    ink = np.clip(card_dark - near, 0.0, 1.0) >= CROSS_DARK
+    printed = near >= BLANK_NOISE
+    m = int(round(CROSS_MARGIN_IN * CROSS_PPI))
+    bw, bh = int(round(boxes[0, 2] * CROSS_PPI)), int(round(boxes[0, 3] * CROSS_PPI))
+    inset = max(1, int(round(CROSS_INSET_IN * CROSS_PPI)))
+    inside = np.zeros(shape, bool)
+    inside[m + inset: m + bh - inset, m + inset: m + bw - inset] = True
+    r = int(round(CROSS_REACH_IN * CROSS_PPI))
+    far = np.ones(shape, bool)
+    far[max(0, m - r): m + bh + r, max(0, m - r): m + bw + r] = False
+    sides = [np.zeros(shape, bool) for _ in range(4)]  # the far band above, below, left and right
+    sides[0][: max(0, m - r)] = True
+    sides[1][m + bh + r:] = True
+    sides[2][:, : max(0, m - r)] = True
+    sides[3][:, m + bw + r:] = True
+    need = max(1, int(CROSS_INSIDE * inside.sum()))
+    touch = max(2, int(CROSS_LINE_INSIDE * inside.sum()))
+    area = CROSS_AREA_IN2 * CROSS_PPI ** 2
+    bridge = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * CROSS_BRIDGE_PX + 1, 2 * CROSS_BRIDGE_PX + 1))
+    out = np.zeros(n)
+    for k in np.flatnonzero(ink[:, inside].sum(axis=1) >= touch):
+        stroke = cv2.morphologyEx(ink[k].astype(np.uint8), cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))  # a thin line's breaks
+        stroke = stroke | (printed[k] & (cv2.dilate(stroke, bridge) > 0)).astype(np.uint8)
+        count, labels = cv2.connectedComponents(stroke, connectivity=8)
+        within = np.bincount(labels[inside], minlength=count)
+        beyond = np.bincount(labels[far & ink[k]], minlength=count)  # added ink only, not the print joined to it
+        reach = sum((np.bincount(labels[side & ink[k]], minlength=count) > 0).astype(int) for side in sides)
+        broad = (within >= need) & (beyond >= area)
+        line = (within >= touch) & (reach >= 2)
+        if (broad[1:] | line[1:]).any():
+            out[k] = 1.0
     return out
 
 
