@@ -54,6 +54,7 @@ BLOCK_MIN_PRESENT = 0.6  # ... at least this share must be on the card, unless .
 EDGE_IN = 0.5  # ... away from the page's edges (timing marks a scanner may cut or shift) ...
 STRUCTURE_PX = 12  # ... in connected pieces of at least this many pixels (text, rules; not dither)
 BLOCK_MIN_EXTRA = 0.3  # ... the card prints less than this much (share of it) elsewhere in the square
+ACROSS_GROUPS_MARGIN = 0.1  # a card fitting blanks of several frames: the clearly (this much) better alignment wins
 
 
 @dataclass(frozen=True, eq=False)
@@ -168,6 +169,7 @@ def identify_style(gray: np.ndarray, groups: Sequence[StyleGroup], *, dpi_hint: 
     ``accept`` admits are candidates (``--style``, a card bearing our fiducials)."""
     best_failure = "no layout has a blank reference scan of this kind of page"
     results: list[StyleMatch | StyleAmbiguous] = []
+    candidates: list[tuple[StyleGroup, list[int], Alignment]] = []
     for group in groups:
         members = [k for k, m in enumerate(group.members) if accept(m)]
         if not members:
@@ -176,6 +178,14 @@ def identify_style(gray: np.ndarray, groups: Sequence[StyleGroup], *, dpi_hint: 
         if isinstance(aligned, AlignmentFailure):
             best_failure = aligned.detail
             continue
+        candidates.append((group, members, aligned))
+    # best-aligned frame first: once a style matched, a frame aligned ACROSS_GROUPS_MARGIN worse
+    # cannot win (:func:`_across_groups`), so it is not refined or compared at all
+    candidates.sort(key=lambda c: -c[2].score)
+    for group, members, aligned in candidates:
+        matched = [r.alignment.score for r in results if isinstance(r, StyleMatch)]
+        if matched and max(matched) - aligned.score >= ACROSS_GROUPS_MARGIN:
+            break
         upright = np.ascontiguousarray(np.rot90(gray, 2)) if aligned.turned else gray
         refined = refine(upright, group.anchor, aligned.matrix)
         if isinstance(refined, Refined):
@@ -198,7 +208,7 @@ def _across_groups(results: list[StyleMatch | StyleAmbiguous]) -> StyleResult:
     """The card fitted blanks of several frames: the clearly better alignment wins."""
     ranked = sorted(results, key=lambda r: -(r.alignment.score if isinstance(r, StyleMatch) else 0.0))
     first, second = ranked[0], ranked[1]
-    if isinstance(first, StyleMatch) and isinstance(second, StyleMatch) and first.alignment.score - second.alignment.score < 0.1:
+    if isinstance(first, StyleMatch) and isinstance(second, StyleMatch) and first.alignment.score - second.alignment.score < ACROSS_GROUPS_MARGIN:
         return StyleAmbiguous(first.model, second.model, first.alignment.score - second.alignment.score)
     return first
 
