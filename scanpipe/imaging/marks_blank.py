@@ -80,8 +80,10 @@ TEAR_SPAN = 0.5
 # whole visible inside. It counts as the catalogue's level where the bare paper is most of the
 # inside (OPEN_PAPER_SHARE); where a thick outline leaves only a small middle, a small partial
 # mark can fill that too, so there the fill counts only as far as it also covers the paper
-# along the outline's inner rim, all round (else, like residue, it sends the target to a person).
+# along the outline's inner rim, all round, and darkens the outline's own print a little
+# (BEYOND_MIDDLE_LEVEL; else, like residue, it sends the target to a person).
 EVEN_SHARE = 0.8
+BEYOND_MIDDLE_LEVEL = 0.03  # level a fill of a small middle shows over the outline's print (a mark in the middle: none)
 MIN_PAPER_SHARE = 0.25
 OPEN_PAPER_SHARE = 0.75
 THIN_FILL = 0.08  # fill under this with a long span: a line across, not a mark
@@ -144,8 +146,10 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     even = np.where(share >= MIN_PAPER_SHARE, _quantile_where(inner, paper, 1.0 - EVEN_SHARE), 0.0)
     edge = _paper_edge(printed, paper, geo)  # the bare paper next to the printed outline
     to_edges = np.minimum(residue, _quantile_where(inner, edge, 1.0 - EVEN_SHARE))
-    even_score = np.where(share >= OPEN_PAPER_SHARE, _knots(even, LEVEL_KNOTS),
-                          np.maximum(_knots(even, RESIDUE_KNOTS), _knots(to_edges, LEVEL_KNOTS)))
+    # a small middle filled to its rim is a vote only when the ink also shows over the outline's
+    # own print (level over the whole inside): a small mark in the middle fills such a middle too
+    rim = np.where(level >= BEYOND_MIDDLE_LEVEL, _knots(to_edges, LEVEL_KNOTS), np.minimum(_knots(to_edges, LEVEL_KNOTS), HIGH_ANCHOR - 0.02))
+    even_score = np.where(share >= OPEN_PAPER_SHARE, _knots(even, LEVEL_KNOTS), np.maximum(_knots(even, RESIDUE_KNOTS), rim))
     obscured = (blank.reshape(n, -1)[:, geo.interior] >= PRINTED).mean(axis=1)
     stroke = _span(ink, geo, len(geo.interior))
     # a span with almost no ink inside is a thin line across the target (a crease, a stray
