@@ -89,16 +89,14 @@ OPEN_PAPER_SHARE = 0.75
 THIN_FILL = 0.08  # fill under this with a long span: a line across, not a mark
 RING_MIN_OPEN = 8  # sectors of the ring (of 16) that must be paper on the blank to judge a loop
 RESIDUE_KNOTS = ((0.0, 0.0), (0.06, LOW_ANCHOR), (0.3, HIGH_ANCHOR - 0.02), (1.0, HIGH_ANCHOR - 0.02))
-# Crossing (a stamp's letter, a signature, a line across the card over a target): added ink
-# (CROSS_DARK or darker: a stamp's ink is often light) covering CROSS_INSIDE of the box (inset
-# CROSS_INSET_IN) and running on CROSS_REACH_IN or more beyond it with CROSS_AREA_IN2 of ink
-# there, or a thinner stroke through the box that runs that far on two sides, on a window of CROSS_MARGIN_IN around the box at CROSS_PPI. The blank's print within
-# CROSS_BRIDGE_PX of added ink joins it.
+# Crossing (a stamp's letter, a signature, a line across the card over a target): one stroke
+# of added ink (CROSS_DARK or darker: a stamp's ink is often light) touching the box (at least
+# CROSS_TOUCH_PX, the blank's print within CROSS_BRIDGE_PX of added ink joined to it) and
+# running on CROSS_REACH_IN or more beyond the box with CROSS_AREA_IN2 of ink there, or there
+# on two sides; on a window of CROSS_MARGIN_IN around the box at CROSS_PPI.
 CROSS_PPI = 80.0
 CROSS_MARGIN_IN = 0.45
-CROSS_INSET_IN = 0.03
-CROSS_INSIDE = 0.1
-CROSS_LINE_INSIDE = 0.02  # a thin line through the box: it must reach that far on two sides
+CROSS_TOUCH_PX = 3
 CROSS_DARK = 0.2
 CROSS_REACH_IN = 0.25
 CROSS_AREA_IN2 = 0.006
@@ -192,18 +190,19 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
 def _crossing(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_hom: np.ndarray, boxes: np.ndarray,
               plane_card: np.ndarray, plane_ref: np.ndarray) -> np.ndarray:
     """1.0 for a target that a broad or long stroke crosses (a stamp's letter, a signature, a line
-    drawn across the card), else 0.0: ink added to the blank that covers CROSS_INSIDE of the
-    box and runs on to CROSS_REACH_IN or more beyond it, with CROSS_AREA_IN2 of ink out there.
-    A voter's fill, check or X stays nearer its target. Measured on a wide window (the box and
-    CROSS_MARGIN_IN around it, at CROSS_PPI); the blank's print next to added ink joins it (a
-    stroke across the target's printed outline is one stroke)."""
+    drawn across the card), else 0.0: one stroke of ink added to the blank that touches the box
+    and runs on CROSS_REACH_IN or more beyond it, with CROSS_AREA_IN2 of ink out there or out
+    there on two sides. A voter's fill, check or X stays nearer its target. Measured on a wide
+    window (the box and CROSS_MARGIN_IN around it, at CROSS_PPI, area-reduced first so a
+    dithered scan's dots average out); the blank's print next to added ink joins it (a stroke
+    across the target's printed outline, or hidden by it, is one stroke)."""
     n = len(boxes)
     size = boxes[0, 2:] + 2 * CROSS_MARGIN_IN
     shape = (int(round(size[1] * CROSS_PPI)), int(round(size[0] * CROSS_PPI)))
     origins = boxes[:, :2] - CROSS_MARGIN_IN
     sizes = np.repeat(size[None], n, axis=0)
-    card, _ = _windows(gray, hom, origins, sizes, shape, CROSS_PPI)
-    blank, _ = _windows(reference, ref_hom, origins, sizes, shape, CROSS_PPI)
+    card, _ = _windows(*_reduced(gray, hom), origins, sizes, shape, CROSS_PPI)
+    blank, _ = _windows(*_reduced(reference, ref_hom), origins, sizes, shape, CROSS_PPI)
     card_dark = np.clip(1.0 - card / plane_card[:, None, None], 0.0, 1.0)
     blank_dark = np.clip(1.0 - blank / plane_ref[:, None, None], 0.0, 1.0)
     near = cv2.dilate(blank_dark.reshape(n * shape[0], shape[1]), np.ones((5, 5), np.uint8)).reshape(blank_dark.shape)
@@ -211,9 +210,8 @@ def _crossing(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_hom:
     printed = near >= BLANK_NOISE
     m = int(round(CROSS_MARGIN_IN * CROSS_PPI))
     bw, bh = int(round(boxes[0, 2] * CROSS_PPI)), int(round(boxes[0, 3] * CROSS_PPI))
-    inset = max(1, int(round(CROSS_INSET_IN * CROSS_PPI)))
-    inside = np.zeros(shape, bool)
-    inside[m + inset: m + bh - inset, m + inset: m + bw - inset] = True
+    on_box = np.zeros(shape, bool)
+    on_box[m - 1: m + bh + 1, m - 1: m + bw + 1] = True
     r = int(round(CROSS_REACH_IN * CROSS_PPI))
     far = np.ones(shape, bool)
     far[max(0, m - r): m + bh + r, max(0, m - r): m + bw + r] = False
@@ -222,23 +220,30 @@ def _crossing(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_hom:
     sides[1][m + bh + r:] = True
     sides[2][:, : max(0, m - r)] = True
     sides[3][:, m + bw + r:] = True
-    need = max(1, int(CROSS_INSIDE * inside.sum()))
-    touch = max(2, int(CROSS_LINE_INSIDE * inside.sum()))
     area = CROSS_AREA_IN2 * CROSS_PPI ** 2
     bridge = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * CROSS_BRIDGE_PX + 1, 2 * CROSS_BRIDGE_PX + 1))
     out = np.zeros(n)
-    for k in np.flatnonzero(ink[:, inside].sum(axis=1) >= touch):
+    for k in np.flatnonzero((ink & far).reshape(n, -1).sum(axis=1) >= CROSS_TOUCH_PX):
         stroke = cv2.morphologyEx(ink[k].astype(np.uint8), cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))  # a thin line's breaks
         stroke = stroke | (printed[k] & (cv2.dilate(stroke, bridge) > 0)).astype(np.uint8)
         count, labels = cv2.connectedComponents(stroke, connectivity=8)
-        within = np.bincount(labels[inside], minlength=count)
+        touching = np.bincount(labels[on_box], minlength=count) >= CROSS_TOUCH_PX
         beyond = np.bincount(labels[far & ink[k]], minlength=count)  # added ink only, not the print joined to it
-        reach = sum((np.bincount(labels[side & ink[k]], minlength=count) > 0).astype(int) for side in sides)
-        broad = (within >= need) & (beyond >= area)
-        line = (within >= touch) & (reach >= 2)
-        if (broad[1:] | line[1:]).any():
+        reach = np.sum([np.bincount(labels[side & ink[k]], minlength=count) > 0 for side in sides], axis=0)
+        if (touching[1:] & ((beyond[1:] >= area) | (reach[1:] >= 2))).any():
             out[k] = 1.0
     return out
+
+
+def _reduced(image: np.ndarray, hom: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``image`` area-reduced to about twice CROSS_PPI and ``hom`` (inches -> its pixels) to match."""
+    scale = float(np.sqrt(abs(np.linalg.det(hom[:2, :2]))))  # pixels per inch (the perspective part is tiny)
+    f = min(1.0, 2 * CROSS_PPI / scale) if scale > 0 else 1.0
+    if f >= 1.0:
+        return image, hom
+    small = cv2.resize(image, (max(1, int(image.shape[1] * f)), max(1, int(image.shape[0] * f))), interpolation=cv2.INTER_AREA)
+    fx, fy = small.shape[1] / image.shape[1], small.shape[0] / image.shape[0]
+    return small, np.diag([fx, fy, 1.0]) @ hom
 
 
 def _darkness(win: np.ndarray, geo: _Geometry) -> tuple[np.ndarray, np.ndarray]:
