@@ -100,7 +100,8 @@ CROSS_TOUCH_PX = 3
 CROSS_DARK = 0.2
 CROSS_REACH_IN = 0.25
 CROSS_AREA_IN2 = 0.006
-CROSS_BRIDGE_PX = 3
+CROSS_BRIDGE_PX = 6
+CROSS_PRINT_GROW_PX = 3  # 0.04 in: beyond a registration's residual and a thresholded scan's thicker print
 # Fold baseline: in a group of at least FOLD_BASELINE_MIN targets, the fold measure less its
 # FOLD_BASELINE_Q quantile (a crease crosses a few targets; the print's stroke width in a
 # thresholded scan shows beside every one).
@@ -194,8 +195,10 @@ def _crossing(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_hom:
     and runs on CROSS_REACH_IN or more beyond it, with CROSS_AREA_IN2 of ink out there or out
     there on two sides. A voter's fill, check or X stays nearer its target. Measured on a wide
     window (the box and CROSS_MARGIN_IN around it, at CROSS_PPI, area-reduced first so a
-    dithered scan's dots average out); the blank's print next to added ink joins it (a stroke
-    across the target's printed outline, or hidden by it, is one stroke)."""
+    dithered scan's dots average out). Added ink counts only where the blank shows paper; the
+    target's own printed outline next to added ink joins it (a stroke across the outline is
+    one stroke); print elsewhere joins nothing (a mark touching a printed rule is not a stroke
+    running on)."""
     n = len(boxes)
     size = boxes[0, 2:] + 2 * CROSS_MARGIN_IN
     shape = (int(round(size[1] * CROSS_PPI)), int(round(size[0] * CROSS_PPI)))
@@ -205,13 +208,21 @@ def _crossing(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_hom:
     blank, _ = _windows(*_reduced(reference, ref_hom), origins, sizes, shape, CROSS_PPI)
     card_dark = np.clip(1.0 - card / plane_card[:, None, None], 0.0, 1.0)
     blank_dark = np.clip(1.0 - blank / plane_ref[:, None, None], 0.0, 1.0)
-    near = cv2.dilate(blank_dark.reshape(n * shape[0], shape[1]), np.ones((5, 5), np.uint8)).reshape(blank_dark.shape)
-    ink = np.clip(card_dark - near, 0.0, 1.0) >= CROSS_DARK
+    # the blank's print widened CROSS_PRINT_GROW_PX: what a scan or a registration leaves along printed lines is not a stroke
+    grow = np.ones((2 * CROSS_PRINT_GROW_PX + 1, 2 * CROSS_PRINT_GROW_PX + 1), np.uint8)
+    near = cv2.dilate(blank_dark.reshape(n * shape[0], shape[1]), grow).reshape(blank_dark.shape)
     printed = near >= BLANK_NOISE
+    # added ink only where the blank shows paper: over its print, a scan's different rendering
+    # of that print (a gray stamp or shading thresholded black) is not a stroke
+    ink = (np.clip(card_dark - near, 0.0, 1.0) >= CROSS_DARK) & ~printed
     m = int(round(CROSS_MARGIN_IN * CROSS_PPI))
     bw, bh = int(round(boxes[0, 2] * CROSS_PPI)), int(round(boxes[0, 3] * CROSS_PPI))
+    g = CROSS_PRINT_GROW_PX + 1  # on the box: its outline and the band around it that added ink cannot enter
     on_box = np.zeros(shape, bool)
-    on_box[m - 1: m + bh + 1, m - 1: m + bw + 1] = True
+    on_box[m - g: m + bh + g, m - g: m + bw + g] = True
+    g += CROSS_BRIDGE_PX
+    box_zone = np.zeros(shape, bool)  # where the blank's print joins added ink: the target's own outline
+    box_zone[max(0, m - g): m + bh + g, max(0, m - g): m + bw + g] = True
     r = int(round(CROSS_REACH_IN * CROSS_PPI))
     far = np.ones(shape, bool)
     far[max(0, m - r): m + bh + r, max(0, m - r): m + bw + r] = False
@@ -225,7 +236,7 @@ def _crossing(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_hom:
     out = np.zeros(n)
     for k in np.flatnonzero((ink & far).reshape(n, -1).sum(axis=1) >= CROSS_TOUCH_PX):
         stroke = cv2.morphologyEx(ink[k].astype(np.uint8), cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))  # a thin line's breaks
-        stroke = stroke | (printed[k] & (cv2.dilate(stroke, bridge) > 0)).astype(np.uint8)
+        stroke = stroke | (printed[k] & box_zone & (cv2.dilate(stroke, bridge) > 0)).astype(np.uint8)
         count, labels = cv2.connectedComponents(stroke, connectivity=8)
         touching = np.bincount(labels[on_box], minlength=count) >= CROSS_TOUCH_PX
         beyond = np.bincount(labels[far & ink[k]], minlength=count)  # added ink only, not the print joined to it
