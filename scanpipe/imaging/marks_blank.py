@@ -102,6 +102,13 @@ CROSS_REACH_IN = 0.25
 CROSS_AREA_IN2 = 0.006
 CROSS_BRIDGE_PX = 6
 CROSS_PRINT_GROW_PX = 3  # 0.04 in: beyond a registration's residual and a thresholded scan's thicker print
+# A stroke leaving the target's outline: dark added ink joined to the print inside the box grown
+# by LEAVE_BOX_GROW_PX, LEAVE_MIN_PX of it LEAVE_AWAY_PX or more from any print, keeps the
+# score at least LEAVES_OUTLINE_SCORE (between the anchors: for a person, unless it is a vote).
+LEAVE_BOX_GROW_PX = 2
+LEAVE_AWAY_PX = 4  # canonical px (0.033 in): past the fringe a thicker scan of the print leaves
+LEAVE_MIN_PX = 8
+LEAVES_OUTLINE_SCORE = (LOW_ANCHOR + HIGH_ANCHOR) / 2
 # Fold baseline: in a group of at least FOLD_BASELINE_MIN targets, the fold measure less its
 # FOLD_BASELINE_Q quantile (a crease crosses a few targets; the print's stroke width in a
 # thresholded scan shows beside every one).
@@ -171,6 +178,9 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     damage = np.maximum.reduce([stain, fold, tear, crossing, np.where(obscured > MIN_VISIBLE, 1.0, 0.0)])
     score = np.maximum.reduce([_knots(level, LEVEL_KNOTS), _knots(cover, COVER_KNOTS), span_score,
                                _knots(residue, RESIDUE_KNOTS), even_score])
+    # a stroke that leaves the target's own printed outline (a check or an X drawn over a thick
+    # outline, whose ink on the print the blank hides) is never a clear no vote
+    score = np.where(_leaves_outline(ink, printed, geo), np.maximum(score, LEAVES_OUTLINE_SCORE), score)
     name_ring = _name_rings_against_blank(gray, hom, reference, ref_hom, targets)
     shift_px = np.einsum("nij,nj->ni", jac, np.stack([dx, dy], 1) / CANON_PPI)
     corners_all = _boxes_px(hom, boxes)
@@ -243,6 +253,31 @@ def _crossing(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_hom:
         reach = np.sum([np.bincount(labels[side & ink[k]], minlength=count) > 0 for side in sides], axis=0)
         if (touching[1:] & ((beyond[1:] >= area) | (reach[1:] >= 2))).any():
             out[k] = 1.0
+    return out
+
+
+def _leaves_outline(ink: np.ndarray, printed: np.ndarray, geo: _Geometry) -> np.ndarray:
+    """Per target: added ink (DARK or darker, on the blank's paper) joined to the target's own
+    printed outline that reaches LEAVE_AWAY_PX or more from any print, LEAVE_MIN_PX pixels of
+    it at least (a stroke, not the fringe a thicker scan leaves along the print)."""
+    n, ch, cw = ink.shape
+    off = int(round(MARGIN_IN * CANON_PPI)) - SEARCH_PX  # the box's origin in the crop
+    bh, bw = int(round(geo.shape[0] - 2 * MARGIN_IN * CANON_PPI)), int(round(geo.shape[1] - 2 * MARGIN_IN * CANON_PPI))
+    g = LEAVE_BOX_GROW_PX
+    own = np.zeros((ch, cw), bool)  # the target's own print: its outline (and what it prints inside)
+    own[max(0, off - g): off + bh + g, max(0, off - g): off + bw + g] = True
+    out = np.zeros(n, bool)
+    for k in range(n):
+        dark = (ink[k] >= DARK) & ~printed[k]
+        if dark.sum() < LEAVE_MIN_PX:
+            continue
+        paper = (~printed[k]).astype(np.uint8)
+        away = cv2.distanceTransform(paper, cv2.DIST_L2, 3) >= LEAVE_AWAY_PX
+        outline = printed[k] & own
+        count, labels = cv2.connectedComponents((dark | outline).astype(np.uint8), connectivity=8)
+        on_outline = np.bincount(labels[outline], minlength=count) > 0
+        far = np.bincount(labels[dark & away], minlength=count)
+        out[k] = bool((on_outline[1:] & (far[1:] >= LEAVE_MIN_PX)).any())
     return out
 
 
