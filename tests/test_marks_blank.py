@@ -72,3 +72,21 @@ def test_print_a_scan_thickens_beside_every_target_is_not_a_crease_but_a_crease_
     got = [r.status for r in _read(img, blank, reg, page)]
     assert got[3] is MarkStatus.UNKNOWN, got
     assert BOX_H > 0  # the layout's box size is the one test_marks draws
+
+
+def test_a_check_drawn_over_a_thick_outline_is_never_a_clear_no_vote() -> None:
+    """A vendor's flat oval with a thick outline: a check whose stroke lies on the outline and
+    leaves it (the blank hides the ink on its print) goes to a person; an empty one stays no."""
+    blank, reg, page = card(EMPTY)
+    for i in range(len(page.targets)):  # thicken every outline, as an ES&S-like flat oval
+        cx, cy = _centre(page, i)
+        cv2.ellipse(blank, (_px(cx), _px(cy)), (_px(BOX_W / 2 - 0.012), _px(BOX_H / 2 - 0.012)), 0, 0, 360, 20, _px(0.024), cv2.LINE_AA)
+    img = blank.copy()
+    cx, cy = _centre(page, 4)  # the check's foot on the lower outline, its arm out past the upper right
+    a, b = BOX_W / 2 - 0.012, BOX_H / 2 - 0.012  # the outline's centre line
+    foot = [(cx + a * np.cos(t), cy + b * np.sin(t)) for t in np.linspace(np.pi * 0.75, np.pi * 0.2, 12)]
+    pts = np.array([(_px(x), _px(y)) for x, y in [*foot, (cx + 0.25, cy - 0.1)]], np.int32)
+    cv2.polylines(img, [pts], False, 25, _px(0.018), cv2.LINE_AA)
+    got = [r.status for r in _read(img, blank, reg, page)]
+    assert got[4] is not MarkStatus.NO, got
+    assert all(s is MarkStatus.NO for i, s in enumerate(got) if i != 4), got

@@ -273,7 +273,7 @@ def _leaves_outline(ink: np.ndarray, printed: np.ndarray, geo: _Geometry) -> np.
             continue
         paper = (~printed[k]).astype(np.uint8)
         away = cv2.distanceTransform(paper, cv2.DIST_L2, 3) >= LEAVE_AWAY_PX
-        outline = printed[k] & own
+        outline = cv2.dilate((printed[k] & own).astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)  # its edge's blur too
         count, labels = cv2.connectedComponents((dark | outline).astype(np.uint8), connectivity=8)
         on_outline = np.bincount(labels[outline], minlength=count) > 0
         far = np.bincount(labels[dark & away], minlength=count)
