@@ -21,10 +21,10 @@ import platform
 import sys
 
 # The ingest budget (scripts/bench_memory.py: 500 MB for the process tree of
-# ``ingest --workers 2``) split: a worker reading cards keeps to about 130 MB between cards,
-# the coordinator (the database, the results of a batch) to about 150 MB.
-WORKER_SOFT_MB = 130.0
-COORDINATOR_SOFT_MB = 150.0
+# ``ingest --workers 2``) split: a worker reading cards keeps to about 120 MB between cards,
+# the coordinator (the database, the results of a batch) to about 110 MB.
+WORKER_SOFT_MB = 120.0
+COORDINATOR_SOFT_MB = 110.0
 
 _LIBC: list[ctypes.CDLL | None] = []
 
