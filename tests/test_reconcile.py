@@ -171,11 +171,39 @@ def test_a_new_duplicate_stored_before_a_kill_gets_its_paper_on_the_next_run(tmp
         assert [(nd.serial, nd.image_path) for nd in store.new_duplicates()] == [(f"{serial}-R1", None)]
     finally:
         store.close()
+    # the killed command run again (as an operator would): whatever it says of the decision
+    # already recorded, the new duplicate's paper is written
+    run("adjudicate", serial, "--contest", contest, "--votes", ",".join(EXPECTED[serial]["intent"][contest]),
+        "--auditor", "Ann Lee", "--auditor", "Bo Park", "--no-accounts", "--render-dir", str(tmp_path / "new"), code=(0, 1, 2))
+    assert png.is_file() and pdf.is_file()
     out = run("reconcile", "--render-dir", str(tmp_path / "new"))
-    assert png.is_file() and pdf.is_file(), out
     assert f"{serial}-R2" not in out  # the stored decision's new duplicate, not another one
-    run("reconcile", "--render-dir", str(tmp_path / "new"))
     assert not (tmp_path / "new" / f"{serial}-R2.png").exists()
+
+
+def test_a_reconcile_after_a_kill_writes_the_missing_paper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same kill, then a whole `reconcile --render-dir` (not the decision again)."""
+    import scanpipe.reconcile.service as service
+
+    shutil.copytree(FIXTURES, tmp_path / "fx")
+    run = Run(tmp_path)
+    run("init", "--election", str(tmp_path / "fx" / "election" / "election.json"), code=0)
+    run("ingest", str(tmp_path / "fx" / "deck" / "cards"), "-q", "--workers", "1")
+    run("reconcile")
+    serial = by_case("wrong_option")
+    (contest,) = EXPECTED[serial]["contests"]
+
+    def killed(*args: object, **kwargs: object) -> None:
+        raise _Killed()
+
+    monkeypatch.setattr(service, "write_paper_files", killed)
+    with pytest.raises(_Killed):
+        run("adjudicate", serial, "--contest", contest, "--votes", ",".join(EXPECTED[serial]["intent"][contest]),
+            "--auditor", "Ann Lee", "--auditor", "Bo Park", "--no-accounts", "--render-dir", str(tmp_path / "new"))
+    monkeypatch.undo()
+    out = run("reconcile", "--render-dir", str(tmp_path / "new"))
+    assert (tmp_path / "new" / f"{serial}-R1.png").is_file() and (tmp_path / "new" / f"{serial}-R1.pdf").is_file(), out
+    assert f"{serial}-R2" not in out
 
 
 def test_one_serials_standing_is_its_part_of_the_whole(reconciled: tuple[Run, Path]) -> None:

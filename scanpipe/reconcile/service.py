@@ -23,7 +23,7 @@ from scanpipe.reconcile.resolve import PairOutcome
 from scanpipe.rules import rule_set
 from scanpipe.store.pairs import NewDuplicateRecord
 from scanpipe.store.repository import Store
-from scanpipe.types import CardHints, InterpretedCard, ReadCard, Reason, UnreadableCard
+from scanpipe.types import CardHints, Election, InterpretedCard, ReadCard, Reason, UnreadableCard
 from scanpipe.workflow import BoardVotes, DecisionOutcome, Standing, record_decision, standing
 
 SERIAL_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
@@ -64,8 +64,6 @@ def reconcile(store: Store, *, render_dir: Path | None = None, serial: str | Non
             continue
         nd = current.get(outcome.serial)
         if nd is not None and tuple(nd.contests) == tuple(outcome.new_contests):
-            if render_dir is not None and nd.image_path is None:  # a run stopped after storing it, before its paper was written
-                summary.paper[nd.serial] = str(write_paper_files(store, s.election, nd.serial, render_dir)[1])
             continue
         decision_ids = [d.id for d in s.decisions if d.item == outcome.serial and d.state.value == "final"]
         created = store.add_new_duplicate(
@@ -81,6 +79,8 @@ def reconcile(store: Store, *, render_dir: Path | None = None, serial: str | Non
         made = True
     if made:
         s = standing(store, serial=serial)
+    if render_dir is not None:
+        summary.paper.update(write_missing_paper(store, s.election, render_dir, serial=serial))
     _attach_reprints(store, s, summary)
     if serial is None:
         store.replace_pairs([pair_row(o, s, rules.id) for o in s.pairs])
@@ -90,6 +90,17 @@ def reconcile(store: Store, *, render_dir: Path | None = None, serial: str | Non
     detail: dict[str, object] = {"statuses": dict(summary.statuses), "new_duplicates": summary.new_duplicates, "rule_set": rules.id}
     store.log_event("reconcile", detail if serial is None else {**detail, "serial": serial})
     return summary
+
+
+def write_missing_paper(store: Store, election: Election, render_dir: Path, *, serial: str | None = None) -> dict[str, str]:
+    """Write the PNG and PDF of every current new duplicate (of ``serial``'s, when given) whose
+    paper was never written: a run killed after the decision was stored and before its paper
+    was written leaves one. Returns ``{new duplicate: its PDF}``."""
+    written = {}
+    for nd in store.new_duplicates(base_serial=serial):
+        if nd.image_path is None:
+            written[nd.serial] = str(write_paper_files(store, election, nd.serial, render_dir)[1])
+    return written
 
 
 def read_originals_with_duplicate_style(store: Store, s: Standing) -> int:
@@ -217,6 +228,8 @@ def adjudicate_pair(
     its cards only). A new duplicate the decision makes is rendered into the database (and
     written to ``render_dir`` when given); the outcome names it."""
     s = standing(store, serial=serial)
+    if render_dir is not None:  # the same decision again after a kill: its paper first, whatever the decision's fate
+        write_missing_paper(store, s.election, render_dir, serial=serial)
     pair = next((p for p in s.pairs if p.serial == serial), None)
     if pair is None:
         raise DecisionError(f"{serial}: no scanned card carries this serial")
