@@ -109,7 +109,12 @@ def run_reference(runner: Runner, deck: Path, election: Path, truth: dict[str, d
     decisions = pair_decisions(runner, truth)
     for step in decisions:
         step.seconds = timed(runner, step.args)
-    return steps + decisions
+    # the day closes with a reconcile, as a board's procedure does: it finds nothing to make, and
+    # writes the paper of a new duplicate whose decision a kill let be stored without it (an
+    # operator who sees the decision recorded does not run it again)
+    closing = Step("reconcile", ["reconcile", "--render-dir", "new"])
+    closing.seconds = timed(runner, closing.args)
+    return steps + decisions + [closing]
 
 
 def timed(runner: Runner, args: Sequence[str]) -> float:
@@ -316,7 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         r.root.mkdir(exist_ok=True)
     t = time.perf_counter()
     steps = run_reference(reference, out / "deck" / "cards", election, truth)
-    print(f"reference run: {len(steps)} steps (ingest, reconcile, {len(steps) - 2} adjudicate) in {time.perf_counter() - t:.0f} s")
+    print(f"reference run: {len(steps)} steps (ingest, reconcile, {len(steps) - 3} adjudicate, a closing reconcile) in {time.perf_counter() - t:.0f} s")
     t = time.perf_counter()
     chaos = run_chaos(chaotic, election, steps, out / "deck" / "cards", args.kills, min(args.dask_kills, args.kills),
                       random.Random(args.seed), args.orphan_wait)
