@@ -199,3 +199,33 @@ def test_a_scanner_that_hangs_is_stopped_and_reported(sane_env: Path, tmp_path: 
     assert isinstance(summary.error, DeviceGone), summary.error
     assert "no page within 3 s" in str(summary.error)
     assert summary.pages_written == 1 and summary.cards_stored == 1  # the page it gave is kept
+
+
+def said_and_hung_scanimage(folder: Path, words: str) -> Path:
+    """A ``scanimage`` first on PATH that says why its batch ended, then hangs without ending
+    (the SANE test backend sometimes does so after a feeder status)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    real = shutil.which("scanimage")
+    assert real is not None
+    shim = folder / "scanimage"
+    shim.write_text(f"""#!/bin/sh
+case " $* " in
+  *" --batch="*) echo "scanimage: sane_start: {words}" >&2; exec sleep 3600 ;;
+  *) exec "{real}" "$@" ;;
+esac
+""")
+    shim.chmod(0o755)
+    return folder
+
+
+@pytest.mark.parametrize(("words", "error"), [("Document feeder out of documents", FeederEmpty), ("Document feeder jammed", PaperJam)])
+def test_a_scanner_that_says_why_it_stopped_then_hangs_is_reported_for_what_it_said(
+        words: str, error: type, sane_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scan_store: Store) -> None:
+    from scanpipe.sources import sane
+
+    monkeypatch.setenv("PATH", f"{said_and_hung_scanimage(tmp_path / 'bin', words)}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(sane, "ENDED_GRACE_S", 1.0)
+    monkeypatch.setattr(sane, "PAGE_TIMEOUT_S", 600.0)  # the page watchdog must not be what ends it
+    summary = scan_batch(scan_store, SaneSource("test:0", ScanSettings(dpi=50)), batch="w", out_dir=tmp_path / "scans")
+    assert isinstance(summary.error, error), summary.error
+    assert summary.pages_written == 0

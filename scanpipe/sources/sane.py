@@ -21,6 +21,11 @@ scanimage says                              we raise
 cancelled at the device (2), others
 ==========================================  =========================================
 
+A scanimage that has said why the scan ended (``scanimage: sane_start: ...`` on its standard
+error) but has not exited ENDED_GRACE_S later is killed, and what it said stands (the SANE
+test backend sometimes hangs after a feeder status); one that gives no page within
+PAGE_TIMEOUT_S is killed and reported DeviceGone.
+
 The python-sane binding is not used: scanimage is what Debian ships and what operators
 can run by hand to check a device, and its process boundary keeps a misbehaving driver
 from taking scanpipe down with it.
@@ -35,6 +40,7 @@ import signal
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +66,8 @@ from scanpipe.sources.base import (
 LIST_TIMEOUT_S = 60.0  # network scanners can take a while to answer discovery
 STOP_TIMEOUT_S = 15.0  # after a cancel, scanimage must end within this, or it is killed
 PAGE_TIMEOUT_S = 180.0  # no page within this (a hung driver): scanimage is killed, DeviceGone
+ENDED_GRACE_S = 10.0  # scanimage said why it stopped but did not exit within this: it is killed, and that reason stands
+_ENDED_LINE = re.compile(r"^scanimage: sane_(?:start|read): (.+)$", re.MULTILINE)
 _OPTION_LINE = re.compile(r"^\s+--([A-Za-z0-9-]+)\s+(.*?)\s+\[(.*)\]\s*$")
 
 SANE_STATUS_CANCELLED = 2
@@ -68,6 +76,9 @@ SANE_STATUS_JAMMED = 6
 SANE_STATUS_NO_DOCS = 7
 SANE_STATUS_COVER_OPEN = 8
 SANE_STATUS_IO_ERROR = 9
+# scanimage's words for a status (sane_strstatus), and that status: what its exit code would be
+_STATUS_WORDS = (("out of documents", SANE_STATUS_NO_DOCS), ("jammed", SANE_STATUS_JAMMED), ("cover", SANE_STATUS_COVER_OPEN),
+                 ("device i/o", SANE_STATUS_IO_ERROR), ("busy", SANE_STATUS_DEVICE_BUSY), ("cancelled", SANE_STATUS_CANCELLED))
 
 
 def scanimage_path() -> str:
@@ -248,6 +259,7 @@ class SaneSource:
         assert self._proc.stdout is not None
         seq = 0
         watchdog = _Watchdog(self._proc, PAGE_TIMEOUT_S)
+        ended = _EndedWatch(self._proc, self._stderr.fileno(), ENDED_GRACE_S)
         try:
             for line in self._proc.stdout:
                 watchdog.reset()
@@ -262,8 +274,11 @@ class SaneSource:
                 watchdog.reset()  # the time the caller spent on the page is not the scanner's
         finally:
             watchdog.cancel()
+            ended.cancel()
         returncode = self._proc.wait()
-        if watchdog.fired:
+        if ended.fired is not None:  # it said why it stopped, then hung (seen: the SANE test backend in its cancel)
+            returncode = ended.fired
+        elif watchdog.fired:
             raise DeviceGone(self.name, pages_delivered=seq, detail=f"no page within {PAGE_TIMEOUT_S:.0f} s; scanimage was stopped")
         self._stderr.seek(0)
         error = classify_exit(self.name, returncode, self._stderr.read(), pages=seq, stopped=self._stopped)
@@ -320,6 +335,42 @@ class _Watchdog:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
+
+
+class _EndedWatch:
+    """Kills ``proc`` when its standard error (the file ``fd``) has said why the scan ended
+    (``scanimage: sane_start: ...`` or ``sane_read: ...``) but it has not exited ENDED_GRACE_S
+    later; ``fired`` is then the status those words name, as its exit code would have been."""
+
+    def __init__(self, proc: subprocess.Popen[str], fd: int, grace: float, poll: float = 0.25) -> None:
+        self._proc, self._fd, self._grace, self._poll = proc, fd, grace, poll
+        self._done = threading.Event()
+        self.fired: int | None = None
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        said_at: float | None = None
+        while not self._done.wait(self._poll) and self._proc.poll() is None:
+            try:
+                text = os.pread(self._fd, 1 << 16, 0).decode("utf-8", "replace")
+            except OSError:
+                return
+            words = [m.lower() for m in _ENDED_LINE.findall(text)]
+            if not words:
+                continue
+            said_at = said_at if said_at is not None else time.monotonic()
+            if time.monotonic() - said_at >= self._grace and self._proc.poll() is None:
+                status = next((code for key, code in _STATUS_WORDS if key in words[-1]), None)
+                if status is None:
+                    return  # words we do not know: the page watchdog decides
+                self.fired = status
+                self._proc.kill()
+                return
+
+    def cancel(self) -> None:
+        self._done.set()
+        self._thread.join(timeout=5)
 
 
 def _run(argv: list[str], *, timeout: float) -> subprocess.CompletedProcess[str]:
