@@ -147,13 +147,14 @@ def score_targets(
     plane = _page_paper(gray) if targets else (255.0, 0.0, 0.0)
     against_blank = reference is not None and ref_dpi is not None and targets
     ref_plane = _page_paper(reference) if against_blank and reference is not None else plane
+    memo: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # what the page's groups share (scoring against the blank)
     for (w_in, h_in), idx in groups.items():
         group = [targets[i] for i in idx]
         if against_blank:
             from scanpipe.imaging.marks_blank import score_group_against_blank
 
             assert reference is not None and ref_dpi is not None
-            scored = score_group_against_blank(gray, hom, group, _geometry(w_in, h_in), plane, reference, ref_dpi, ref_plane)
+            scored = score_group_against_blank(gray, hom, group, _geometry(w_in, h_in), plane, reference, ref_dpi, ref_plane, memo=memo)
         else:
             scored = _score_group(gray, hom, group, _geometry(w_in, h_in), plane, reference, ref_dpi)
         for i, s in zip(idx, scored):

@@ -120,8 +120,10 @@ STAIN_SIDES = 2  # a stain darkens the paper on two sides of the target at least
 
 def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[TargetDef], geo: _Geometry,
                               plane: tuple[float, float, float], reference: np.ndarray, ref_dpi: float,
-                              ref_plane: tuple[float, float, float]) -> list[TargetScore]:
-    """Scores of same-sized targets on the upright card ``gray`` against the blank ``reference``."""
+                              ref_plane: tuple[float, float, float], memo: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
+                              ) -> list[TargetScore]:
+    """Scores of same-sized targets on the upright card ``gray`` against the blank ``reference``;
+    ``memo`` (one per page, shared by its groups) keeps what every group would compute again."""
     n = len(targets)
     boxes = np.array([t.box_in for t in targets], np.float64)
     origins = boxes[:, :2] - MARGIN_IN
@@ -174,7 +176,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     fold = _fold(np.clip(aligned - wide, 0.0, 1.0), geo)
     if n >= FOLD_BASELINE_MIN:  # what every target of this kind shows beside it is the print at a scan's stroke width, not a crease
         fold = np.clip(fold - np.quantile(fold, FOLD_BASELINE_Q), 0.0, 1.0)
-    crossing = _crossing(gray, hom, reference, ref_hom, boxes, _paper(card_win), _paper(ref_win))
+    crossing = _crossing(gray, hom, reference, ref_hom, boxes, _paper(card_win), _paper(ref_win), {} if memo is None else memo)
     damage = np.maximum.reduce([stain, fold, tear, crossing, np.where(obscured > MIN_VISIBLE, 1.0, 0.0)])
     score = np.maximum.reduce([_knots(level, LEVEL_KNOTS), _knots(cover, COVER_KNOTS), span_score,
                                _knots(residue, RESIDUE_KNOTS), even_score])
@@ -199,7 +201,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
 
 
 def _crossing(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_hom: np.ndarray, boxes: np.ndarray,
-              plane_card: np.ndarray, plane_ref: np.ndarray) -> np.ndarray:
+              plane_card: np.ndarray, plane_ref: np.ndarray, memo: dict[str, tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
     """1.0 for a target that a broad or long stroke crosses (a stamp's letter, a signature, a line
     drawn across the card), else 0.0: one stroke of ink added to the blank that touches the box
     and runs on CROSS_REACH_IN or more beyond it, with CROSS_AREA_IN2 of ink out there or out
@@ -214,8 +216,10 @@ def _crossing(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_hom:
     shape = (int(round(size[1] * CROSS_PPI)), int(round(size[0] * CROSS_PPI)))
     origins = boxes[:, :2] - CROSS_MARGIN_IN
     sizes = np.repeat(size[None], n, axis=0)
-    card, _ = _windows(*_reduced(gray, hom), origins, sizes, shape, CROSS_PPI)
-    blank, _ = _windows(*_reduced(reference, ref_hom), origins, sizes, shape, CROSS_PPI)
+    if "card" not in memo:  # the whole card and blank reduced once per page, not once per group of targets
+        memo["card"], memo["blank"] = _reduced(gray, hom), _reduced(reference, ref_hom)
+    card, _ = _windows(*memo["card"], origins, sizes, shape, CROSS_PPI)
+    blank, _ = _windows(*memo["blank"], origins, sizes, shape, CROSS_PPI)
     card_dark = np.clip(1.0 - card / plane_card[:, None, None], 0.0, 1.0)
     blank_dark = np.clip(1.0 - blank / plane_ref[:, None, None], 0.0, 1.0)
     # the blank's print widened CROSS_PRINT_GROW_PX: what a scan or a registration leaves along printed lines is not a stroke
