@@ -85,24 +85,31 @@ def test_the_feeder_running_out_ends_the_stack_normally(sane_env: Path, scan_sto
     assert len(list(scan_store.iter_cards())) == 10
 
 
-def vanishing_scanimage(folder: Path, after_pages: int) -> Path:
-    """A ``scanimage`` first on PATH that runs the real one for ``after_pages`` pages of a
-    batch and is then killed by SIGKILL while the feeder still holds sheets: a scanner
-    unplugged mid-batch, as far as scanpipe can tell. The kill follows the pages by
-    construction, never by timing (on a loaded machine the real feeder could otherwise
-    deliver all ten sheets before a kill sent from outside lands)."""
+def scanimage_shim(folder: Path, batch: str) -> Path:
+    """A ``scanimage`` first on PATH (``folder``) that runs ``batch``, a shell line, for a
+    ``--batch`` scan (``$REAL`` is the real scanimage) and the real one for anything else."""
     folder.mkdir(parents=True, exist_ok=True)
     real = shutil.which("scanimage")
     assert real is not None
     shim = folder / "scanimage"
     shim.write_text(f"""#!/bin/sh
+REAL="{real}"
 case " $* " in
-  *" --batch="*) "{real}" "$@" --batch-count={after_pages}; kill -9 $$ ;;
-  *) exec "{real}" "$@" ;;
+  *" --batch="*) {batch} ;;
+  *) exec "$REAL" "$@" ;;
 esac
 """)
     shim.chmod(0o755)
     return folder
+
+
+def vanishing_scanimage(folder: Path, after_pages: int) -> Path:
+    """A ``scanimage`` that runs the real one for ``after_pages`` pages of a batch and is then
+    killed by SIGKILL while the feeder still holds sheets: a scanner unplugged mid-batch, as far
+    as scanpipe can tell. The kill follows the pages by construction, never by timing (on a
+    loaded machine the real feeder could otherwise deliver all ten sheets before a kill sent
+    from outside lands)."""
+    return scanimage_shim(folder, f'"$REAL" "$@" --batch-count={after_pages}; kill -9 $$')
 
 
 def test_a_scanner_that_vanishes_mid_batch_loses_nothing_and_resume_stores_each_page_once(
@@ -173,20 +180,9 @@ def test_cli_devices_and_a_missing_device_exit_2(sane_env: Path, scan_store: Sto
 
 
 def hanging_scanimage(folder: Path) -> Path:
-    """A ``scanimage`` first on PATH that runs the real one for one page of a batch, then hangs
-    without ending (a driver stuck in its cancel, as the SANE test backend once was)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    real = shutil.which("scanimage")
-    assert real is not None
-    shim = folder / "scanimage"
-    shim.write_text(f"""#!/bin/sh
-case " $* " in
-  *" --batch="*) "{real}" "$@" --batch-count=1; exec sleep 3600 ;;
-  *) exec "{real}" "$@" ;;
-esac
-""")
-    shim.chmod(0o755)
-    return folder
+    """A ``scanimage`` that runs the real one for one page of a batch, then hangs without ending
+    (a driver stuck in its cancel, as the SANE test backend once was)."""
+    return scanimage_shim(folder, '"$REAL" "$@" --batch-count=1; exec sleep 3600')
 
 
 def test_a_scanner_that_hangs_is_stopped_and_reported(sane_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -202,20 +198,9 @@ def test_a_scanner_that_hangs_is_stopped_and_reported(sane_env: Path, tmp_path: 
 
 
 def said_and_hung_scanimage(folder: Path, words: str) -> Path:
-    """A ``scanimage`` first on PATH that says why its batch ended, then hangs without ending
-    (the SANE test backend sometimes does so after a feeder status)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    real = shutil.which("scanimage")
-    assert real is not None
-    shim = folder / "scanimage"
-    shim.write_text(f"""#!/bin/sh
-case " $* " in
-  *" --batch="*) echo "scanimage: sane_start: {words}" >&2; exec sleep 3600 ;;
-  *) exec "{real}" "$@" ;;
-esac
-""")
-    shim.chmod(0o755)
-    return folder
+    """A ``scanimage`` that says why its batch ended, then hangs without ending (the SANE test
+    backend sometimes does so after a feeder status)."""
+    return scanimage_shim(folder, f'echo "scanimage: sane_start: {words}" >&2; exec sleep 3600')
 
 
 @pytest.mark.parametrize(("words", "error"), [("Document feeder out of documents", FeederEmpty), ("Document feeder jammed", PaperJam)])

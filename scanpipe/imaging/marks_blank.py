@@ -265,8 +265,9 @@ def _leaves_outline(ink: np.ndarray, printed: np.ndarray, geo: _Geometry) -> np.
     printed outline that reaches LEAVE_AWAY_PX or more from any print, LEAVE_MIN_PX pixels of
     it at least (a stroke, not the fringe a thicker scan leaves along the print)."""
     n, ch, cw = ink.shape
-    off = int(round(MARGIN_IN * CANON_PPI)) - SEARCH_PX  # the box's origin in the crop
-    bh, bw = int(round(geo.shape[0] - 2 * MARGIN_IN * CANON_PPI)), int(round(geo.shape[1] - 2 * MARGIN_IN * CANON_PPI))
+    m = int(round(MARGIN_IN * CANON_PPI))  # the window's margin around the box (marks._geometry)
+    off = m - SEARCH_PX  # the box's origin in the crop
+    bh, bw = geo.shape[0] - 2 * m, geo.shape[1] - 2 * m
     g = LEAVE_BOX_GROW_PX
     own = np.zeros((ch, cw), bool)  # the target's own print: its outline (and what it prints inside)
     own[max(0, off - g): off + bh + g, max(0, off - g): off + bw + g] = True
