@@ -90,3 +90,71 @@ def test_a_check_drawn_over_a_thick_outline_is_never_a_clear_no_vote() -> None:
     got = [r.status for r in _read(img, blank, reg, page)]
     assert got[4] is not MarkStatus.NO, got
     assert all(s is MarkStatus.NO for i, s in enumerate(got) if i != 4), got
+
+
+def test_of_two_shifts_fitting_the_blank_about_equally_the_smaller_is_taken() -> None:
+    """The card's oval lies between two canonical pixels: where the shift of one pixel fits the
+    blank better by less than SHIFT_TIE, no shift is taken (a hair of registration or a
+    voter's mark must not move the window a pixel and change the score); where it fits
+    clearly better, it is taken."""
+    from scanpipe.imaging import marks, marks_blank
+
+    geo = marks._geometry(0.2, 0.12)
+    s = marks.SEARCH_PX
+    h, w = geo.shape
+    blank = np.zeros((h, w), np.float32)
+    cv2.ellipse(blank, (w // 2, h // 2), (int(0.1 * marks.CANON_PPI), int(0.06 * marks.CANON_PPI)), 0, 0, 360, 1.0, 2, cv2.LINE_AA)
+    blank = cv2.GaussianBlur(blank, (0, 0), 1.0)  # as scanned: the correlation changes smoothly with the offset
+    r0, r1, c0, c1 = geo.match
+    template = blank[s + r0: s + r1, s + c0: s + c1]
+    yy, xx = np.mgrid[-s:s + 1, -s:s + 1]
+    penalty = marks.SHIFT_PRIOR * (xx**2 + yy**2) / float(s**2)
+
+    def lead(t: float) -> tuple[np.ndarray, float]:
+        """The card moved ``t`` canonical px right; how much better one pixel right fits than none."""
+        moved = cv2.warpAffine(blank, np.float32([[1, 0, t], [0, 1, 0]]), (w, h), flags=cv2.INTER_LINEAR)
+        corr = cv2.matchTemplate(moved[r0: r1 + 2 * s, c0: c1 + 2 * s], template - template.mean(), cv2.TM_CCORR)
+        fit = (corr - penalty * corr.max()) / corr.max()
+        return moved, float(fit[s, s + 1] - fit[s, s])
+
+    leads = [(t, *lead(t)) for t in np.linspace(0.3, 0.9, 601)]
+    near_tie = [(t, m) for t, m, d in leads if 0 < d < marks_blank.SHIFT_TIE]
+    clear = [(t, m) for t, m, d in leads if d > 2 * marks_blank.SHIFT_TIE]
+    assert near_tie and clear
+    for _t, moved in near_tie:
+        dx, dy = marks_blank._best_shifts(moved[None], blank[None], geo)
+        assert (dx[0], dy[0]) == (0, 0)
+    dx, dy = marks_blank._best_shifts(clear[-1][1][None], blank[None], geo)
+    assert (dx[0], dy[0]) == (1, 0)
+
+
+
+def _stamped(img: np.ndarray, page, i: int) -> np.ndarray:
+    """``img`` with a broad gray stamp stroke (a "SAMPLE" letter) across target ``i`` and well beyond."""
+    out = img.copy()
+    cx, cy = _centre(page, i)
+    cv2.line(out, (_px(cx - 0.6), _px(cy - 0.25)), (_px(cx + 0.7), _px(cy + 0.2)), 120, _px(0.22), cv2.LINE_AA)
+    return out
+
+
+@pytest.mark.parametrize("kind", ["full_fill", "check", "x_mark", "none"])
+def test_a_blank_stamped_over_a_target_the_ballots_lack_reads_the_target_as_its_siblings_show_it(kind: str) -> None:
+    """The county's blank carries a SAMPLE stamp across an oval; the ballots do not: the
+    oval's empty look comes from the page's other ovals, and what the voter did reads."""
+    kinds = ["none", "full_fill", "none", kind, "check", "none", "none", "none"]
+    blank, _, _ = card(EMPTY)
+    img, reg, page = card(kinds)
+    got = _read(img, _stamped(blank, page, 3), reg, page)
+    want = [MarkStatus.YES if k != "none" else MarkStatus.NO for k in kinds]
+    assert [r.status for r in got] == want, [(r.status.value, r.why) for r in got]
+    assert got[3].score.damage_score < 0.3
+
+
+def test_a_ballot_carrying_the_blank_s_stamp_over_a_target_stays_with_a_person() -> None:
+    kinds = ["none", "full_fill", "none", "full_fill", "check", "none", "none", "none"]
+    blank, _, _ = card(EMPTY)
+    img, reg, page = card(kinds)
+    got = _read(_stamped(img, page, 3), _stamped(blank, page, 3), reg, page)
+    assert got[3].status is MarkStatus.UNKNOWN and got[3].score.damage_score >= 0.3, got[3]
+    assert [r.status for i, r in enumerate(got) if i != 3] == [MarkStatus.YES if k != "none" else MarkStatus.NO
+                                                                  for i, k in enumerate(kinds) if i != 3]

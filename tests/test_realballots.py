@@ -43,8 +43,12 @@ KNOWN_TO_A_PERSON: dict[tuple[str, str], str] = {
     ("voted/1200_025.tif", "county-commission-4-grant"): "the SAMPLE stamp's edge crosses the oval (damage 0.63)",
     ("voted/1200_038.tif", "school-board-5-collier"): "the SAMPLE stamp's edge crosses the oval (damage 0.60)",
     ("voted/1200_024.tif", "governor-rep-mccalister"): "loops all round the oval (ring 0.36, damage 0.57)",
+    ("voted/1200_015.tif", "school-board-2-king"): "the oval sits at the SAMPLE stamp's edge on the blank and the "
+    "voter's heavy fill leaves two near-equal places for it: the local search takes the one 0.04 in off (damage 0.91)",
     ("voted/20120608170620594_0002.jpg", "state-rep-79-rep-kaufmann"): "a faint scribble scoring 0.480, just under "
     "definite 0.495 (the election's own thresholds, `calibrate election`, read it as a vote)",
+    ("voted/20120608170620594_0006.jpg", "supervisors-rep-deerberg"): "a light fill scoring 0.494-0.498 against "
+    "definite 0.495: a tenth of a pixel of registration puts it either side",
     ("voted/20120608170620594_0008.jpg", "supervisors-rep-write-in-1"): "an empty write-in: ink 0.10 in its area",
     ("voted/20120608170620594_0011.jpg", "auditor-dem-write-in"): "an empty write-in: ink 0.14 in its area (the line's ends)",
     ("voted/20120608170620594_0015.jpg", "auditor-dem-write-in"): "an empty write-in: ink 0.11 in its area (the line's ends)",

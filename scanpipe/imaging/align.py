@@ -28,6 +28,7 @@ import numpy as np
 
 from scanpipe.imaging.reference import (
     COARSE_DPI,
+    MARK_ROW_MIN,
     REDUCED_STEP,
     PageModel,
     ink_of,
@@ -46,6 +47,22 @@ PATCH_MIN_SCORE = 0.55
 MIN_PATCHES = 8
 MAX_RESIDUAL_IN = 0.012  # RMS misfit of the local offsets the homography leaves
 MIN_INLIER_SHARE = 0.5
+# Alignment by the timing marks (:func:`align_by_marks`)
+MARK_SIZE_TOL = 0.4  # a card blob is mark-like when both sides are within 40% of the blank's marks (scaled)
+MARK_ANGLE_MAX_DEG = 5.0  # rows' direction looked for within this of the axes
+MARK_PITCH_AGREE = 0.1  # the spacing's scale replaces a hypothesis it is this close to
+MARK_STRETCHES = (1.0, 0.985, 1.015, 0.97, 1.03)  # the spacing's scale tried so, until a fit finds the marks ...
+MARK_RETRY_VOTES = 0.5  # ... while a translation drew this share of the marks needed (a row of them agrees)
+MARK_VOTE_BIN_IN = 0.05  # translation vote cells
+MARK_VOTE_LEADERS = 6  # translations tried (evenly spaced marks also fit a spacing or two off)
+MARK_LOOSE_SHARE = 0.45  # first snap: this share of the marks' spacing (no neighbour can be taken)
+MARK_SNAP_IN = 0.03  # a mark is found when a blob lies this close to where the fit puts it
+MARK_MIN_MATCHED = 8
+MARK_MIN_SHARE = 0.6  # of the blank's marks the fit puts on the card, found
+MARK_MIN_OVERALL = 0.3  # of all the blank's marks found (a scanner may cut a row off, not most)
+MARK_MIN_CC = 0.6  # a fit by the marks stands when the print correlates this well (else the dense steps decide)
+MARK_CLOSE_SHARE = 0.8  # fits finding this share of the most marks found are told apart by the print
+MARK_MIN_SPAN_IN = 1.0  # the marks found span at least this both ways
 
 
 @dataclass(frozen=True)
@@ -79,21 +96,234 @@ class Refined:
 # Steps 1-3: the global alignment
 
 
+class CardView:
+    """What the alignment measures of one card, measured once however many blanks it is
+    aligned to: its solid blobs and its ink at each reduced resolution (a per-card memo,
+    passed explicitly; never module state)."""
+
+    def __init__(self, gray: np.ndarray) -> None:
+        self.gray = gray
+        self._blobs: dict[float, np.ndarray] = {}
+        self._ink: dict[tuple[bool, float], np.ndarray] = {}
+
+    def blobs_px(self, dpi: float) -> np.ndarray:
+        """``(n, 4)`` centre x, y, width, height (card pixels) of the card's solid blobs,
+        sized as if the card had ``dpi``."""
+        if dpi not in self._blobs:
+            self._blobs[dpi] = solid_blobs(self.gray, dpi) * dpi
+        return self._blobs[dpi]
+
+    def ink(self, factor: float, turned: bool = False) -> np.ndarray:
+        """The card's ink reduced by ``factor`` (card pixels per reduced pixel); ``turned``:
+        of the card turned upright (reduced after the turn, so its pixels tile the upright card)."""
+        key = (turned, round(factor, 6))
+        if key not in self._ink:
+            gray = np.ascontiguousarray(np.rot90(self.gray, 2)) if turned else self.gray
+            self._ink[key] = _card_ink(gray, factor)
+        return self._ink[key]
+
+
 def align_to_page(gray: np.ndarray, model: PageModel, *, dpi_hint: float | None = None,
+                  turned: bool | None = None, view: CardView | None = None) -> Alignment | AlignmentFailure:
+    """The affine alignment of the card to the blank (``turned``: force a feed direction):
+    by the timing marks where the blank has them and the card shows them
+    (:func:`align_by_marks`), else by the dense steps 1-3."""
+    view = view if view is not None else CardView(gray)
+    by_marks = align_by_marks(view, model, dpi_hint=dpi_hint, turned=turned)
+    if isinstance(by_marks, Alignment):
+        return by_marks
+    return align_densely(view, model, dpi_hint=dpi_hint, turned=turned)
+
+
+def align_by_marks(view: CardView, model: PageModel, *, dpi_hint: float | None = None,
+                   turned: bool | None = None) -> Alignment | AlignmentFailure | None:
+    """The affine alignment from the vendor's timing marks: the blank's marks matched to the
+    card's mark-like blobs (size, then the rows' direction and spacing, then a vote over
+    translations, then least squares on the marks that agree). Evenly spaced marks also fit
+    a whole spacing off; of the fits that find the marks, the one under which the card's
+    print correlates best with the blank's wins. None where the blank has no marks or the
+    card shows no rows of blobs their size: only the dense alignment can tell then. A failure
+    says the card shows rows of mark-like blobs but not the blank's frame of them."""
+    if model.mark_size_in is None or len(model.marks_in) < MARK_ROW_MIN:
+        return None
+    anchor = np.asarray(model.marks_in, np.float64) * model.dpi  # blank px
+    anchor_rows = _rows(anchor)
+    if anchor_rows is None:
+        return None
+    blobs = view.blobs_px(model.dpi)
+    mark_px = np.asarray(model.mark_size_in) * model.dpi
+    h, w = view.gray.shape
+    tries: list[tuple[float, np.ndarray, float]] = []  # scale, the card's mark-like blobs, relative angle
+    for scale in scale_hypotheses(view.gray, model, dpi_hint, view):
+        alike = np.zeros(len(blobs), bool)
+        for size in (mark_px, mark_px[::-1]):  # a frame may stand its marks crosswise along the other edges
+            alike |= np.all(np.abs(blobs[:, 2:4] / (size * scale) - 1.0) <= MARK_SIZE_TOL, axis=1)
+        points = blobs[alike, :2]
+        card_rows = _rows(points)
+        if card_rows is None:
+            continue
+        pitch_scale = card_rows[1] / anchor_rows[1]  # the marks' spacing: a finer measure of the scale than their size
+        if abs(pitch_scale / scale - 1.0) <= MARK_PITCH_AGREE:
+            scale = pitch_scale
+        if all(abs(scale - t[0]) > SCALE_DEDUP * t[0] / 3 for t in tries):
+            tries.append((scale, points, card_rows[0] - anchor_rows[0]))
+    looked = bool(tries)
+    fits: list[tuple[int, np.ndarray, bool]] = []  # marks found, matrix, turned
+    floor = max(MARK_MIN_MATCHED, MARK_MIN_OVERALL * len(anchor))
+    for stretch in MARK_STRETCHES:  # the scale along one edge may differ from the other's (a scanner's feed)
+        votes = 0.0
+        for scale, points, angle in tries:
+            for turn in ((False, True) if turned is None else (turned,)):
+                upright = np.column_stack([w - 1 - points[:, 0], h - 1 - points[:, 1]]) if turn else points
+                found_fits, peak = _fit_marks(anchor, upright, scale * stretch, angle, model.dpi, anchor_rows[1], floor)
+                votes = max(votes, peak)
+                for found, matrix in found_fits:
+                    if found >= _marks_needed(anchor, matrix, (h, w), model.dpi):
+                        fits.append((found, matrix, turn))
+        if fits or votes < MARK_RETRY_VOTES * floor:  # found, or not even a row of them: another frame
+            break
+    if not looked:
+        return None
+    if not fits:
+        return AlignmentFailure(f"the card's rows of marks do not fit the blank's {len(anchor)} timing marks")
+    most = max(f[0] for f in fits)
+    scored = [(_coarse_correlation(view, model, m, t), m, t) for n, m, t in fits if n >= MARK_CLOSE_SHARE * most]
+    cc, matrix, turn = max(scored, key=lambda f: f[0])
+    if cc < MARK_MIN_CC:
+        return AlignmentFailure(f"the timing marks fit, but the card's print matches the blank poorly "
+                                f"(correlation {cc:.2f} < {MARK_MIN_CC})", cc)
+    return Alignment(matrix, turn, cc)
+
+
+def _marks_needed(anchor: np.ndarray, matrix: np.ndarray, shape: tuple[int, int], dpi: float) -> int:
+    """How many of the blank's marks a fit must find: a share of those it puts on the card
+    (a scanner may cut a margin off), and never fewer than a share of them all."""
+    placed = cv2.transform(anchor.reshape(-1, 1, 2), matrix[:2]).reshape(-1, 2)
+    edge = 0.05 * dpi * start_scale(matrix)
+    h, w = shape
+    inside = int(np.sum((placed[:, 0] >= edge) & (placed[:, 0] <= w - 1 - edge) & (placed[:, 1] >= edge) & (placed[:, 1] <= h - 1 - edge)))
+    return max(MARK_MIN_MATCHED, int(np.ceil(MARK_MIN_SHARE * inside)), int(np.ceil(MARK_MIN_OVERALL * len(anchor))))
+
+
+def _rows(points: np.ndarray) -> tuple[float, float] | None:
+    """How the points stand in rows: the direction (degrees, within +-MARK_ANGLE_MAX_DEG of
+    the axes) and the spacing (px), the medians over each point's nearest neighbour."""
+    if len(points) < MARK_ROW_MIN:
+        return None
+    d = points[None, :, :] - points[:, None, :]
+    dist = np.hypot(d[..., 0], d[..., 1])
+    np.fill_diagonal(dist, np.inf)
+    k = np.argmin(dist, axis=1)
+    nearest = d[np.arange(len(points)), k]
+    angle = (np.degrees(np.arctan2(nearest[:, 1], nearest[:, 0])) + 45.0) % 90.0 - 45.0
+    along = np.abs(angle) <= MARK_ANGLE_MAX_DEG
+    if along.sum() < MARK_ROW_MIN:
+        return None
+    return float(np.median(angle[along])), float(np.median(dist[np.arange(len(points)), k][along]))
+
+
+def _fit_marks(anchor: np.ndarray, card: np.ndarray, scale: float, angle_deg: float, dpi: float,
+               spacing_px: float, floor: float) -> tuple[list[tuple[int, np.ndarray]], float]:
+    """Blank marks (px) to card blobs (upright card px) for one scale and rotation: the
+    translations every pair proposes are voted (``spacing_px``: the blank marks' spacing;
+    ``floor``: fewer marks found than this is no fit) (a histogram, summed over neighbouring cells);
+    from each leading translation the marks are snapped to the nearest blobs and an affine
+    map is fitted, then snapped again tightly. Per leading translation: (marks within
+    MARK_SNAP_IN of a blob, the 3x3 blank px -> card px); and the highest vote."""
+    unit = dpi * scale  # card px per inch
+    a = np.radians(angle_deg)
+    turn = scale * np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    centre = anchor.mean(axis=0)
+    moved = (anchor - centre) @ turn.T  # the marks turned and scaled about their centre
+    offsets = (card[:, None, :] - moved[None, :, :]).reshape(-1, 2)
+    step = MARK_VOTE_BIN_IN * unit
+    cells = np.floor(offsets / step).astype(np.int64)
+    low = cells.min(axis=0)
+    cells -= low
+    rows, cols = int(cells[:, 1].max()) + 1, int(cells[:, 0].max()) + 1
+    counts = np.bincount(cells[:, 1] * cols + cells[:, 0], minlength=rows * cols).reshape(rows, cols).astype(np.float32)
+    votes = np.asarray(cv2.boxFilter(counts, -1, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT))
+    pitch = spacing_px * scale
+    loose = MARK_LOOSE_SHARE * pitch
+    apart = max(1, int(0.5 * pitch / step))  # leading translations at least half a spacing apart
+    out: list[tuple[int, np.ndarray]] = []
+    highest = float(votes.max())
+    for _ in range(MARK_VOTE_LEADERS):
+        r, c = np.unravel_index(int(np.argmax(votes)), votes.shape)
+        if votes[r, c] < floor:
+            break
+        votes[max(0, r - apart): r + apart + 1, max(0, c - apart): c + apart + 1] = 0
+        near = (np.abs(cells[:, 0] - c) <= 1) & (np.abs(cells[:, 1] - r) <= 1)
+        shift = offsets[near].mean(axis=0)
+        guess = np.vstack([np.hstack([turn, (shift - centre @ turn.T)[:, None]]), [0.0, 0.0, 1.0]])
+        for radius in (loose, max(loose / 2, MARK_SNAP_IN * unit), MARK_SNAP_IN * unit):
+            src, dst = _snap(anchor, card, guess, radius)
+            if len(src) < floor:
+                break
+            fitted, _inliers = cv2.estimateAffine2D(src, dst, method=cv2.RANSAC, ransacReprojThreshold=MARK_SNAP_IN * unit)
+            if fitted is None:
+                break
+            guess = np.vstack([fitted, [0.0, 0.0, 1.0]])
+        else:
+            src, _dst = _snap(anchor, card, guess, MARK_SNAP_IN * unit)
+            if len(src) >= MARK_MIN_MATCHED and _spread(src, dpi):
+                out.append((len(src), guess))
+    return out, highest
+
+
+def _snap(anchor: np.ndarray, card: np.ndarray, matrix: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each blank mark and the card blob nearest its predicted place, where within ``radius``."""
+    predicted = anchor @ matrix[:2, :2].T + matrix[:2, 2]
+    d2 = (predicted**2).sum(axis=1)[:, None] + (card**2).sum(axis=1)[None, :] - 2.0 * (predicted @ card.T)
+    nearest = np.argmin(d2, axis=1)
+    ok = d2[np.arange(len(anchor)), nearest] <= radius * radius
+    return anchor[ok].astype(np.float32), card[nearest[ok]].astype(np.float32)
+
+
+def _spread(points: np.ndarray, dpi: float) -> bool:
+    """Whether the points span the page in both directions (an affine map is then determined)."""
+    extent = points.max(axis=0) - points.min(axis=0)
+    return bool(np.all(extent >= MARK_MIN_SPAN_IN * dpi))
+
+
+def _coarse_correlation(view: CardView, model: PageModel, matrix: np.ndarray, turned: bool) -> float:
+    """The correlation of the blank's and the card's inks at COARSE_DPI under ``matrix``
+    (blank px -> upright card px), over the blank's pixels the card covers: what ECC maximises."""
+    factor = start_scale(matrix) * model.dpi / COARSE_DPI
+    card = view.ink(factor, turned)
+    fr = model.image.shape[1] / model.coarse.shape[1]
+    fc = view.gray.shape[1] / card.shape[1]
+    coarse_to_blank = np.array([[fr, 0, 0.5 * fr - 0.5], [0, fr, 0.5 * fr - 0.5], [0, 0, 1]])
+    card_to_coarse = np.array([[1 / fc, 0, 0.5 / fc - 0.5], [0, 1 / fc, 0.5 / fc - 0.5], [0, 0, 1]])
+    m = card_to_coarse @ matrix @ coarse_to_blank
+    h, w = model.coarse.shape
+    warped = cv2.warpAffine(card, m[:2], (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                            borderMode=cv2.BORDER_CONSTANT, borderValue=-1.0)
+    valid = warped >= 0
+    if valid.sum() < 0.25 * valid.size:
+        return 0.0
+    x = model.coarse[valid] - model.coarse[valid].mean()
+    y = warped[valid] - warped[valid].mean()
+    den = float(np.sqrt(np.dot(x, x) * np.dot(y, y)))
+    return float(np.dot(x, y) / den) if den > 0 else 0.0
+
+
+def align_densely(view: CardView, model: PageModel, *, dpi_hint: float | None = None,
                   turned: bool | None = None) -> Alignment | AlignmentFailure:
-    """The affine alignment of the card to the blank (``turned``: force a feed direction)."""
+    """Steps 1-3: scale hypotheses, phase correlation, ECC."""
+    gray = view.gray
     best: tuple[float, float, bool, tuple[float, float]] | None = None
-    for scale in scale_hypotheses(gray, model, dpi_hint):
-        ink = _card_ink(gray, scale * model.dpi / COARSE_DPI)
+    for scale in scale_hypotheses(gray, model, dpi_hint, view):
         for turn in ((False, True) if turned is None else (turned,)):
+            ink = view.ink(scale * model.dpi / COARSE_DPI)
             shift, peak = _phase_shift(model.coarse, np.rot90(ink, 2) if turn else ink)
             if best is None or peak > best[0]:
                 best = (peak, scale, turn, shift)
     if best is None:
         return AlignmentFailure("the image is too small to align")
     _peak, scale, turn, shift = best
-    upright = np.ascontiguousarray(np.rot90(gray, 2)) if turn else gray
-    coarse_card = _card_ink(upright, scale * model.dpi / COARSE_DPI)
+    upright_shape = gray.shape
+    coarse_card = view.ink(scale * model.dpi / COARSE_DPI, turn)
     warp = _rotation_start(model.coarse, coarse_card)
     try:
         cc, warp = _ecc(model.coarse, coarse_card, warp, ECC_ITERATIONS[0])
@@ -101,11 +331,11 @@ def align_to_page(gray: np.ndarray, model: PageModel, *, dpi_hint: float | None 
         return AlignmentFailure("the card's print could not be aligned with the blank (no correlation)")
     if cc < MIN_COARSE_CC:
         return AlignmentFailure(f"the card's print matches the blank poorly (correlation {cc:.2f} < {MIN_COARSE_CC})", cc)
-    matrix = _to_full(warp, model, model.coarse.shape, upright.shape, coarse_card.shape)
+    matrix = _to_full(warp, model, model.coarse.shape, upright_shape, coarse_card.shape)
     return Alignment(matrix, turn, float(cc))
 
 
-def scale_hypotheses(gray: np.ndarray, model: PageModel, dpi_hint: float | None) -> list[float]:
+def scale_hypotheses(gray: np.ndarray, model: PageModel, dpi_hint: float | None, view: CardView | None = None) -> list[float]:
     """Card pixels per blank pixel: side ratios, the dpi tag, the timing marks' size."""
     h, w = gray.shape
     ref_h, ref_w = model.image.shape
@@ -113,7 +343,7 @@ def scale_hypotheses(gray: np.ndarray, model: PageModel, dpi_hint: float | None)
     if dpi_hint and dpi_hint > 0:
         found.append(dpi_hint / model.dpi)
     if model.mark_size_in is not None:
-        marks = _mark_scale(gray, model)
+        marks = _mark_scale(view if view is not None else CardView(gray), model)
         if marks is not None:
             found.insert(0, marks)
     out: list[float] = []
@@ -123,10 +353,10 @@ def scale_hypotheses(gray: np.ndarray, model: PageModel, dpi_hint: float | None)
     return out
 
 
-def _mark_scale(gray: np.ndarray, model: PageModel) -> float | None:
+def _mark_scale(view: CardView, model: PageModel) -> float | None:
     """Card pixels per blank pixel from the size of the card's timing-mark-like blobs."""
     assert model.mark_size_in is not None
-    blobs = solid_blobs(gray, model.dpi)  # inches as if the card had the blank's resolution
+    blobs = view.blobs_px(model.dpi) / model.dpi  # inches as if the card had the blank's resolution
     if len(blobs) < 6:
         return None
     want = np.asarray(model.mark_size_in)

@@ -154,7 +154,8 @@ def score_targets(
             from scanpipe.imaging.marks_blank import score_group_against_blank
 
             assert reference is not None and ref_dpi is not None
-            scored = score_group_against_blank(gray, hom, group, _geometry(w_in, h_in), plane, reference, ref_dpi, ref_plane, memo=memo)
+            scored = score_group_against_blank(gray, hom, group, _geometry(w_in, h_in), plane, reference, ref_dpi, ref_plane,
+                                               memo=memo, page_boxes=tuple(t.box_in for t in targets))
         else:
             scored = _score_group(gray, hom, group, _geometry(w_in, h_in), plane, reference, ref_dpi)
         for i, s in zip(idx, scored):

@@ -8,7 +8,8 @@ the same canonical windows as the card (:mod:`scanpipe.imaging.marks` step 1).
 Per target:
 
 1. **Local alignment** of the card's window to the blank's (normalised correlation of the
-   zero-mean blank over +-``SEARCH_PX``, biased towards no shift).
+   zero-mean blank over +-``SEARCH_PX``, biased towards no shift; of shifts within
+   ``SHIFT_TIE`` of the best, the smallest).
 2. **Ink** = the card's darkness minus the blank's print (dilated a pixel; the blank's paper
    noise is not subtracted): printed ink inside a target is never a mark.
 3. **Interior** as :mod:`scanpipe.imaging.marks` measures it (fill, level, cover), on ink;
@@ -29,6 +30,8 @@ catalogue), so one set of thresholds serves both.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import cv2
 import numpy as np
@@ -63,11 +66,19 @@ from scanpipe.imaging.marks import (
     _windows,
     _write_in_score,
 )
-from scanpipe.types import TargetDef, TargetScore
+from scanpipe.types import Box, TargetDef, TargetScore
 
 PRINTED = 0.3  # blank darkness that counts as print inside a target
 BLANK_NOISE = 0.12  # blank darkness below this is the blank scan's noise, not print
-MIN_VISIBLE = 0.5  # a target whose interior is printed over beyond this is obscured
+SHIFT_TIE = 0.002  # local alignment: shifts this close (share of the best correlation) to the best are a tie
+MIN_VISIBLE = 0.5  # a target whose interior is printed over beyond this is obscured ...
+OVERPRINT_CLEAN = 0.05  # ... unless the card lacks that overprint: its box is then taken from the siblings
+OVERPRINT_SIBLINGS = 4  # printed over this little or less, at least this many of them, ...
+OVERPRINT_SIZE_IN = 0.012  # ... of the targets on the page this close to its width and height, ...
+OVERPRINT_AGREE = 0.06  # ... whose boxes differ from their median by at most this (mean darkness)
+OVERPRINT_BOX_GROW_PX = 2  # the box taken, grown by this (canonical px)
+OVERPRINT_MIN_PX = 150  # the blank's print around the box the card shows as paper: at least this many px ...
+OVERPRINT_MISSING = 0.3  # ... and this share of the blank's print there
 SOLID_PRINT = 0.5  # tear: the blank's solid print ...
 TORN_PAPER = 0.12  # ... that the card shows as bare paper
 TEAR_FLOOR = 0.25  # share of missing outline a good scan shows (dither, a pixel of error)
@@ -121,9 +132,11 @@ STAIN_SIDES = 2  # a stain darkens the paper on two sides of the target at least
 def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[TargetDef], geo: _Geometry,
                               plane: tuple[float, float, float], reference: np.ndarray, ref_dpi: float,
                               ref_plane: tuple[float, float, float], memo: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
-                              ) -> list[TargetScore]:
+                              page_boxes: Sequence[Box] = ()) -> list[TargetScore]:
     """Scores of same-sized targets on the upright card ``gray`` against the blank ``reference``;
-    ``memo`` (one per page, shared by its groups) keeps what every group would compute again."""
+    ``memo`` (one per page, shared by its groups) keeps what every group would compute again;
+    ``page_boxes``: every target box of the page (an overprinted target's empty look is
+    taken from those about its size)."""
     n = len(targets)
     boxes = np.array([t.box_in for t in targets], np.float64)
     origins = boxes[:, :2] - MARGIN_IN
@@ -133,6 +146,12 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     ref_win, _ = _windows(reference, ref_hom, origins, sizes, geo.shape, CANON_PPI)
     card_win, card_dark = _darkness(card_win, geo)
     ref_win, ref_dark = _darkness(ref_win, geo)
+    if page_boxes and (_covered(ref_dark, geo) > MIN_VISIBLE).any():
+        like = np.array([b for b in page_boxes if abs(b[2] - boxes[0, 2]) <= OVERPRINT_SIZE_IN and abs(b[3] - boxes[0, 3]) <= OVERPRINT_SIZE_IN])
+        centres = like[:, :2] + like[:, 2:] / 2
+        like_win, _ = _windows(reference, ref_hom, centres - boxes[0, 2:] / 2 - MARGIN_IN, np.repeat(sizes[:1], len(like), axis=0),
+                               geo.shape, CANON_PPI)
+        ref_dark = _without_overprint(card_dark, ref_dark, _darkness(like_win, geo)[1], geo)
     dx, dy = _best_shifts(card_dark, ref_dark, geo)
     ch, cw = geo.crop
     s = SEARCH_PX
@@ -197,6 +216,47 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
             write_in_score=_write_in_score(gray, hom, t.write_in_area_in, reference, ref_dpi),
             box_px=(corners[0] + sx, corners[1] + sy, corners[2], corners[3]), shift_px=(sx, sy),
         ))
+    return out
+
+
+def _covered(blank: np.ndarray, geo: _Geometry) -> np.ndarray:
+    """Per window: the share of the target's interior the blank prints over."""
+    s = SEARCH_PX
+    ch, cw = geo.crop
+    return (blank[:, s: s + ch, s: s + cw].reshape(len(blank), -1)[:, geo.interior] >= PRINTED).mean(axis=1)
+
+
+def _without_overprint(card: np.ndarray, blank: np.ndarray, like: np.ndarray, geo: _Geometry) -> np.ndarray:
+    """The blank's darkness windows, where the blank prints over a target (a "SAMPLE" stamp
+    across the oval) that the card does not carry, with the target's own box taken from the
+    page's targets of about its size that are not printed over (``like``: their windows,
+    the same geometry; per pixel, their median): the empty target as the card shows it.
+
+    A target is restored only when: it is obscured on the blank (MIN_VISIBLE of its interior
+    printed over); at least OVERPRINT_SIBLINGS targets like it are not (OVERPRINT_CLEAN or
+    less), and they agree (a vendor printing numbers inside its ovals has no one empty
+    target); and around the box the card shows bare paper on OVERPRINT_MISSING or more of
+    the blank's print there (OVERPRINT_MIN_PX pixels at least): the overprint is not on this
+    card (there, the blank's print the card shows as paper is taken out too). A card that
+    carries the stamp keeps the target obscured, for a person."""
+    clean = _covered(like, geo) <= OVERPRINT_CLEAN
+    hidden = np.flatnonzero(_covered(blank, geo) > MIN_VISIBLE)
+    if hidden.size == 0 or clean.sum() < OVERPRINT_SIBLINGS:
+        return blank
+    m = int(round(MARGIN_IN * CANON_PPI))
+    g = OVERPRINT_BOX_GROW_PX
+    box = np.zeros(blank.shape[1:], bool)
+    box[max(0, m - g): blank.shape[1] - m + g, max(0, m - g): blank.shape[2] - m + g] = True
+    typical = np.median(like[clean], axis=0)
+    if float(np.median(np.abs(like[clean] - typical)[:, box].mean(axis=1))) > OVERPRINT_AGREE:
+        return blank
+    out = blank.copy()
+    for k in hidden:
+        printed = (blank[k] >= PRINTED) & ~box
+        missing = printed & (card[k] < BLANK_NOISE)
+        if missing.sum() >= OVERPRINT_MIN_PX and missing.sum() >= OVERPRINT_MISSING * printed.sum():
+            out[k][box] = typical[box]
+            out[k][missing] = 0.0  # around the box, the overprint the card lacks is not print to compare with
     return out
 
 
@@ -306,7 +366,8 @@ def _darkness(win: np.ndarray, geo: _Geometry) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _best_shifts(card: np.ndarray, blank: np.ndarray, geo: _Geometry) -> tuple[np.ndarray, np.ndarray]:
-    """Integer (dx, dy) per window that best lays the card's window on the blank's."""
+    """Integer (dx, dy) per window that best lays the card's window on the blank's (of near
+    ties, the smallest)."""
     r0, r1, c0, c1 = geo.match
     s = SEARCH_PX
     yy, xx = np.mgrid[-s:s + 1, -s:s + 1]
@@ -321,7 +382,11 @@ def _best_shifts(card: np.ndarray, blank: np.ndarray, geo: _Geometry) -> tuple[n
         top = float(corr.max())
         if not top > 1e-6:
             continue
-        iy, ix = np.unravel_index(int(np.argmax(corr - penalty * top)), corr.shape)
+        fit = (corr - penalty * top) / top
+        # shifts scoring within SHIFT_TIE of the best are a tie (a voter's mark tips it either
+        # way): the one nearest no shift wins, so a hair of registration cannot move the window
+        key = np.where(fit >= fit.max() - SHIFT_TIE, (xx**2 + yy**2) - 0.01 * fit, np.inf)
+        iy, ix = np.unravel_index(int(np.argmin(key)), corr.shape)
         dx[k], dy[k] = ix - s, iy - s
     return dx, dy
 

@@ -11,8 +11,11 @@ Every member's ink is warped into the anchor's frame at
 :data:`~scanpipe.imaging.reference.FRAME_DPI`, outside the targets and write-in areas
 (where voters write).
 
-A card (:func:`identify_style`) is aligned once to the anchor of each group (and refined
-locally); its ink, warped into the anchor frame, ranks every member by how well it explains
+A card (:func:`identify_style`) is aligned once to the anchor of each group: by the vendor's
+timing marks where the anchor has them (:func:`~scanpipe.imaging.align.align_by_marks`; once
+one frame's marks fit the card, frames without marks or whose marks miss it are not
+considered; frames whose marks the card does not show at all only when no other blank
+fits), else densely; then refined locally. Its ink, warped into the anchor frame, ranks every member by how well it explains
 the card (the share of the member's print the card shows, plus the share of the card's
 print the member lacks). The leaders are then compared pairwise on the pixels printed
 solidly by one and not at all by the other: the share of the first set the card shows
@@ -34,7 +37,16 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 
-from scanpipe.imaging.align import Alignment, AlignmentFailure, Refined, align_to_page, refine
+from scanpipe.imaging.align import (
+    Alignment,
+    AlignmentFailure,
+    CardView,
+    Refined,
+    align_by_marks,
+    align_densely,
+    align_to_page,
+    refine,
+)
 from scanpipe.imaging.reference import FRAME_DPI, PageModel, ink_of, reduce_to
 from scanpipe.types import Box
 
@@ -54,6 +66,8 @@ BLOCK_MIN_PRESENT = 0.6  # ... at least this share must be on the card, unless .
 EDGE_IN = 0.5  # ... away from the page's edges (timing marks a scanner may cut or shift) ...
 STRUCTURE_PX = 12  # ... in connected pieces of at least this many pixels (text, rules; not dither)
 BLOCK_MIN_EXTRA = 0.3  # ... the card prints less than this much (share of it) elsewhere in the square
+MARKS_ELSEWHERE_CC = 0.3  # when one frame's timing marks fit the card, a frame without marks, or whose marks miss
+# the card (or fit it with the print correlating less than this), is not aligned densely
 ACROSS_GROUPS_MARGIN = 0.1  # a card fitting blanks of several frames: the clearly (this much) better alignment wins
 
 
@@ -169,39 +183,64 @@ def identify_style(gray: np.ndarray, groups: Sequence[StyleGroup], *, dpi_hint: 
     ``accept`` admits are candidates (``--style``, a card bearing our fiducials)."""
     best_failure = "no layout has a blank reference scan of this kind of page"
     results: list[StyleMatch | StyleAmbiguous] = []
-    candidates: list[tuple[StyleGroup, list[int], Alignment]] = []
+    view = CardView(gray)
+    tried: list[tuple[StyleGroup, list[int], Alignment | AlignmentFailure | None]] = []
     for group in groups:
         members = [k for k, m in enumerate(group.members) if accept(m)]
-        if not members:
-            continue
-        aligned = align_to_page(gray, group.anchor, dpi_hint=dpi_hint)
-        if isinstance(aligned, AlignmentFailure):
-            best_failure = aligned.detail
-            continue
-        candidates.append((group, members, aligned))
-    # best-aligned frame first: once a style matched, a frame aligned ACROSS_GROUPS_MARGIN worse
-    # cannot win (:func:`_across_groups`), so it is not refined or compared at all
-    candidates.sort(key=lambda c: -c[2].score)
-    for group, members, aligned in candidates:
-        matched = [r.alignment.score for r in results if isinstance(r, StyleMatch)]
-        if matched and max(matched) - aligned.score >= ACROSS_GROUPS_MARGIN:
+        if members:
+            tried.append((group, members, align_by_marks(view, group.anchor, dpi_hint=dpi_hint)))
+    framed = any(isinstance(by_marks, Alignment) for _g, _m, by_marks in tried)
+    first: list[tuple[StyleGroup, list[int], Alignment | None]] = []  # None: to align densely
+    later: list[tuple[StyleGroup, list[int], Alignment | None]] = []
+    for group, members, by_marks in tried:
+        if isinstance(by_marks, Alignment):
+            first.append((group, members, by_marks))
+        elif framed and (by_marks is None or by_marks.score < MARKS_ELSEWHERE_CC):
+            # the card shows another blank's frame of timing marks: a blank without timing marks
+            # cannot be it, nor one whose marks do not fit the card
+            best_failure = by_marks.detail if by_marks is not None else best_failure
+        elif by_marks is None and _has_marks(group.anchor):
+            # the card shows no rows of this blank's timing marks: only if no other blank fits
+            later.append((group, members, None))
+        else:
+            first.append((group, members, None))
+    for batch in (first, later):
+        candidates: list[tuple[StyleGroup, list[int], Alignment]] = []
+        for group, members, found in batch:
+            aligned = found if found is not None else align_densely(view, group.anchor, dpi_hint=dpi_hint)
+            if isinstance(aligned, AlignmentFailure):
+                best_failure = aligned.detail
+                continue
+            candidates.append((group, members, aligned))
+        # best-aligned frame first: once a style matched, a frame aligned ACROSS_GROUPS_MARGIN worse
+        # cannot win (:func:`_across_groups`), so it is not refined or compared at all
+        candidates.sort(key=lambda c: -c[2].score)
+        for group, members, aligned in candidates:
+            matched = [r.alignment.score for r in results if isinstance(r, StyleMatch)]
+            if matched and max(matched) - aligned.score >= ACROSS_GROUPS_MARGIN:
+                break
+            upright = np.ascontiguousarray(np.rot90(gray, 2)) if aligned.turned else gray
+            refined = refine(upright, group.anchor, aligned.matrix)
+            if isinstance(refined, Refined):
+                aligned = replace(aligned, matrix=refined.matrix, precise=True)
+            card, inside = _card_in_frame(gray, aligned, group.anchor)
+            result = _choose(card, inside, group, aligned, members)
+            if isinstance(result, StyleUnknown):
+                best_failure = result.detail
+                continue
+            results.append(result)
+        if any(isinstance(r, StyleMatch) for r in results):
             break
-        upright = np.ascontiguousarray(np.rot90(gray, 2)) if aligned.turned else gray
-        refined = refine(upright, group.anchor, aligned.matrix)
-        if isinstance(refined, Refined):
-            aligned = replace(aligned, matrix=refined.matrix, precise=True)
-        card, inside = _card_in_frame(gray, aligned, group.anchor)
-        result = _choose(card, inside, group, aligned, members)
-        if isinstance(result, StyleUnknown):
-            best_failure = result.detail
-            continue
-        results.append(result)
     if not results:
         return StyleUnknown(best_failure)
     matches = [r for r in results if isinstance(r, StyleMatch)]
     if len(results) > 1 or not matches:
         return results[0] if len(results) == 1 else _across_groups(results)
     return matches[0]
+
+
+def _has_marks(model: PageModel) -> bool:
+    return model.mark_size_in is not None and len(model.marks_in) > 0
 
 
 def _across_groups(results: list[StyleMatch | StyleAmbiguous]) -> StyleResult:

@@ -1,0 +1,121 @@
+"""Alignment by the vendor's timing marks (:func:`scanpipe.imaging.align.align_by_marks`):
+the blank's frame of marks found on skewed, stretched, turned and cut cards; evenly spaced
+marks that also fit a spacing off are told apart by the print; a frame that is not on the
+card is a failure, a blank without marks is no answer at all (the dense steps decide)."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from scanpipe.imaging.align import Alignment, AlignmentFailure, CardView, align_by_marks, align_densely
+from scanpipe.imaging.reference import learn_page
+
+DPI = 150.0
+W_IN, H_IN = 8.5, 11.0
+
+
+def _page(frame: str, seed: int) -> np.ndarray:
+    """A blank: timing marks (``frame``: "box" top row and both columns, "columns" the two
+    long edges only, "none"), and print (rules, text-like blocks, ovals) from ``seed``."""
+    rng = np.random.default_rng(seed)
+    w, h = int(W_IN * DPI), int(H_IN * DPI)
+    img = np.full((h, w), 250, np.uint8)
+    mw, mh = int(0.18 * DPI), int(0.07 * DPI)
+    if frame in ("box", "columns"):
+        for y in np.arange(0.6, H_IN - 0.4, 0.25):
+            for x in (0.25, W_IN - 0.25 - 0.18):
+                cv2.rectangle(img, (int(x * DPI), int(y * DPI)), (int(x * DPI) + mw, int(y * DPI) + mh), 0, -1)
+    if frame == "box":
+        for x in np.arange(0.6, W_IN - 0.6, 0.25):
+            cv2.rectangle(img, (int(x * DPI), int(0.25 * DPI)), (int(x * DPI) + mh, int(0.25 * DPI) + mw), 0, -1)
+    for _ in range(60):  # text-like blocks
+        x, y = rng.uniform(0.8, W_IN - 2.5), rng.uniform(0.9, H_IN - 0.8)
+        for k in range(int(rng.integers(3, 12))):
+            cv2.rectangle(img, (int((x + 0.09 * k) * DPI), int(y * DPI)), (int((x + 0.09 * k + 0.06) * DPI), int((y + 0.08) * DPI)), 40, 1)
+    for y in np.arange(1.0, H_IN - 1, 1.3):
+        cv2.line(img, (int(0.8 * DPI), int(y * DPI)), (int((W_IN - 0.8) * DPI), int(y * DPI)), 0, 2)
+    for _ in range(25):
+        x, y = rng.uniform(1, W_IN - 1), rng.uniform(1, H_IN - 1)
+        cv2.ellipse(img, (int(x * DPI), int(y * DPI)), (int(0.09 * DPI), int(0.05 * DPI)), 0, 0, 360, 0, 2)
+    return img
+
+
+def _scan(blank: np.ndarray, *, angle: float, sx: float, sy: float, shift: tuple[float, float], turned: bool,
+          crop_top_in: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """The blank 'scanned': stretched, turned by ``angle`` degrees, shifted, maybe fed upside
+    down and with its top cut; and the true blank px -> upright card px."""
+    h, w = blank.shape
+    a = np.radians(angle)
+    m = np.array([[sx * np.cos(a), -sy * np.sin(a), shift[0]], [sx * np.sin(a), sy * np.cos(a), shift[1]], [0, 0, 1]])
+    out_w, out_h = int(w * sx) + 40, int(h * sy) + 40
+    card = cv2.warpPerspective(blank, m, (out_w, out_h), flags=cv2.INTER_AREA, borderValue=250)
+    cut = int(crop_top_in * DPI * sy)
+    card = card[cut:]
+    m = np.array([[1, 0, 0], [0, 1, -cut], [0, 0, 1]]) @ m
+    if turned:
+        ch, cw = card.shape
+        card = np.ascontiguousarray(np.rot90(card, 2))
+        # the upright card is the warped blank again: the mapping is unchanged in upright pixels
+    return card, m
+
+
+def _corner_error_in(found: np.ndarray, truth: np.ndarray, shape: tuple[int, int]) -> float:
+    h, w = shape
+    corners = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float64).reshape(-1, 1, 2)
+    return float(np.abs(cv2.perspectiveTransform(corners, found) - cv2.perspectiveTransform(corners, truth)).max() / DPI)
+
+
+@pytest.mark.parametrize(("angle", "sx", "sy", "turned"), [
+    (0.0, 1.0, 1.0, False),
+    (2.5, 0.99, 1.012, False),
+    (-3.0, 1.02, 0.985, True),
+    (1.0, 0.97, 0.97, True),
+])
+def test_a_box_frame_is_found_on_a_skewed_stretched_or_turned_card(angle: float, sx: float, sy: float, turned: bool) -> None:
+    blank = _page("box", 1)
+    model = learn_page("s", 1, blank, DPI)
+    assert model.mark_size_in is not None and len(model.marks_in) > 60
+    card, truth = _scan(blank, angle=angle, sx=sx, sy=sy, shift=(12.0, 25.0), turned=turned)
+    found = align_by_marks(CardView(card), model, dpi_hint=DPI)
+    assert isinstance(found, Alignment), found
+    assert found.turned is turned
+    assert found.score > 0.8
+    assert _corner_error_in(found.matrix, truth, blank.shape) < 0.03
+
+
+def test_columns_that_fit_a_spacing_off_are_told_apart_by_the_print() -> None:
+    """Two columns of evenly spaced marks and the card's top cut off: a fit one or two marks
+    up or down finds nearly as many marks; the print decides, as the dense alignment would."""
+    blank = _page("columns", 2)
+    model = learn_page("s", 1, blank, DPI)
+    card, truth = _scan(blank, angle=1.5, sx=1.0, sy=1.0, shift=(10.0, 10.0), turned=False, crop_top_in=1.1)
+    found = align_by_marks(CardView(card), model, dpi_hint=DPI)
+    assert isinstance(found, Alignment), found
+    assert _corner_error_in(found.matrix, truth, blank.shape) < 0.03
+    dense = align_densely(CardView(card), model, dpi_hint=DPI)
+    assert isinstance(dense, Alignment)
+    assert found.score > dense.score - 0.05
+
+
+def test_another_frame_is_a_failure_and_a_blank_without_marks_no_answer() -> None:
+    """A card of two-column frame against a box frame: a failure (the top row is missing);
+    against a blank without marks: None."""
+    framed = learn_page("a", 1, _page("box", 3), DPI)
+    other = learn_page("b", 1, _page("box", 4), DPI)  # the same frame, other print
+    bare = learn_page("c", 1, _page("none", 3), DPI)
+    assert bare.mark_size_in is None
+    card, _ = _scan(_page("columns", 5)[:, : int(6 * DPI)], angle=0.5, sx=1.0, sy=1.0, shift=(5.0, 5.0), turned=False)
+    assert align_by_marks(CardView(card), bare, dpi_hint=DPI) is None
+    lost = align_by_marks(CardView(card), framed, dpi_hint=DPI)
+    assert isinstance(lost, AlignmentFailure)
+    mine, _ = _scan(_page("box", 3), angle=-1.0, sx=1.0, sy=1.0, shift=(8.0, 8.0), turned=False)
+    own = align_by_marks(CardView(mine), framed, dpi_hint=DPI)
+    theirs = align_by_marks(CardView(mine), other, dpi_hint=DPI)
+    assert isinstance(own, Alignment) and own.score > 0.8
+    # the same frame with other print: the same place, a lower correlation (telling the two
+    # styles apart is the style comparison's work, on the aligned print)
+    assert isinstance(theirs, Alignment)
+    assert np.allclose(theirs.matrix, own.matrix, atol=0.5)
+    assert theirs.score < own.score - 0.05
