@@ -29,6 +29,7 @@ import numpy as np
 from scanpipe.imaging.reference import (
     COARSE_DPI,
     MARK_ROW_MIN,
+    REDUCE_WHOLE,
     REDUCED_STEP,
     PageModel,
     ink_of,
@@ -116,7 +117,9 @@ class CardView:
     def ink(self, factor: float, turned: bool = False) -> np.ndarray:
         """The card's ink reduced by ``factor`` (card pixels per reduced pixel); ``turned``:
         of the card turned upright (reduced after the turn, so its pixels tile the upright card)."""
-        key = (turned, round(factor, 6))
+        whole = round(factor)
+        factor = float(whole) if whole >= 2 and abs(factor / whole - 1.0) <= REDUCE_WHOLE else round(factor, 3)  # as reduce_to reduces
+        key = (turned, factor)
         if key not in self._ink:
             gray = np.ascontiguousarray(np.rot90(self.gray, 2)) if turned else self.gray
             self._ink[key] = _card_ink(gray, factor)

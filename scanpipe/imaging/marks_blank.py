@@ -106,6 +106,7 @@ RESIDUE_KNOTS = ((0.0, 0.0), (0.06, LOW_ANCHOR), (0.3, HIGH_ANCHOR - 0.02), (1.0
 # running on CROSS_REACH_IN or more beyond the box with CROSS_AREA_IN2 of ink there, or there
 # on two sides; on a window of CROSS_MARGIN_IN around the box at CROSS_PPI.
 CROSS_PPI = 80.0
+CROSS_SOURCE_PPI = 1.2 * CROSS_PPI  # the crossing check samples its windows from the card reduced to no less than this
 CROSS_MARGIN_IN = 0.45
 CROSS_TOUCH_PX = 3
 CROSS_DARK = 0.2
@@ -347,14 +348,16 @@ def _leaves_outline(ink: np.ndarray, printed: np.ndarray, geo: _Geometry) -> np.
 
 
 def _reduced(image: np.ndarray, hom: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``image`` area-reduced to about twice CROSS_PPI and ``hom`` (inches -> its pixels) to match."""
+    """``image`` area-reduced by the whole factor that keeps at least CROSS_SOURCE_PPI (a
+    dithered scan's dots averaged, OpenCV's fast path) and ``hom`` (inches -> its pixels) to match."""
     scale = float(np.sqrt(abs(np.linalg.det(hom[:2, :2]))))  # pixels per inch (the perspective part is tiny)
-    f = min(1.0, 2 * CROSS_PPI / scale) if scale > 0 else 1.0
-    if f >= 1.0:
+    k = int(scale // CROSS_SOURCE_PPI) if scale > 0 else 1
+    h, w = image.shape[:2]
+    if k < 2 or h < 2 * k or w < 2 * k:
         return image, hom
-    small = cv2.resize(image, (max(1, int(image.shape[1] * f)), max(1, int(image.shape[0] * f))), interpolation=cv2.INTER_AREA)
-    fx, fy = small.shape[1] / image.shape[1], small.shape[0] / image.shape[0]
-    return small, np.diag([fx, fy, 1.0]) @ hom
+    small = cv2.resize(image[: h // k * k, : w // k * k], (w // k, h // k), interpolation=cv2.INTER_AREA)
+    to_small = np.array([[1 / k, 0, 0.5 / k - 0.5], [0, 1 / k, 0.5 / k - 0.5], [0, 0, 1]])
+    return small, to_small @ hom
 
 
 def _darkness(win: np.ndarray, geo: _Geometry) -> tuple[np.ndarray, np.ndarray]:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 COARSE_DPI = 25.0  # first, global alignment
 FRAME_DPI = 100.0  # style comparison (small print such as a precinct name survives)
+REDUCE_WHOLE = 0.05  # a whole reduction factor this close (relative) to the wanted one is used instead
 REDUCED_STEP = 3  # the blank kept area-reduced by this too (coarse local refinement)
 PAPER_PCT = 92  # paper level of a whole page: this percentile of its pixels
 BLUR_SIGMA = 0.8  # px at the reduced resolutions: evens out dither and JPEG noise
@@ -109,17 +110,17 @@ def learn_page(style: str, page: int, image: np.ndarray, dpi: float) -> PageMode
 
 
 def reduce_to(gray: np.ndarray, dpi: float, target_dpi: float) -> np.ndarray:
-    """``gray`` area-reduced from ``dpi`` to about ``target_dpi`` (never enlarged)."""
+    """``gray`` area-reduced from ``dpi`` to about ``target_dpi`` (never enlarged): by a whole
+    factor where one is within REDUCE_WHOLE of the wanted one (OpenCV's fast path: whole
+    pixels averaged), else exactly. Callers map coordinates by the result's own shape."""
     factor = dpi / target_dpi
     if factor <= 1.0:
         return gray
     h, w = gray.shape[:2]
+    k = int(round(factor))
+    if k >= 2 and abs(factor / k - 1.0) <= REDUCE_WHOLE and h >= 2 * k and w >= 2 * k:
+        return cv2.resize(gray[: h // k * k, : w // k * k], (w // k, h // k), interpolation=cv2.INTER_AREA)
     size = (max(1, int(round(w / factor))), max(1, int(round(h / factor))))
-    k = int(factor)
-    if k >= 2 and h >= 2 * k and w >= 2 * k and (h % k or w % k or k != factor):  # OpenCV's fast integer path first
-        gray = cv2.resize(gray[: h // k * k, : w // k * k], (w // k, h // k), interpolation=cv2.INTER_AREA)
-        if abs(gray.shape[1] - size[0]) <= 1 and abs(gray.shape[0] - size[1]) <= 1:
-            return gray
     return cv2.resize(gray, size, interpolation=cv2.INTER_AREA)
 
 
