@@ -1,5 +1,12 @@
 """Register a card to a blank reference scan by its printed content (no marks of ours).
 
+Where the blank has the vendor's timing marks, they come first (:func:`align_by_marks`):
+the card's blobs of the marks' size, the direction and spacing of their rows (skew and a
+fine scale), a vote over the translations every pair of blank mark and card blob proposes,
+and an affine map fitted to the marks that agree. Evenly spaced marks also fit a spacing off;
+the card's print decides between such fits (:func:`_coarse_correlation`, the measure ECC
+maximises). Otherwise, and where the marks do not fit, the dense steps below align the card.
+
 Coarse to fine, every step on the card's ink (darkness relative to its own paper), so
 bilevel (thresholded or dithered), gray, colour and JPEG scans compare alike:
 
