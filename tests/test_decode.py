@@ -58,6 +58,21 @@ def test_png_with_alpha_is_put_on_white_paper() -> None:
     assert page.image[:, :6].max() == 0 and page.image[:, 6:].min() == 255
 
 
+@pytest.mark.parametrize("mode", ["RGBA", "LA"])
+def test_half_transparent_ink_is_composited_on_white_as_its_gray(mode: str) -> None:
+    """Partly transparent coloured ink over white: the gray of the composite, within 2 levels
+    of compositing every channel in floating point first."""
+    rng = np.random.default_rng(7)
+    channels = 4 if mode == "RGBA" else 2
+    pixels = rng.integers(0, 256, (40, 30, channels), dtype=np.uint8)
+    (page,) = decode_card_bytes(pil_bytes(Image.fromarray(pixels, mode), "PNG"), "a.png")
+    alpha = pixels[..., -1:].astype(np.float64) / 255.0
+    colour = pixels[..., :-1].astype(np.float64) * alpha + 255.0 * (1.0 - alpha)
+    want = colour[..., 0] if channels == 2 else colour @ np.array([0.299, 0.587, 0.114])
+    assert page.image.dtype == np.uint8 and page.image.shape == (40, 30)
+    assert np.abs(page.image.astype(float) - want).max() <= 2.0
+
+
 def test_color_jpeg_decodes_gray_with_jfif_dpi() -> None:
     rgb = np.dstack([page_image()] * 3)
     (page,) = decode_card_bytes(pil_bytes(Image.fromarray(rgb), "JPEG", quality=95, dpi=(300, 300)), "a.jpg")

@@ -461,19 +461,22 @@ def _first_line(exc: Exception) -> str:
 
 
 def _flatten_alpha(image: np.ndarray | None) -> np.ndarray | None:
-    """Composite a gray+alpha or BGRA image on white paper, then to 8-bit gray."""
+    """Composite a gray+alpha or BGRA image on white paper, then to 8-bit gray (gray first:
+    the conversion is linear, so the composite of the gray is the gray of the composite,
+    within a level of rounding; all in 8-bit OpenCV arithmetic)."""
     if image is None:
         return None
     if image.dtype != np.uint8:
-        image = (image / 257.0).astype(np.uint8)
+        image = (image // 257).astype(np.uint8)
     if image.ndim == 2:
         return image
-    alpha = image[..., -1:].astype(np.float32) / 255.0
-    color = image[..., :-1].astype(np.float32)
-    flat = (color * alpha + 255.0 * (1.0 - alpha)).astype(np.uint8)
-    if flat.shape[2] == 1:
-        return flat[..., 0]
-    return cv2.cvtColor(flat, cv2.COLOR_BGR2GRAY)
+    alpha = np.ascontiguousarray(image[..., -1])
+    if image.shape[2] == 2:
+        gray = np.ascontiguousarray(image[..., 0])
+    else:
+        gray = cv2.cvtColor(image, cv2.COLOR_BGRA2GRAY)
+    ink = cv2.multiply(cv2.subtract(np.full_like(gray, 255), gray), alpha, scale=1.0 / 255.0)  # darkness, as opaque as alpha
+    return cv2.subtract(np.full_like(gray, 255), ink)
 
 
 def _decode_tiff_pages(data: bytes, header: _Header) -> Iterator[DecodedPage]:
