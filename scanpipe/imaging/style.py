@@ -289,7 +289,12 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
         unexplained = float((~group.near[i].ravel()[card_px]).mean()) if card_px.size else 0.0
         distance[i] = (1.0 - shown) + unexplained
     leaders = sorted(members, key=lambda k: distance[k])[:LEADERS]
-    standing = {i: min((_margin(group, i, j, flat, own) for j in leaders if j != i), default=1.0) for i in leaders}
+    margins: dict[tuple[int, int], float] = {}
+    for a, i in enumerate(leaders):  # a margin is antisymmetric: each pair measured once
+        for j in leaders[a + 1:]:
+            margins[(i, j)] = _margin(group, i, j, flat, own)
+            margins[(j, i)] = -margins[(i, j)]
+    standing = {i: min((margins[(i, j)] for j in leaders if j != i), default=1.0) for i in leaders}
     order = sorted(leaders, key=lambda k: -standing[k])
     best = order[0]
     model = group.members[best]
