@@ -158,3 +158,18 @@ def test_a_ballot_carrying_the_blank_s_stamp_over_a_target_stays_with_a_person()
     assert got[3].status is MarkStatus.UNKNOWN and got[3].score.damage_score >= 0.3, got[3]
     assert [r.status for i, r in enumerate(got) if i != 3] == [MarkStatus.YES if k != "none" else MarkStatus.NO
                                                                   for i, k in enumerate(kinds) if i != 3]
+
+
+def test_a_thin_stroke_crossing_a_target_between_other_print_is_for_a_person() -> None:
+    """A stamp letter's thin light stroke crosses an empty oval and stops short of the far
+    band, between print above and below (the target's outline parts it in two, neither piece
+    reaching 0.25 in): the two pieces stand on one line through the box, 0.15 in or more
+    past it on opposite sides: for a person, never a vote. A check's short arm does not."""
+    blank, _, _ = card(EMPTY)
+    img, reg, page = card(["none", "none", "none", "none", "check", "none", "none", "none"])
+    cx, cy = _centre(page, 2)
+    cv2.line(img, (_px(cx - 0.06), _px(cy - 0.3)), (_px(cx + 0.06), _px(cy + 0.3)), 110, 5, cv2.LINE_AA)
+    got = _read(img, blank, reg, page)
+    assert got[2].status is MarkStatus.UNKNOWN and got[2].score.damage_score >= 0.3, got[2]
+    assert got[4].status is MarkStatus.YES, got[4]
+    assert all(r.status is MarkStatus.NO for i, r in enumerate(got) if i not in (2, 4)), got

@@ -111,6 +111,7 @@ CROSS_MARGIN_IN = 0.45
 CROSS_TOUCH_PX = 3
 CROSS_DARK = 0.2
 CROSS_REACH_IN = 0.25
+CROSS_OPPOSITE_IN = 0.15  # ... or in pieces on one line through the box, this far past it on opposite sides
 CROSS_AREA_IN2 = 0.006
 CROSS_BRIDGE_PX = 6
 CROSS_PRINT_GROW_PX = 3  # 0.04 in: beyond a registration's residual and a thresholded scan's thicker print
@@ -306,19 +307,52 @@ def _crossing(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_hom:
     sides[1][m + bh + r:] = True
     sides[2][:, : max(0, m - r)] = True
     sides[3][:, m + bw + r:] = True
+    q = int(round(CROSS_OPPOSITE_IN * CROSS_PPI))  # nearer bands on opposite sides: a stroke passing through
+    opposite = [np.zeros(shape, bool) for _ in range(4)]  # above, below, left, right of the box, q or more away
+    opposite[0][: max(0, m - q)] = True
+    opposite[1][m + bh + q:] = True
+    opposite[2][:, : max(0, m - q)] = True
+    opposite[3][:, m + bw + q:] = True
     area = CROSS_AREA_IN2 * CROSS_PPI ** 2
     bridge = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * CROSS_BRIDGE_PX + 1, 2 * CROSS_BRIDGE_PX + 1))
     out = np.zeros(n)
-    for k in np.flatnonzero((ink & far).reshape(n, -1).sum(axis=1) >= CROSS_TOUCH_PX):
+    past = np.logical_or.reduce(opposite)  # beyond the box by CROSS_OPPOSITE_IN: holds the far zone
+    for k in np.flatnonzero((ink & past).reshape(n, -1).sum(axis=1) >= CROSS_TOUCH_PX):
         stroke = cv2.morphologyEx(ink[k].astype(np.uint8), cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))  # a thin line's breaks
         stroke = stroke | (printed[k] & box_zone & (cv2.dilate(stroke, bridge) > 0)).astype(np.uint8)
         count, labels = cv2.connectedComponents(stroke, connectivity=8)
         touching = np.bincount(labels[on_box], minlength=count) >= CROSS_TOUCH_PX
         beyond = np.bincount(labels[far & ink[k]], minlength=count)  # added ink only, not the print joined to it
         reach = np.sum([np.bincount(labels[side & ink[k]], minlength=count) > 0 for side in sides], axis=0)
-        if (touching[1:] & ((beyond[1:] >= area) | (reach[1:] >= 2))).any():
+        if (touching[1:] & ((beyond[1:] >= area) | (reach[1:] >= 2))).any() or _passes_through(labels, touching, ink[k], opposite, (m, bw, bh)):
             out[k] = 1.0
     return out
+
+
+def _passes_through(labels: np.ndarray, touching: np.ndarray, ink: np.ndarray, opposite: list[np.ndarray],
+                    box: tuple[int, int, int]) -> bool:
+    """Whether added ink touching the box runs on CROSS_OPPOSITE_IN past it on two opposite
+    sides, in pieces on one straight line through the box: a thin stroke crossing the target
+    between other print (the target's own outline parts it in two, neither reaching far)."""
+    m, bw, bh = box  # the box's offset in the window and its size (px)
+    pieces = [label for label in np.flatnonzero(touching) if label != 0]
+    centre = np.array([m + bw / 2.0, m + bh / 2.0])
+    for first, second in ((0, 1), (2, 3)):
+        ends = []
+        for band in (opposite[first], opposite[second]):
+            found = []
+            for label in pieces:
+                ys, xs = np.nonzero((labels == label) & band & ink)
+                if len(xs) >= CROSS_TOUCH_PX:
+                    found.append(np.array([xs.mean(), ys.mean()]))
+            ends.append(found)
+        for a in ends[0]:
+            for b in ends[1]:
+                d = b - a
+                length = float(np.hypot(*d))
+                if length > 0 and abs(d[0] * (centre[1] - a[1]) - d[1] * (centre[0] - a[0])) / length <= max(bw, bh) / 2.0:
+                    return True
+    return False
 
 
 def _leaves_outline(ink: np.ndarray, printed: np.ndarray, geo: _Geometry) -> np.ndarray:
