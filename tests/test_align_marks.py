@@ -54,10 +54,8 @@ def _scan(blank: np.ndarray, *, angle: float, sx: float, sy: float, shift: tuple
     cut = int(crop_top_in * DPI * sy)
     card = card[cut:]
     m = np.array([[1, 0, 0], [0, 1, -cut], [0, 0, 1]]) @ m
-    if turned:
-        ch, cw = card.shape
+    if turned:  # fed upside down: the upright card is the warped blank again, the mapping unchanged
         card = np.ascontiguousarray(np.rot90(card, 2))
-        # the upright card is the warped blank again: the mapping is unchanged in upright pixels
     return card, m
 
 

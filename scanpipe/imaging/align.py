@@ -154,11 +154,9 @@ def align_by_marks(view: CardView, model: PageModel, *, dpi_hint: float | None =
     print correlates best with the blank's wins. None where the blank has no marks or the
     card shows no rows of blobs their size: only the dense alignment can tell then. A failure
     says the card shows rows of mark-like blobs but not the blank's frame of them."""
-    if model.mark_size_in is None or len(model.marks_in) < MARK_ROW_MIN:
-        return None
     anchor = np.asarray(model.marks_in, np.float64) * model.dpi  # blank px
-    anchor_rows = _rows(anchor)
-    if anchor_rows is None:
+    anchor_rows = _rows(anchor) if model.has_timing_marks else None
+    if anchor_rows is None or model.mark_size_in is None:
         return None
     blobs = view.blobs_px(model.dpi)
     mark_px = np.asarray(model.mark_size_in) * model.dpi
@@ -177,7 +175,8 @@ def align_by_marks(view: CardView, model: PageModel, *, dpi_hint: float | None =
             scale = pitch_scale
         if all(abs(scale - t[0]) > SCALE_DEDUP * t[0] / 3 for t in tries):
             tries.append((scale, points, card_rows[0] - anchor_rows[0]))
-    looked = bool(tries)
+    if not tries:
+        return None
     fits: list[tuple[int, np.ndarray, bool]] = []  # marks found, matrix, turned
     floor = max(MARK_MIN_MATCHED, MARK_MIN_OVERALL * len(anchor))
     for stretch in MARK_STRETCHES:  # the scale along one edge may differ from the other's (a scanner's feed)
@@ -192,8 +191,6 @@ def align_by_marks(view: CardView, model: PageModel, *, dpi_hint: float | None =
                         fits.append((found, matrix, turn))
         if fits or votes < MARK_RETRY_VOTES * floor:  # found, or not even a row of them: another frame
             break
-    if not looked:
-        return None
     if not fits:
         return AlignmentFailure(f"the card's rows of marks do not fit the blank's {len(anchor)} timing marks")
     most = max(f[0] for f in fits)
@@ -234,12 +231,14 @@ def _rows(points: np.ndarray) -> tuple[float, float] | None:
 
 def _fit_marks(anchor: np.ndarray, card: np.ndarray, scale: float, angle_deg: float, dpi: float,
                spacing_px: float, floor: float) -> tuple[list[tuple[int, np.ndarray]], float]:
-    """Blank marks (px) to card blobs (upright card px) for one scale and rotation: the
-    translations every pair proposes are voted (``spacing_px``: the blank marks' spacing;
-    ``floor``: fewer marks found than this is no fit) (a histogram, summed over neighbouring cells);
-    from each leading translation the marks are snapped to the nearest blobs and an affine
-    map is fitted, then snapped again tightly. Per leading translation: (marks within
-    MARK_SNAP_IN of a blob, the 3x3 blank px -> card px); and the highest vote."""
+    """Blank marks (px) to card blobs (upright card px) for one scale and rotation.
+
+    The translations every pair proposes are voted (a histogram, summed over neighbouring
+    cells); from each leading translation the marks are snapped to the nearest blobs and an
+    affine map is fitted, loosely (a share of ``spacing_px``, the blank marks' spacing), then
+    tightly. Returns, per leading translation that finds at least ``floor`` marks spanning the
+    page, (marks within MARK_SNAP_IN of a blob, the 3x3 blank px -> card px); and the highest
+    vote."""
     unit = dpi * scale  # card px per inch
     a = np.radians(angle_deg)
     turn = scale * np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])

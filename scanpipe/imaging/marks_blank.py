@@ -104,14 +104,15 @@ RESIDUE_KNOTS = ((0.0, 0.0), (0.06, LOW_ANCHOR), (0.3, HIGH_ANCHOR - 0.02), (1.0
 # of added ink (CROSS_DARK or darker: a stamp's ink is often light) touching the box (at least
 # CROSS_TOUCH_PX, the blank's print within CROSS_BRIDGE_PX of added ink joined to it) and
 # running on CROSS_REACH_IN or more beyond the box with CROSS_AREA_IN2 of ink there, or there
-# on two sides; on a window of CROSS_MARGIN_IN around the box at CROSS_PPI.
+# on two sides (or, in pieces on one line through the box, CROSS_OPPOSITE_IN past it on
+# opposite sides); on a window of CROSS_MARGIN_IN around the box at CROSS_PPI.
 CROSS_PPI = 80.0
 CROSS_SOURCE_PPI = 1.2 * CROSS_PPI  # the crossing check samples its windows from the card reduced to no less than this
 CROSS_MARGIN_IN = 0.45
 CROSS_TOUCH_PX = 3
 CROSS_DARK = 0.2
 CROSS_REACH_IN = 0.25
-CROSS_OPPOSITE_IN = 0.15  # ... or in pieces on one line through the box, this far past it on opposite sides
+CROSS_OPPOSITE_IN = 0.15
 CROSS_AREA_IN2 = 0.006
 CROSS_BRIDGE_PX = 6
 CROSS_PRINT_GROW_PX = 3  # 0.04 in: beyond a registration's residual and a thresholded scan's thicker print
@@ -272,7 +273,9 @@ def _crossing(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_hom:
     dithered scan's dots average out). Added ink counts only where the blank shows paper; the
     target's own printed outline next to added ink joins it (a stroke across the outline is
     one stroke); print elsewhere joins nothing (a mark touching a printed rule is not a stroke
-    running on)."""
+    running on). A thin stroke between other print may stop short of that reach and be parted
+    by the outline: pieces touching the box on one line through it, CROSS_OPPOSITE_IN or more
+    past it on opposite sides, cross it too (:func:`_passes_through`)."""
     n = len(boxes)
     size = boxes[0, 2:] + 2 * CROSS_MARGIN_IN
     shape = (int(round(size[1] * CROSS_PPI)), int(round(size[0] * CROSS_PPI)))

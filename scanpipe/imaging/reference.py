@@ -70,6 +70,10 @@ class PageModel:
     def key(self) -> tuple[str, int]:
         return self.style, self.page
 
+    @property
+    def has_timing_marks(self) -> bool:
+        return self.mark_size_in is not None and len(self.marks_in) >= MARK_ROW_MIN
+
 
 @dataclass(frozen=True, eq=False)
 class ReferenceIndex:

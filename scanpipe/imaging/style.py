@@ -15,9 +15,9 @@ A card (:func:`identify_style`) is aligned once to the anchor of each group: by 
 timing marks where the anchor has them (:func:`~scanpipe.imaging.align.align_by_marks`; once
 one frame's marks fit the card, frames without marks or whose marks miss it are not
 considered; frames whose marks the card does not show at all only when no other blank
-fits), else densely; then refined locally. Its ink, warped into the anchor frame, ranks every member by how well it explains
-the card (the share of the member's print the card shows, plus the share of the card's
-print the member lacks). The leaders are then compared pairwise on the pixels printed
+fits), else densely; then refined locally. Its ink, warped into the anchor frame, ranks
+every member by how well it explains the card (the share of the member's print the card
+shows, plus the share of the card's print the member lacks). The leaders are then compared pairwise on the pixels printed
 solidly by one and not at all by the other: the share of the first set the card shows
 minus the share of the second (``+1``: the card has exactly what the first prints). Where
 layouts give ``distinguish`` boxes, pairs that differ inside them are compared there only.
@@ -199,36 +199,13 @@ def identify_style(gray: np.ndarray, groups: Sequence[StyleGroup], *, dpi_hint: 
             # the card shows another blank's frame of timing marks: a blank without timing marks
             # cannot be it, nor one whose marks do not fit the card
             best_failure = by_marks.detail if by_marks is not None else best_failure
-        elif by_marks is None and _has_marks(group.anchor):
+        elif by_marks is None and group.anchor.has_timing_marks:
             # the card shows no rows of this blank's timing marks: only if no other blank fits
             later.append((group, members, None))
         else:
             first.append((group, members, None))
-    for batch in (first, later):
-        candidates: list[tuple[StyleGroup, list[int], Alignment]] = []
-        for group, members, found in batch:
-            aligned = found if found is not None else align_densely(view, group.anchor, dpi_hint=dpi_hint)
-            if isinstance(aligned, AlignmentFailure):
-                best_failure = aligned.detail
-                continue
-            candidates.append((group, members, aligned))
-        # best-aligned frame first: once a style matched, a frame aligned ACROSS_GROUPS_MARGIN worse
-        # cannot win (:func:`_across_groups`), so it is not refined or compared at all
-        candidates.sort(key=lambda c: -c[2].score)
-        for group, members, aligned in candidates:
-            matched = [r.alignment.score for r in results if isinstance(r, StyleMatch)]
-            if matched and max(matched) - aligned.score >= ACROSS_GROUPS_MARGIN:
-                break
-            upright = np.ascontiguousarray(np.rot90(gray, 2)) if aligned.turned else gray
-            refined = refine(upright, group.anchor, aligned.matrix)
-            if isinstance(refined, Refined):
-                aligned = replace(aligned, matrix=refined.matrix, precise=True)
-            card, inside = _card_in_frame(gray, aligned, group.anchor)
-            result = _choose(card, inside, group, aligned, members)
-            if isinstance(result, StyleUnknown):
-                best_failure = result.detail
-                continue
-            results.append(result)
+    for batch in (first, later):  # the blanks whose marks the card does not show only if no other fits
+        best_failure = _compare(gray, view, batch, results, dpi_hint) or best_failure
         if any(isinstance(r, StyleMatch) for r in results):
             break
     if not results:
@@ -239,8 +216,37 @@ def identify_style(gray: np.ndarray, groups: Sequence[StyleGroup], *, dpi_hint: 
     return matches[0]
 
 
-def _has_marks(model: PageModel) -> bool:
-    return model.mark_size_in is not None and len(model.marks_in) > 0
+def _compare(gray: np.ndarray, view: CardView, batch: list[tuple[StyleGroup, list[int], Alignment | None]],
+             results: list[StyleMatch | StyleAmbiguous], dpi_hint: float | None) -> str | None:
+    """Align the card to each frame of ``batch`` not yet aligned (None), then refine and
+    compare it with the members, best-aligned frame first, appending to ``results``; the last
+    reason a frame did not fit, if any. Once a style matched, a frame aligned
+    ACROSS_GROUPS_MARGIN worse cannot win (:func:`_across_groups`): it is not refined or
+    compared at all."""
+    failure = None
+    candidates: list[tuple[StyleGroup, list[int], Alignment]] = []
+    for group, members, found in batch:
+        aligned = found if found is not None else align_densely(view, group.anchor, dpi_hint=dpi_hint)
+        if isinstance(aligned, AlignmentFailure):
+            failure = aligned.detail
+            continue
+        candidates.append((group, members, aligned))
+    candidates.sort(key=lambda c: -c[2].score)
+    for group, members, aligned in candidates:
+        matched = [r.alignment.score for r in results if isinstance(r, StyleMatch)]
+        if matched and max(matched) - aligned.score >= ACROSS_GROUPS_MARGIN:
+            break
+        upright = np.ascontiguousarray(np.rot90(gray, 2)) if aligned.turned else gray
+        refined = refine(upright, group.anchor, aligned.matrix)
+        if isinstance(refined, Refined):
+            aligned = replace(aligned, matrix=refined.matrix, precise=True)
+        card, inside = _card_in_frame(gray, aligned, group.anchor)
+        result = _choose(card, inside, group, aligned, members)
+        if isinstance(result, StyleUnknown):
+            failure = result.detail
+            continue
+        results.append(result)
+    return failure
 
 
 def _across_groups(results: list[StyleMatch | StyleAmbiguous]) -> StyleResult:
