@@ -47,8 +47,8 @@ from scanpipe.imaging.reference import (
 SCALE_RANGE = (0.3, 4.0)  # card pixels per blank pixel considered at all
 SCALE_DEDUP = 0.03  # hypotheses closer than this (relative) are one
 SKEW_STEPS_DEG = (0.0, -1.0, 1.0, -2.0, 2.0, -3.0, 3.0, -4.0, 4.0)
-ECC_ITERATIONS = (60,)  # coarse
-ECC_EPS = 1e-5
+ECC_ITERATIONS = (20,)  # coarse (local refinement corrects the rest: ~0.2 in)
+ECC_EPS = 1e-3
 MIN_COARSE_CC = 0.45  # ECC correlation below which the card is not this page
 PATCH_SEARCH_IN = 0.03  # local refinement: each patch is searched this far either way
 PATCH_MIN_SCORE = 0.55
@@ -59,8 +59,6 @@ MIN_INLIER_SHARE = 0.5
 MARK_SIZE_TOL = 0.4  # a card blob is mark-like when both sides are within 40% of the blank's marks (scaled)
 MARK_ANGLE_MAX_DEG = 5.0  # rows' direction looked for within this of the axes
 MARK_PITCH_AGREE = 0.1  # the spacing's scale replaces a hypothesis it is this close to
-MARK_STRETCHES = (1.0, 0.985, 1.015, 0.97, 1.03)  # the spacing's scale tried so, until a fit finds the marks ...
-MARK_RETRY_VOTES = 0.5  # ... while a translation drew this share of the marks needed (a row of them agrees)
 MARK_VOTE_BIN_IN = 0.05  # translation vote cells
 MARK_VOTE_LEADERS = 6  # translations tried (evenly spaced marks also fit a spacing or two off)
 MARK_LOOSE_SHARE = 0.45  # first snap: this share of the marks' spacing (no neighbour can be taken)
@@ -71,6 +69,9 @@ MARK_MIN_OVERALL = 0.3  # of all the blank's marks found (a scanner may cut a ro
 MARK_MIN_CC = 0.6  # a fit by the marks stands when the print correlates this well (else the dense steps decide)
 MARK_CLOSE_SHARE = 0.8  # fits finding this share of the most marks found are told apart by the print
 MARK_MIN_SPAN_IN = 1.0  # the marks found span at least this both ways
+MARK_EXTEND_IN = 0.3  # a fit finding one row or column of marks: the others looked for this far off (a scanner's stretch)
+MARK_LEADER_SHARE = 0.7  # marks fitted from the scales and feed directions whose votes reach this share of the most
+MARK_SAME_FIT_IN = 0.02  # fits placing the blank's corners this close are one
 
 
 @dataclass(frozen=True)
@@ -179,22 +180,25 @@ def align_by_marks(view: CardView, model: PageModel, *, dpi_hint: float | None =
         return None
     fits: list[tuple[int, np.ndarray, bool]] = []  # marks found, matrix, turned
     floor = max(MARK_MIN_MATCHED, MARK_MIN_OVERALL * len(anchor))
-    for stretch in MARK_STRETCHES:  # the scale along one edge may differ from the other's (a scanner's feed)
-        votes = 0.0
-        for scale, points, angle in tries:
-            for turn in ((False, True) if turned is None else (turned,)):
-                upright = np.column_stack([w - 1 - points[:, 0], h - 1 - points[:, 1]]) if turn else points
-                found_fits, peak = _fit_marks(anchor, upright, scale * stretch, angle, model.dpi, anchor_rows[1], floor)
-                votes = max(votes, peak)
-                for found, matrix in found_fits:
-                    if found >= _marks_needed(anchor, matrix, (h, w), model.dpi):
-                        fits.append((found, matrix, turn))
-        if fits or votes < MARK_RETRY_VOTES * floor:  # found, or not even a row of them: another frame
+    votes: list[tuple[_Votes, np.ndarray, bool]] = []
+    for scale, points, angle in tries:
+        for turn in ((False, True) if turned is None else (turned,)):
+            upright = np.column_stack([w - 1 - points[:, 0], h - 1 - points[:, 1]]) if turn else points
+            votes.append((_vote(anchor, upright, scale, angle, model.dpi), upright, turn))
+    top = max(v.peak for v, _u, _t in votes)
+    # the marks are fitted from the scales and feed directions whose translations drew nearly
+    # as many votes as the most (a wrong feed or scale draws far fewer)
+    for vote, upright, turn in sorted(votes, key=lambda v: -v[0].peak):
+        if vote.peak < max(floor, MARK_LEADER_SHARE * top):
             break
+        for found, matrix in _fit_marks(anchor, upright, vote, model.dpi, anchor_rows[1], floor):
+            if found >= _marks_needed(anchor, matrix, (h, w), model.dpi):
+                fits.append((found, matrix, turn))
     if not fits:
         return AlignmentFailure(f"the card's rows of marks do not fit the blank's {len(anchor)} timing marks")
     most = max(f[0] for f in fits)
-    scored = [(_coarse_correlation(view, model, m, t), m, t) for n, m, t in fits if n >= MARK_CLOSE_SHARE * most]
+    close = _distinct([(m, t) for n, m, t in sorted(fits, key=lambda f: -f[0]) if n >= MARK_CLOSE_SHARE * most], model)
+    scored = [(_coarse_correlation(view, model, m, t), m, t) for m, t in close]
     cc, matrix, turn = max(scored, key=lambda f: f[0])
     if cc < MARK_MIN_CC:
         return AlignmentFailure(f"the timing marks fit, but the card's print matches the blank poorly "
@@ -229,16 +233,28 @@ def _rows(points: np.ndarray) -> tuple[float, float] | None:
     return float(np.median(angle[along])), float(np.median(dist[np.arange(len(points)), k][along]))
 
 
-def _fit_marks(anchor: np.ndarray, card: np.ndarray, scale: float, angle_deg: float, dpi: float,
-               spacing_px: float, floor: float) -> tuple[list[tuple[int, np.ndarray]], float]:
-    """Blank marks (px) to card blobs (upright card px) for one scale and rotation.
+@dataclass(frozen=True)
+class _Votes:
+    """The translations every pair of blank mark and card blob proposes for one scale,
+    rotation and feed direction, voted in cells of MARK_VOTE_BIN_IN (each cell's count summed
+    with its neighbours')."""
 
-    The translations every pair proposes are voted (a histogram, summed over neighbouring
-    cells); from each leading translation the marks are snapped to the nearest blobs and an
-    affine map is fitted, loosely (a share of ``spacing_px``, the blank marks' spacing), then
-    tightly. Returns, per leading translation that finds at least ``floor`` marks spanning the
-    page, (marks within MARK_SNAP_IN of a blob, the 3x3 blank px -> card px); and the highest
-    vote."""
+    counts: np.ndarray  # votes per cell
+    cells: np.ndarray  # (pairs, 2) each pair's cell
+    offsets: np.ndarray  # (pairs, 2) each pair's translation, card px
+    turn: np.ndarray  # 2x2: the blank marks' rotation and scale about their centre
+    centre: np.ndarray
+    unit: float  # card px per inch
+    scale: float
+
+    @property
+    def peak(self) -> float:
+        return float(self.counts.max())
+
+
+def _vote(anchor: np.ndarray, card: np.ndarray, scale: float, angle_deg: float, dpi: float) -> _Votes:
+    """Vote the translations of blank marks (px) onto card blobs (upright card px) for one
+    scale and rotation."""
     unit = dpi * scale  # card px per inch
     a = np.radians(angle_deg)
     turn = scale * np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
@@ -247,16 +263,29 @@ def _fit_marks(anchor: np.ndarray, card: np.ndarray, scale: float, angle_deg: fl
     offsets = (card[:, None, :] - moved[None, :, :]).reshape(-1, 2)
     step = MARK_VOTE_BIN_IN * unit
     cells = np.floor(offsets / step).astype(np.int64)
-    low = cells.min(axis=0)
-    cells -= low
+    cells -= cells.min(axis=0)
     rows, cols = int(cells[:, 1].max()) + 1, int(cells[:, 0].max()) + 1
     counts = np.bincount(cells[:, 1] * cols + cells[:, 0], minlength=rows * cols).reshape(rows, cols).astype(np.float32)
     votes = np.asarray(cv2.boxFilter(counts, -1, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT))
-    pitch = spacing_px * scale
+    return _Votes(votes, cells, offsets, turn, centre, unit, scale)
+
+
+def _fit_marks(anchor: np.ndarray, card: np.ndarray, vote: _Votes, dpi: float, spacing_px: float,
+               floor: float) -> list[tuple[int, np.ndarray]]:
+    """Blank marks (px) to card blobs (upright card px) from the leading translations of
+    ``vote``: from each the marks are snapped to the nearest blobs and an affine map is
+    fitted, loosely (a share of ``spacing_px``, the blank marks' spacing), then tightly.
+    Returns, per leading translation that finds at least ``floor`` marks spanning the page,
+    (marks within MARK_SNAP_IN of a blob, the 3x3 blank px -> card px). A fit finding one row
+    or column of marks only is extended to the others (:func:`_extend`)."""
+    unit, turn, centre = vote.unit, vote.turn, vote.centre
+    votes = vote.counts.copy()
+    cells, offsets = vote.cells, vote.offsets
+    step = MARK_VOTE_BIN_IN * unit
+    pitch = spacing_px * vote.scale
     loose = MARK_LOOSE_SHARE * pitch
     apart = max(1, int(0.5 * pitch / step))  # leading translations at least half a spacing apart
     out: list[tuple[int, np.ndarray]] = []
-    highest = float(votes.max())
     for _ in range(MARK_VOTE_LEADERS):
         r, c = np.unravel_index(int(np.argmax(votes)), votes.shape)
         if votes[r, c] < floor:
@@ -275,18 +304,80 @@ def _fit_marks(anchor: np.ndarray, card: np.ndarray, scale: float, angle_deg: fl
             guess = np.vstack([fitted, [0.0, 0.0, 1.0]])
         else:
             src, _dst = _snap(anchor, card, guess, MARK_SNAP_IN * unit)
+            if len(src) >= floor and not _spread(src, dpi):
+                # one row or column: the affine fit is free across it; a similarity fitted to
+                # the marks found (its scale measured along them) places the others to look for
+                src, dst = _snap(anchor, card, guess, MARK_SNAP_IN * unit)
+                similar, _inliers = cv2.estimateAffinePartial2D(src, dst, method=cv2.RANSAC, ransacReprojThreshold=MARK_SNAP_IN * unit)
+                if similar is not None:
+                    guess = _extend(anchor, card, np.vstack([similar, [0.0, 0.0, 1.0]]), MARK_SNAP_IN * unit, dpi, floor)
+                src, _dst = _snap(anchor, card, guess, MARK_SNAP_IN * unit)
             if len(src) >= MARK_MIN_MATCHED and _spread(src, dpi):
                 out.append((len(src), guess))
-    return out, highest
+    return out
+
+
+def _extend(anchor: np.ndarray, card: np.ndarray, matrix: np.ndarray, radius: float, dpi: float, floor: float) -> np.ndarray:
+    """A fit that found one row or column of the marks (say the left column of two): the scale
+    across it is not measured, so the other rows lie off by a stretch (a scanner's feed). Their
+    offset is voted among the card's blobs within MARK_EXTEND_IN of where the fit puts them
+    (blank px), and the map refitted to the marks found both ways; ``matrix`` as it was where
+    no offset draws ``floor`` votes."""
+    found, _nearest_blob = _nearest(anchor, card, matrix, radius)
+    rest = anchor[~found]
+    to_blank = np.linalg.inv(matrix)
+    blobs = card @ to_blank[:2, :2].T + to_blank[:2, 2]  # the card's blobs, in blank px
+    offsets = (blobs[None, :, :] - rest[:, None, :]).reshape(-1, 2)
+    offsets = offsets[np.all(np.abs(offsets) <= MARK_EXTEND_IN * dpi, axis=1)]
+    if len(offsets) < floor:
+        return matrix
+    step = MARK_VOTE_BIN_IN * dpi
+    cells = np.floor(offsets / step).astype(np.int64)
+    cells -= cells.min(axis=0)
+    rows, cols = int(cells[:, 1].max()) + 1, int(cells[:, 0].max()) + 1
+    counts = np.bincount(cells[:, 1] * cols + cells[:, 0], minlength=rows * cols).reshape(rows, cols).astype(np.float32)
+    votes = np.asarray(cv2.boxFilter(counts, -1, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT))
+    r, c = np.unravel_index(int(np.argmax(votes)), votes.shape)
+    if votes[r, c] < floor:
+        return matrix
+    shift = offsets[(np.abs(cells[:, 0] - c) <= 1) & (np.abs(cells[:, 1] - r) <= 1)].mean(axis=0)
+    moved = anchor.copy()
+    moved[~found] += shift  # where the other marks lie, in blank px of the present fit
+    keep, nearest = _nearest(moved, card, matrix, radius)
+    if keep.sum() < floor:
+        return matrix
+    fitted, _inliers = cv2.estimateAffine2D(anchor[keep].astype(np.float32), card[nearest[keep]].astype(np.float32),
+                                            method=cv2.RANSAC, ransacReprojThreshold=radius)
+    return matrix if fitted is None else np.vstack([fitted, [0.0, 0.0, 1.0]])
+
+
+def _distinct(fits: list[tuple[np.ndarray, bool]], model: PageModel) -> list[tuple[np.ndarray, bool]]:
+    """The fits (in order) that no earlier one of the same feed direction places within
+    MARK_SAME_FIT_IN at the blank's corners: leaders and scales that snapped to the same
+    marks are one fit, its print measured once."""
+    h, w = model.image.shape
+    corners = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float64).reshape(-1, 1, 2)
+    kept: list[tuple[np.ndarray, bool, np.ndarray]] = []
+    for matrix, turn in fits:
+        placed = cv2.transform(corners, matrix[:2]).reshape(-1, 2)
+        limit = MARK_SAME_FIT_IN * model.dpi * start_scale(matrix)
+        if not any(t == turn and float(np.abs(placed - p).max()) <= limit for _m, t, p in kept):
+            kept.append((matrix, turn, placed))
+    return [(m, t) for m, t, _p in kept]
 
 
 def _snap(anchor: np.ndarray, card: np.ndarray, matrix: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
     """Each blank mark and the card blob nearest its predicted place, where within ``radius``."""
+    ok, nearest = _nearest(anchor, card, matrix, radius)
+    return anchor[ok].astype(np.float32), card[nearest[ok]].astype(np.float32)
+
+
+def _nearest(anchor: np.ndarray, card: np.ndarray, matrix: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per blank mark: whether a card blob lies within ``radius`` of its predicted place, and the nearest."""
     predicted = anchor @ matrix[:2, :2].T + matrix[:2, 2]
     d2 = (predicted**2).sum(axis=1)[:, None] + (card**2).sum(axis=1)[None, :] - 2.0 * (predicted @ card.T)
     nearest = np.argmin(d2, axis=1)
-    ok = d2[np.arange(len(anchor)), nearest] <= radius * radius
-    return anchor[ok].astype(np.float32), card[nearest[ok]].astype(np.float32)
+    return d2[np.arange(len(anchor)), nearest] <= radius * radius, nearest
 
 
 def _spread(points: np.ndarray, dpi: float) -> bool:

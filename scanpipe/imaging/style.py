@@ -66,8 +66,6 @@ BLOCK_MIN_PRESENT = 0.6  # ... at least this share must be on the card, unless .
 EDGE_IN = 0.5  # ... away from the page's edges (timing marks a scanner may cut or shift) ...
 STRUCTURE_PX = 12  # ... in connected pieces of at least this many pixels (text, rules; not dither)
 BLOCK_MIN_EXTRA = 0.3  # ... the card prints less than this much (share of it) elsewhere in the square
-MARKS_ELSEWHERE_CC = 0.3  # when one frame's timing marks fit the card, a frame without marks, or whose marks miss
-# the card (or fit it with the print correlating less than this), is not aligned densely
 ACROSS_GROUPS_MARGIN = 0.1  # a card fitting blanks of several frames: the clearly (this much) better alignment wins
 
 
@@ -195,9 +193,10 @@ def identify_style(gray: np.ndarray, groups: Sequence[StyleGroup], *, dpi_hint: 
     for group, members, by_marks in tried:
         if isinstance(by_marks, Alignment):
             first.append((group, members, by_marks))
-        elif framed and (by_marks is None or by_marks.score < MARKS_ELSEWHERE_CC):
-            # the card shows another blank's frame of timing marks: a blank without timing marks
-            # cannot be it, nor one whose marks do not fit the card
+        elif framed:
+            # the card shows another blank's frame of timing marks with its print: a blank
+            # without timing marks cannot be it, nor one whose marks do not fit the card or fit
+            # it with a print that does not match
             best_failure = by_marks.detail if by_marks is not None else best_failure
         elif by_marks is None and group.anchor.has_timing_marks:
             # the card shows no rows of this blank's timing marks: only if no other blank fits
