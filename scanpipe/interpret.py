@@ -329,11 +329,12 @@ def _interpret_content(gray: np.ndarray, page: DecodedPage, codes: PageCodes, co
     style = election.style(found.style)
     layout_page = next(p for p in style.layout.pages if p.page == found.page)
     model = context.index.get(found.style, found.page)
-    start, precise = None, False
+    start, precise, measured = None, False, None
     if found.match is not None and found.match.model is model:
         start, precise = (found.match.to_model, found.match.alignment.turned), found.match.alignment.precise
+        measured = found.match.refined
     registered = register_card(gray, layout_page, model=model, code=codes.card_code_symbol, dpi_hint=page.dpi,
-                               start=start, precise=precise)
+                               start=start, precise=precise, measured=measured)
     if isinstance(registered, RegistrationFailure):
         return UnreadableCard(registered.reason, registered.detail)
     upright, registration = registered

@@ -298,3 +298,18 @@ def test_a_torn_corner_and_a_stained_corner_still_register_with_three() -> None:
     error = np.abs(map_points(registration, TARGET_CENTRES) - true_points(matrix, dpi, TARGET_CENTRES))
     assert error.max() < 1.5
 
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 1), (7, 5), (275, 212), (1100, 850)])
+def test_paper_level_from_the_histogram_is_numpys_percentile(shape: tuple[int, int]) -> None:
+    """The 8-bit fast path computes exactly what ``np.percentile`` does (interpolation included)."""
+    from scanpipe.imaging.reference import PAPER_PCT, paper_level
+
+    rng = np.random.default_rng(sum(shape))
+    for trial in range(20):
+        page = rng.integers(0, 256, shape).astype(np.uint8)
+        if trial % 2:
+            page = np.clip(page // 16 * 16 + 180, 0, 255).astype(np.uint8)  # few levels: ties around the percentile
+        assert paper_level(page) == max(float(np.percentile(page[::2, ::2], PAPER_PCT)), 1.0)
+        as_float = page.astype(np.float32)  # other types: np.percentile itself
+        assert paper_level(as_float) == max(float(np.percentile(as_float[::2, ::2], PAPER_PCT)), 1.0)

