@@ -112,6 +112,7 @@ class CardView:
 
     def __init__(self, gray: np.ndarray) -> None:
         self.gray = gray
+        self._turned: np.ndarray | None = None
         self._blobs: dict[float, np.ndarray] = {}
         self._ink: dict[tuple[bool, float], np.ndarray] = {}
 
@@ -122,6 +123,14 @@ class CardView:
             self._blobs[dpi] = solid_blobs(self.gray, dpi) * dpi
         return self._blobs[dpi]
 
+    def upright(self, turned: bool) -> np.ndarray:
+        """The card as fed, or turned 180 degrees (a contiguous copy, made once)."""
+        if not turned:
+            return self.gray
+        if self._turned is None:
+            self._turned = np.ascontiguousarray(np.rot90(self.gray, 2))
+        return self._turned
+
     def ink(self, factor: float, turned: bool = False) -> np.ndarray:
         """The card's ink reduced by ``factor`` (card pixels per reduced pixel); ``turned``:
         of the card turned upright (reduced after the turn, so its pixels tile the upright card)."""
@@ -129,8 +138,7 @@ class CardView:
         factor = float(whole) if whole >= 2 and abs(factor / whole - 1.0) <= REDUCE_WHOLE else round(factor, 3)  # as reduce_to reduces
         key = (turned, factor)
         if key not in self._ink:
-            gray = np.ascontiguousarray(np.rot90(self.gray, 2)) if turned else self.gray
-            self._ink[key] = _card_ink(gray, factor)
+            self._ink[key] = _card_ink(self.upright(turned), factor)
         return self._ink[key]
 
 

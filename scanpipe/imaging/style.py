@@ -205,7 +205,7 @@ def identify_style(gray: np.ndarray, groups: Sequence[StyleGroup], *, dpi_hint: 
         else:
             first.append((group, members, None))
     for batch in (first, later):  # the blanks whose marks the card does not show only if no other fits
-        best_failure = _compare(gray, view, batch, results, dpi_hint) or best_failure
+        best_failure = _compare(view, batch, results, dpi_hint) or best_failure
         if any(isinstance(r, StyleMatch) for r in results):
             break
     if not results:
@@ -216,7 +216,7 @@ def identify_style(gray: np.ndarray, groups: Sequence[StyleGroup], *, dpi_hint: 
     return matches[0]
 
 
-def _compare(gray: np.ndarray, view: CardView, batch: list[tuple[StyleGroup, list[int], Alignment | None]],
+def _compare(view: CardView, batch: list[tuple[StyleGroup, list[int], Alignment | None]],
              results: list[StyleMatch | StyleAmbiguous], dpi_hint: float | None) -> str | None:
     """Align the card to each frame of ``batch`` not yet aligned (None), then refine and
     compare it with the members, best-aligned frame first, appending to ``results``; the last
@@ -236,12 +236,12 @@ def _compare(gray: np.ndarray, view: CardView, batch: list[tuple[StyleGroup, lis
         matched = [r.alignment.score for r in results if isinstance(r, StyleMatch)]
         if matched and max(matched) - aligned.score >= ACROSS_GROUPS_MARGIN:
             break
-        upright = np.ascontiguousarray(np.rot90(gray, 2)) if aligned.turned else gray
+        upright = view.upright(aligned.turned)
         refined = refine(upright, group.anchor, aligned.matrix)
         if isinstance(refined, Refined):
             aligned = replace(aligned, matrix=refined.matrix, precise=True)
         measured = refined if isinstance(refined, Refined) else None
-        card, inside = _card_in_frame(gray, aligned, group.anchor)
+        card, inside = _card_in_frame(upright, aligned, group.anchor)
         result = _choose(card, inside, group, aligned, members, measured)
         if isinstance(result, StyleUnknown):
             failure = result.detail
@@ -259,10 +259,10 @@ def _across_groups(results: list[StyleMatch | StyleAmbiguous]) -> StyleResult:
     return first
 
 
-def _card_in_frame(gray: np.ndarray, aligned: Alignment, anchor: PageModel) -> tuple[np.ndarray, np.ndarray]:
+def _card_in_frame(upright: np.ndarray, aligned: Alignment, anchor: PageModel) -> tuple[np.ndarray, np.ndarray]:
     """The card's printed ink (bool, dilated one pixel) warped into the anchor's frame, and
-    where the card has pixels at all (a scanner that cut a margin cut the blank's print there)."""
-    upright = np.ascontiguousarray(np.rot90(gray, 2)) if aligned.turned else gray
+    where the card has pixels at all (a scanner that cut a margin cut the blank's print there);
+    ``upright``: the card turned as ``aligned`` says."""
     scale = float(np.sqrt(abs(np.linalg.det(aligned.matrix[:2, :2]))))  # card px per blank px
     f = anchor.image.shape[1] / anchor.frame.shape[1]
     small = reduce_to(upright, scale * f, 1.0)
