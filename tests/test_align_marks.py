@@ -97,6 +97,26 @@ def test_columns_that_fit_a_spacing_off_are_told_apart_by_the_print() -> None:
     assert found.score > dense.score - 0.05
 
 
+@pytest.mark.parametrize(("sx", "turned"), [(0.975, False), (0.975, True), (1.025, False), (1.025, True)])
+def test_two_columns_of_marks_on_a_card_stretched_across_them(sx: float, turned: bool) -> None:
+    """A frame of two columns only: the marks' spacing gives the scale along them, not across,
+    and a scanner stretching the card 2.5% across moves the far column 0.2 in. The marks path
+    finds the frame within 0.03 in or says it does not fit (the dense steps then align the
+    card), never a fit a spacing off (the code before this test accepted one 0.3 in off)."""
+    blank = _page("columns", 3)
+    model = learn_page("s", 1, blank, DPI)
+    card, truth = _scan(blank, angle=-1.0, sx=sx, sy=1.0, shift=(14.0, 9.0), turned=turned)
+    found = align_by_marks(CardView(card), model, dpi_hint=DPI)
+    if not isinstance(found, Alignment):
+        assert isinstance(found, AlignmentFailure)
+        found = align_densely(CardView(card), model, dpi_hint=DPI)
+        assert isinstance(found, Alignment), found
+        assert _corner_error_in(found.matrix, truth, blank.shape) < 0.1  # local refinement takes it from there
+    else:
+        assert _corner_error_in(found.matrix, truth, blank.shape) < 0.03
+    assert found.turned is turned
+
+
 def test_another_frame_is_a_failure_and_a_blank_without_marks_no_answer() -> None:
     """A card of two-column frame against a box frame: a failure (the top row is missing);
     against a blank without marks: None."""
