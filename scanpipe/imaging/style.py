@@ -289,14 +289,15 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
     flat, seen = card.ravel(), inside.ravel()
     raw = cv2.erode(card.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)  # undo the dilation
     card_px = np.flatnonzero(raw & group.keep & inside)[::UNEXPLAINED_SAMPLE]
-    distance, own = {}, {}
-    for i in members:
-        own[i] = group.solid[i][seen[group.solid[i]]]  # the member's solid print where the card has pixels
-        sample = own[i][::UNEXPLAINED_SAMPLE]
+    distance = {}
+    for i in members:  # ranked on every UNEXPLAINED_SAMPLE-th pixel (the pairwise comparison uses all)
+        sample = group.solid[i][::UNEXPLAINED_SAMPLE]
+        sample = sample[seen[sample]]  # the member's solid print where the card has pixels
         shown = float(flat[sample].mean()) if sample.size else 0.0
         unexplained = float((~group.near[i].ravel()[card_px]).mean()) if card_px.size else 0.0
         distance[i] = (1.0 - shown) + unexplained
     leaders = sorted(members, key=lambda k: distance[k])[:LEADERS]
+    own = {i: group.solid[i][seen[group.solid[i]]] for i in leaders}
     margins: dict[tuple[int, int], float] = {}
     for a, i in enumerate(leaders):  # a margin is antisymmetric: each pair measured once
         for j in leaders[a + 1:]:
