@@ -269,13 +269,18 @@ def _vote(anchor: np.ndarray, card: np.ndarray, scale: float, angle_deg: float, 
     centre = anchor.mean(axis=0)
     moved = (anchor - centre) @ turn.T  # the marks turned and scaled about their centre
     offsets = (card[:, None, :] - moved[None, :, :]).reshape(-1, 2)
-    step = MARK_VOTE_BIN_IN * unit
+    votes, cells = _histogram(offsets, MARK_VOTE_BIN_IN * unit)
+    return _Votes(votes, cells, offsets, turn, centre, unit, scale)
+
+
+def _histogram(offsets: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
+    """Votes for translations (n, 2) in cells of ``step`` px, each cell's count summed with
+    its neighbours' (a translation on a cell's edge is not split); and each one's cell."""
     cells = np.floor(offsets / step).astype(np.int64)
     cells -= cells.min(axis=0)
     rows, cols = int(cells[:, 1].max()) + 1, int(cells[:, 0].max()) + 1
     counts = np.bincount(cells[:, 1] * cols + cells[:, 0], minlength=rows * cols).reshape(rows, cols).astype(np.float32)
-    votes = np.asarray(cv2.boxFilter(counts, -1, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT))
-    return _Votes(votes, cells, offsets, turn, centre, unit, scale)
+    return np.asarray(cv2.boxFilter(counts, -1, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT)), cells
 
 
 def _fit_marks(anchor: np.ndarray, card: np.ndarray, vote: _Votes, dpi: float, spacing_px: float,
@@ -311,15 +316,14 @@ def _fit_marks(anchor: np.ndarray, card: np.ndarray, vote: _Votes, dpi: float, s
                 break
             guess = np.vstack([fitted, [0.0, 0.0, 1.0]])
         else:
-            src, _dst = _snap(anchor, card, guess, MARK_SNAP_IN * unit)
+            src, dst = _snap(anchor, card, guess, MARK_SNAP_IN * unit)
             if len(src) >= floor and not _spread(src, dpi):
                 # one row or column: the affine fit is free across it; a similarity fitted to
                 # the marks found (its scale measured along them) places the others to look for
-                src, dst = _snap(anchor, card, guess, MARK_SNAP_IN * unit)
                 similar, _inliers = cv2.estimateAffinePartial2D(src, dst, method=cv2.RANSAC, ransacReprojThreshold=MARK_SNAP_IN * unit)
                 if similar is not None:
                     guess = _extend(anchor, card, np.vstack([similar, [0.0, 0.0, 1.0]]), MARK_SNAP_IN * unit, dpi, floor)
-                src, _dst = _snap(anchor, card, guess, MARK_SNAP_IN * unit)
+                src, dst = _snap(anchor, card, guess, MARK_SNAP_IN * unit)
             if len(src) >= MARK_MIN_MATCHED and _spread(src, dpi):
                 out.append((len(src), guess))
     return out
@@ -339,12 +343,7 @@ def _extend(anchor: np.ndarray, card: np.ndarray, matrix: np.ndarray, radius: fl
     offsets = offsets[np.all(np.abs(offsets) <= MARK_EXTEND_IN * dpi, axis=1)]
     if len(offsets) < floor:
         return matrix
-    step = MARK_VOTE_BIN_IN * dpi
-    cells = np.floor(offsets / step).astype(np.int64)
-    cells -= cells.min(axis=0)
-    rows, cols = int(cells[:, 1].max()) + 1, int(cells[:, 0].max()) + 1
-    counts = np.bincount(cells[:, 1] * cols + cells[:, 0], minlength=rows * cols).reshape(rows, cols).astype(np.float32)
-    votes = np.asarray(cv2.boxFilter(counts, -1, (3, 3), normalize=False, borderType=cv2.BORDER_CONSTANT))
+    votes, cells = _histogram(offsets, MARK_VOTE_BIN_IN * dpi)
     r, c = np.unravel_index(int(np.argmax(votes)), votes.shape)
     if votes[r, c] < floor:
         return matrix
