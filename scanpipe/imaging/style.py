@@ -313,9 +313,7 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
     if standing[best] < MIN_MARGIN and len(order) > 1:
         return StyleAmbiguous(model, group.members[order[1]], standing[best])
     to_model = aligned.matrix @ group.to_anchor[best]
-    # the anchor's local refinement carries over to another member through the two blanks'
-    # own registration (measured when the blanks were learned)
-    measured = None if refined is None else replace(refined, matrix=to_model)
+    measured = refined if group.members[best] is group.anchor else None
     return StyleMatch(model, group, aligned, to_model, standing[best], measured)
 
 
