@@ -50,6 +50,7 @@ SKEW_STEPS_DEG = (0.0, -1.0, 1.0, -2.0, 2.0, -3.0, 3.0, -4.0, 4.0)
 ECC_ITERATIONS = (20,)  # coarse (local refinement corrects the rest: ~0.2 in)
 ECC_EPS = 1e-3
 MIN_COARSE_CC = 0.45  # ECC correlation below which the card is not this page
+DENSE_SETTLED_CC = 0.7  # a blank without timing marks: ECC from the translation alone settles at this, else the skews are searched
 PATCH_SEARCH_IN = 0.03  # local refinement: each patch is searched this far either way
 PATCH_MIN_SCORE = 0.55
 MIN_PATCHES = 8
@@ -431,11 +432,20 @@ def align_densely(view: CardView, model: PageModel, *, dpi_hint: float | None = 
     _peak, scale, turn, shift = best
     upright_shape = gray.shape
     coarse_card = view.ink(scale * model.dpi / COARSE_DPI, turn)
-    warp = _rotation_start(model.coarse, coarse_card)
-    try:
-        cc, warp = _ecc(model.coarse, coarse_card, warp, ECC_ITERATIONS[0])
-    except cv2.error:
+    starts = [_translation_start, _rotation_start] if not model.has_timing_marks else [_rotation_start]
+    found: tuple[float, np.ndarray] | None = None
+    for start in starts:  # without timing marks ECC finds the skew from the translation alone, mostly
+        try:
+            cc, warp = _ecc(model.coarse, coarse_card, start(model.coarse, coarse_card), ECC_ITERATIONS[0])
+        except cv2.error:
+            continue
+        if found is None or cc > found[0]:
+            found = (cc, warp)
+        if found[0] >= DENSE_SETTLED_CC:
+            break
+    if found is None:
         return AlignmentFailure("the card's print could not be aligned with the blank (no correlation)")
+    cc, warp = found
     if cc < MIN_COARSE_CC:
         return AlignmentFailure(f"the card's print matches the blank poorly (correlation {cc:.2f} < {MIN_COARSE_CC})", cc)
     matrix = _to_full(warp, model, model.coarse.shape, upright_shape, coarse_card.shape)
@@ -478,6 +488,12 @@ def _mark_scale(view: CardView, model: PageModel) -> float | None:
         return None
     near = r[(r >= edges[max(0, k - 1)]) & (r <= edges[min(len(edges) - 1, k + 2)])]
     return float(np.median(near))
+
+
+def _translation_start(reference: np.ndarray, card: np.ndarray) -> np.ndarray:
+    """A starting warp (reference -> card, 2x3) for ECC: the phase correlation's translation."""
+    (dx, dy), _peak = _phase_shift(reference, card)
+    return np.array([[1.0, 0.0, dx], [0.0, 1.0, dy]], np.float32)
 
 
 def _rotation_start(reference: np.ndarray, card: np.ndarray) -> np.ndarray:
