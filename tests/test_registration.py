@@ -176,6 +176,21 @@ def test_blank_registration_without_fiducials(dpi, turn, claimed) -> None:
     assert layout_fit_score(upright, registration, _reference_page()) == 1.0
 
 
+@pytest.mark.parametrize("angle", [-3.0, 3.0])
+def test_a_card_skewed_three_degrees_registers_to_a_blank_without_timing_marks(angle: float) -> None:
+    """The dense path starts from the translation alone where the blank has no timing marks,
+    and searches the skews when that does not settle: +-3 degrees still register."""
+    reference = draw_page(150, fiducials=False)
+    image, matrix = distort(draw_page(200, fiducials=False), angle, 1.0, 1.0, (8.0, 5.0))
+    model = _blank_model(reference)
+    assert not model.has_timing_marks
+    result = register_by_blank(image, _reference_page(), model, dpi_hint=None)
+    assert not isinstance(result, RegistrationFailure), result
+    _upright, registration = result
+    error = np.abs(map_points(registration, TARGET_CENTRES) - true_points(matrix, 200, TARGET_CENTRES))
+    assert error.max() < 0.01 * 200
+
+
 def test_a_card_that_does_not_fit_its_blank_fails_with_the_residual() -> None:
     reference = draw_page(150, fiducials=False)
     card = draw_page(200, fiducials=False)
