@@ -3,8 +3,9 @@
 Where the blank has the vendor's timing marks, they come first (:func:`align_by_marks`):
 the card's blobs of the marks' size, the direction and spacing of their rows (skew and a
 fine scale), a vote over the translations every pair of blank mark and card blob proposes,
-and an affine map fitted to the marks that agree. Evenly spaced marks also fit a spacing off;
-the card's print decides between such fits (:func:`_coarse_correlation`, the measure ECC
+and an affine map fitted to the marks that agree (a fit finding one row or column only is
+extended to the others: :func:`_extend`). Evenly spaced marks also fit a spacing off; the
+card's print decides between such fits (:func:`_coarse_correlation`, the measure ECC
 maximises). Otherwise, and where the marks do not fit, the dense steps below align the card.
 
 Coarse to fine, every step on the card's ink (darkness relative to its own paper), so
@@ -16,7 +17,9 @@ bilevel (thresholded or dithered), gray, colour and JPEG scans compare alike:
 2. **Translation and feed direction** by phase correlation of the inks at
    :data:`~scanpipe.imaging.reference.COARSE_DPI`, the card as fed and turned 180 degrees.
 3. **Affine fit** by ECC (enhanced correlation coefficient maximisation) at the coarse
-   resolution: skew, stretch and the scale error of step 1.
+   resolution: skew, stretch and the scale error of step 1; started from step 2's
+   translation where the blank has no timing marks, else (and where that does not settle)
+   from the best of nine skews.
 4. **Local refinement.** Around each well-textured point of the blank (one per square inch
    of print) the card's offset is measured by normalised correlation; a homography is fitted
    to the offsets (RANSAC, then least squares). Its residual is the registration's measured
