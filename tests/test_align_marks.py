@@ -137,3 +137,20 @@ def test_another_frame_is_a_failure_and_a_blank_without_marks_no_answer() -> Non
     assert isinstance(theirs, Alignment)
     assert np.allclose(theirs.matrix, own.matrix, atol=0.5)
     assert theirs.score < own.score - 0.05
+
+
+def test_a_fit_finding_one_column_is_extended_to_the_other() -> None:
+    """Two columns of marks, the card stretched 2% across them: a similarity fitted to the left
+    column puts the right one 0.15 in off (beyond the snap). :func:`_extend` votes that offset
+    and refits, so every mark is found."""
+    from scanpipe.imaging.align import MARK_SNAP_IN, _extend, _nearest
+
+    ys = np.arange(0.6, 10.6, 0.25) * DPI
+    anchor = np.array([(x * DPI, y) for x in (0.3, 8.0) for y in ys])
+    card = np.column_stack([1.02 * anchor[:, 0] + 10.0, anchor[:, 1] + 5.0])  # the scanner's stretch across
+    left = np.array([[1.0, 0.0, 10.0 + 0.02 * 0.3 * DPI], [0.0, 1.0, 5.0], [0.0, 0.0, 1.0]])  # fits the left column only
+    radius = MARK_SNAP_IN * DPI
+    assert _nearest(anchor, card, left, radius)[0].sum() == len(ys)
+    extended = _extend(anchor, card, left, radius, DPI, floor=0.3 * len(anchor))
+    assert _nearest(anchor, card, extended, radius)[0].all()
+    assert abs(extended[0, 0] - 1.02) < 0.002
