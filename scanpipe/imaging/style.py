@@ -17,8 +17,8 @@ one frame's marks fit the card, frames without marks or whose marks miss it are 
 considered; frames whose marks the card does not show at all only when no other blank
 fits), else densely; then refined locally. Its ink, warped into the anchor frame, ranks
 every member by how well it explains the card (the share of the member's print the card
-shows, plus the share of the card's print the member lacks). The leaders are then compared pairwise on the pixels printed
-solidly by one and not at all by the other: the share of the first set the card shows
+shows, plus the share of the card's print the member lacks). The leaders are then compared
+pairwise on the pixels printed solidly by one and not at all by the other: the share of the first set the card shows
 minus the share of the second (``+1``: the card has exactly what the first prints). Where
 layouts give ``distinguish`` boxes, pairs that differ inside them are compared there only.
 A candidate's standing is its worst margin against another leader. The best must lead by
