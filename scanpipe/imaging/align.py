@@ -339,6 +339,8 @@ def _extend(anchor: np.ndarray, card: np.ndarray, matrix: np.ndarray, radius: fl
     offset is voted among the card's blobs within MARK_EXTEND_IN of where the fit puts them
     (blank px), and the map refitted to the marks found both ways; ``matrix`` as it was where
     no offset draws ``floor`` votes."""
+    if abs(np.linalg.det(matrix[:2, :2])) < 1e-6:
+        return matrix  # a degenerate similarity (marks on top of each other): nothing to extend
     found, _nearest_blob = _nearest(anchor, card, matrix, radius)
     rest = anchor[~found]
     to_blank = np.linalg.inv(matrix)
