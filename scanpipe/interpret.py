@@ -97,14 +97,17 @@ class InterpretContext:
         return tuple(dict.fromkeys(boxes))
 
 
-def load_references(election: Election, stored: dict[tuple[str, int], bytes] | None = None) -> ReferenceIndex:
+def load_references(election: Election, stored: dict[tuple[str, int], bytes] | None = None, *,
+                    cache: Path | None | bool = True) -> ReferenceIndex:
     """Decode the layouts' blank reference scans (the store's copy, else the file) and learn
-    from them (page models, style groups): see :mod:`scanpipe.imaging.reference`."""
+    from them (page models, style groups): see :mod:`scanpipe.imaging.reference`. What was
+    learned is kept between runs (:mod:`scanpipe.learned_cache`): ``cache`` True uses the
+    folder the environment names, a path that folder, False or None none."""
+    from scanpipe import learned_cache
     from scanpipe.imaging.decode import ImageDecodeError
 
-    models = []
-    boxes: dict[tuple[str, int], tuple[Box, ...]] = {}
-    distinguish: dict[tuple[str, int], tuple[Box, ...]] = {}
+    blanks: list[learned_cache.BlankInput] = []
+    images: list[tuple[np.ndarray, float]] = []
     for style in election.ballot_styles:
         for page in style.layout.pages:
             key = (style.id, page.page)
@@ -118,10 +121,21 @@ def load_references(election: Election, stored: dict[tuple[str, int], bytes] | N
             except ImageDecodeError as e:
                 raise ConfigError(f"{page.reference}: the reference scan of style {style.id} page {page.page} "
                                   f"cannot be read: {e.detail}") from None
-            models.append(learn_page(style.id, page.page, image, page.reference_dpi))
-            boxes[key] = tuple(t.box_in for t in page.targets) + tuple(t.write_in_area_in for t in page.targets if t.write_in_area_in)
-            distinguish[key] = page.distinguish_in
-    return ReferenceIndex({m.key: m for m in models}, build_style_groups(models, boxes, distinguish))
+            boxes = tuple(t.box_in for t in page.targets) + tuple(t.write_in_area_in for t in page.targets if t.write_in_area_in)
+            blanks.append(learned_cache.BlankInput(key, hashlib.sha256(data).hexdigest(), float(page.reference_dpi),
+                                                   boxes, tuple(page.distinguish_in)))
+            images.append((image, float(page.reference_dpi)))
+    folder = learned_cache.cache_dir() if cache is True else (cache or None)
+    known = learned_cache.load(blanks, folder)
+    if known is not None:
+        models = [learn_page(b.key[0], b.key[1], image, dpi, p) for b, (image, dpi), p in zip(blanks, images, known.points, strict=True)]
+        groups = known.style_groups(models)
+        if groups is not None:
+            return ReferenceIndex({m.key: m for m in models}, groups)
+    models = [learn_page(b.key[0], b.key[1], image, dpi) for b, (image, dpi) in zip(blanks, images, strict=True)]
+    groups = build_style_groups(models, {b.key: b.boxes for b in blanks}, {b.key: b.distinguish for b in blanks})
+    learned_cache.save(blanks, models, groups, folder)
+    return ReferenceIndex({m.key: m for m in models}, groups)
 
 
 # --------------------------------------------------------------------------------------

@@ -272,9 +272,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--profile-cards", type=int, default=100, help="cards in the profiled in-process ingest (0: skip)")
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    ap.add_argument("--cold", action="store_true",
+                    help="every ingest learns the election's blanks anew (no cache of the learning between runs)")
     args = ap.parse_args(argv)
 
     work, election, folder, files = card_set(ap, args, "ingest")
+    if args.cold:
+        os.environ["SCANPIPE_CACHE_DIR"] = "off"
+        print("learned blanks: not cached (--cold): every ingest learns the election's blanks anew")
+    else:
+        os.environ.setdefault("SCANPIPE_CACHE_DIR", str(work / "learned-cache"))
+        print(f"learned blanks: cached in {os.environ['SCANPIPE_CACHE_DIR']} (the first ingest learns the election's "
+              "blanks, later ones load them, as a board's every ingest after its first does; --cold: never cached)")
 
     imread_all(files[: min(len(files), 50)])  # warm the page cache for both sides
     IMREAD_CPU.clear()

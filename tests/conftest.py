@@ -23,6 +23,11 @@ from pathlib import Path
 
 import pytest
 
+# What the reader learns from an election's blanks is cached between runs (scanpipe.learned_cache):
+# the tests (and the CLI subprocesses they start) keep theirs in a folder of their own, never
+# the user's cache.
+os.environ.setdefault("SCANPIPE_CACHE_DIR", tempfile.mkdtemp(prefix="scanpipe-test-cache-"))
+
 # ======================================================================================
 # 1. PostgreSQL
 #

@@ -13,7 +13,8 @@ of that page is compared with:
 
 A :class:`ReferenceIndex` holds the models of an election and is built explicitly
 (:func:`scanpipe.interpret.load_references`) and carried on the interpretation context: nothing is cached
-in module state, so how a card reads never depends on the cards read before it.
+in module state, so how a card reads never depends on the cards read before it. (Between runs,
+what was learned is kept on disk keyed by everything it depends on: :mod:`scanpipe.learned_cache`.)
 
 Pure: arrays in, frozen values out.
 """
@@ -93,14 +94,28 @@ class ReferenceIndex:
         return iter(self.models.values())
 
 
-def learn_page(style: str, page: int, image: np.ndarray, dpi: float) -> PageModel:
-    """Everything the reader uses of one blank scan."""
+@dataclass(frozen=True)
+class LearnedPoints:
+    """The part of a :class:`PageModel` found by searching the blank (its timing marks and
+    refinement points), as a cache of what was learned before hands it back."""
+
+    marks_in: np.ndarray
+    mark_size_in: tuple[float, float] | None
+    patches_px: tuple[tuple[int, int], ...]
+
+
+def learn_page(style: str, page: int, image: np.ndarray, dpi: float, known: LearnedPoints | None = None) -> PageModel:
+    """Everything the reader uses of one blank scan; ``known``: its timing marks and
+    refinement points as found before on this very image (the rest is recomputed)."""
     assert image.ndim == 2 and image.dtype == np.uint8, "a reference is a gray uint8 image"
     image = image.copy()
     coarse = ink_at(image, dpi, COARSE_DPI)
     frame = ink_at(image, dpi, FRAME_DPI)
-    marks, size = find_timing_marks(image, dpi)
-    patches = textured_points(image, dpi)
+    if known is None:
+        marks, size = find_timing_marks(image, dpi)
+        patches = textured_points(image, dpi)
+    else:
+        marks, size, patches = known.marks_in.copy(), known.mark_size_in, known.patches_px
     h, w = image.shape
     r = REDUCED_STEP
     reduced = cv2.resize(image[: h // r * r, : w // r * r], (w // r, h // r), interpolation=cv2.INTER_AREA)

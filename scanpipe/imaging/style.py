@@ -116,6 +116,12 @@ StyleResult = StyleMatch | StyleUnknown | StyleAmbiguous
 def build_style_groups(models: Sequence[PageModel], boxes: dict[tuple[str, int], tuple[Box, ...]],
                        distinguish: dict[tuple[str, int], tuple[Box, ...]]) -> tuple[StyleGroup, ...]:
     """Group the blanks by frame and learn where the members of each group differ."""
+    return tuple(_group(anchor, members, boxes, distinguish) for anchor, members in group_by_frame(models))
+
+
+def group_by_frame(models: Sequence[PageModel]) -> list[tuple[PageModel, list[tuple[PageModel, np.ndarray]]]]:
+    """The blanks grouped by frame: per group its anchor and, per member (the anchor first),
+    the 3x3 map of member blank px -> anchor blank px."""
     grouped: list[tuple[PageModel, list[tuple[PageModel, np.ndarray]]]] = []
     for model in models:
         for anchor, members in grouped:
@@ -127,7 +133,7 @@ def build_style_groups(models: Sequence[PageModel], boxes: dict[tuple[str, int],
                 break
         else:
             grouped.append((model, [(model, np.eye(3))]))
-    return tuple(_group(anchor, members, boxes, distinguish) for anchor, members in grouped)
+    return grouped
 
 
 def _group(anchor: PageModel, members: list[tuple[PageModel, np.ndarray]], boxes: dict[tuple[str, int], tuple[Box, ...]],

@@ -1,0 +1,238 @@
+"""What the reader learned from an election's blanks, kept between runs.
+
+Learning from the blank reference scans (:func:`scanpipe.interpret.load_references`: each
+blank's timing marks and refinement points, the style groups and where their members differ)
+costs one to three seconds a run for a county's few dozen blanks, paid again by every
+``ingest``, ``scan`` and ``watch`` of the election. The result depends only on the blanks and
+the code that learns, so it is kept in a cache keyed by all of it: each blank's bytes
+(SHA-256) and resolution, its target, write-in and ``distinguish`` boxes, the order of the
+pages, and the source of the modules that learn (with the numpy and OpenCV versions). A
+changed blank, layout or reader is a new key: an entry is never used for anything but the
+exact inputs that made it, and what is loaded is bit for bit what learning again would give
+(``tests/test_learned_cache.py``).
+
+An entry is one ``.npz`` file (arrays and a JSON manifest; never a pickle), written to a
+temporary name and renamed into place, so concurrent runs and a crash leave either no entry
+or a whole one. An entry that cannot be read or does not fit the blanks is ignored and
+learned again; a cache folder that cannot be written costs only the time.
+
+Where: ``$SCANPIPE_CACHE_DIR``, else ``$XDG_CACHE_HOME/scanpipe``, else ``~/.cache/scanpipe``
+(``%LOCALAPPDATA%\\scanpipe\\cache`` on Windows). ``SCANPIPE_CACHE_DIR=off`` turns it off.
+The newest :data:`KEEP_ENTRIES` entries are kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import logging
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from scanpipe.imaging.reference import LearnedPoints, PageModel
+from scanpipe.imaging.style import StyleGroup
+from scanpipe.types import Box
+
+log = logging.getLogger(__name__)
+
+CACHE_ENV = "SCANPIPE_CACHE_DIR"
+FORMAT = 1  # bump when the entry's layout changes
+KEEP_ENTRIES = 8
+_LEARNING_MODULES = ("scanpipe.imaging.reference", "scanpipe.imaging.style", "scanpipe.imaging.align",
+                     "scanpipe.imaging.decode", "scanpipe.learned_cache")
+
+
+@dataclass(frozen=True)
+class BlankInput:
+    """One blank as the learning reads it."""
+
+    key: tuple[str, int]  # style, page
+    sha256: str  # of the reference file's bytes
+    dpi: float
+    boxes: tuple[Box, ...]  # targets and write-in areas
+    distinguish: tuple[Box, ...]
+
+
+@dataclass(frozen=True)
+class CachedGroup:
+    """A style group's arrays (:class:`~scanpipe.imaging.style.StyleGroup`), its members by
+    their index among the blanks (the anchor first)."""
+
+    members: tuple[int, ...]
+    shape: tuple[int, ...]  # of the anchor's frame
+    to_anchor: tuple[np.ndarray, ...]
+    ink: tuple[np.ndarray, ...]
+    solid: tuple[np.ndarray, ...]
+    near: tuple[np.ndarray, ...]
+    focus: tuple[np.ndarray | None, ...]
+    keep: np.ndarray
+    timing: np.ndarray
+
+
+@dataclass(frozen=True)
+class Learned:
+    """What a cache entry gives back: per blank (in input order) its searched points, and the
+    style groups."""
+
+    points: tuple[LearnedPoints, ...]
+    groups: tuple[CachedGroup, ...]
+
+    def style_groups(self, models: Sequence[PageModel]) -> tuple[StyleGroup, ...] | None:
+        """The style groups over freshly decoded ``models`` (in input order); None when an
+        array does not fit its blank (everything is then learned again)."""
+        out = []
+        for g in self.groups:
+            anchor = models[g.members[0]]
+            if g.shape != anchor.frame.shape:
+                log.warning("the cached learning of the blanks does not fit blank %s page %s: learning again", *anchor.key)
+                return None
+            for a in (*g.ink, *g.solid, *g.near, *(f for f in g.focus if f is not None), g.keep, g.timing):
+                a.setflags(write=False)
+            out.append(StyleGroup(anchor, tuple(models[k] for k in g.members), g.to_anchor, g.ink, g.solid, g.near,
+                                  g.focus, g.keep, g.timing))
+        return tuple(out)
+
+
+def cache_dir() -> Path | None:
+    """The cache folder in use, or None when caching is off."""
+    chosen = os.environ.get(CACHE_ENV)
+    if chosen is not None:
+        return None if chosen.strip().lower() in ("", "off", "0", "none") else Path(chosen)
+    if sys.platform == "win32" and os.environ.get("LOCALAPPDATA"):
+        return Path(os.environ["LOCALAPPDATA"]) / "scanpipe" / "cache"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "scanpipe"
+
+
+def entry_key(blanks: Sequence[BlankInput]) -> str:
+    """The SHA-256 naming everything the learning depends on."""
+    digest = hashlib.sha256()
+    digest.update(f"format {FORMAT}; numpy {np.__version__}; opencv {cv2.__version__}\n".encode())
+    for name in _LEARNING_MODULES:
+        module = sys.modules.get(name)
+        source = getattr(module, "__file__", None)
+        digest.update(name.encode() + b"\0" + (Path(source).read_bytes() if source else b"?") + b"\0")
+    for b in blanks:
+        digest.update(json.dumps([list(b.key), b.sha256, repr(float(b.dpi)), [list(map(repr, x)) for x in b.boxes],
+                                  [list(map(repr, x)) for x in b.distinguish]]).encode() + b"\n")
+    return digest.hexdigest()
+
+
+def load(blanks: Sequence[BlankInput], directory: Path | None) -> Learned | None:
+    """The entry for these blanks, or None (no cache, no entry, or one that cannot be used)."""
+    if directory is None or not blanks:
+        return None
+    path = directory / f"blanks-{entry_key(blanks)}.npz"
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            learned = _unpack(data, len(blanks))
+    except FileNotFoundError:
+        return None
+    except Exception as e:  # a damaged or foreign file: learn again (and overwrite it)
+        log.warning("%s: the cached learning of the blanks cannot be used (%s); learning again", path, e)
+        return None
+    try:
+        os.utime(path)  # the newest entries are kept
+    except OSError:
+        pass
+    return learned
+
+
+def save(blanks: Sequence[BlankInput], models: Sequence[PageModel], groups: Sequence[StyleGroup], directory: Path | None) -> None:
+    """Keep what was learned (models in the order of ``blanks``); never fails a run."""
+    if directory is None or not blanks:
+        return
+    path = directory / f"blanks-{entry_key(blanks)}.npz"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        buffer = io.BytesIO()
+        np.savez(buffer, **_pack(models, groups))  # type: ignore[arg-type]  # the stubs type the arrays as savez's allow_pickle
+        fd, temporary = tempfile.mkstemp(prefix=".blanks-", suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(buffer.getvalue())
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+        _prune(directory)
+    except OSError as e:
+        log.info("%s: the learning of the blanks is not cached (%s)", directory, e)
+
+
+def _prune(directory: Path) -> None:
+    entries = sorted(directory.glob("blanks-*.npz"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in entries[KEEP_ENTRIES:]:
+        old.unlink(missing_ok=True)
+
+
+# --------------------------------------------------------------------------------------
+# The entry's arrays
+
+
+
+
+def _pack(models: Sequence[PageModel], groups: Sequence[StyleGroup]) -> dict[str, np.ndarray]:
+    index = {id(m): i for i, m in enumerate(models)}
+    out: dict[str, np.ndarray] = {}
+    for i, m in enumerate(models):
+        out[f"m{i}_marks"] = np.asarray(m.marks_in, np.float64).reshape(-1, 2)
+        out[f"m{i}_size"] = np.array(m.mark_size_in if m.mark_size_in is not None else (np.nan, np.nan), np.float64)
+        out[f"m{i}_patches"] = np.asarray(m.patches_px, np.int64).reshape(-1, 2)
+    for j, g in enumerate(groups):
+        shape = g.keep.shape
+        out[f"g{j}_members"] = np.array([index[id(m)] for m in g.members], np.int64)
+        out[f"g{j}_to_anchor"] = np.stack(g.to_anchor).astype(np.float64)
+        out[f"g{j}_ink"] = np.stack([np.packbits(a.ravel()) for a in g.ink])
+        out[f"g{j}_near"] = np.stack([np.packbits(a.ravel()) for a in g.near])
+        out[f"g{j}_focus"] = np.stack([np.packbits((f if f is not None else np.zeros(shape, bool)).ravel()) for f in g.focus])
+        out[f"g{j}_has_focus"] = np.array([f is not None for f in g.focus], bool)
+        for k, s in enumerate(g.solid):
+            out[f"g{j}_solid{k}"] = s
+        out[f"g{j}_keep"] = np.packbits(g.keep.ravel())
+        out[f"g{j}_timing"] = np.packbits(g.timing.ravel())
+        out[f"g{j}_shape"] = np.array(shape, np.int64)
+    out["manifest"] = np.frombuffer(json.dumps({"format": FORMAT, "models": len(models), "groups": len(groups)}).encode(), np.uint8)
+    return out
+
+
+def _unpack(data: np.lib.npyio.NpzFile, count: int) -> Learned:
+    manifest = json.loads(bytes(data["manifest"]).decode())
+    if manifest.get("format") != FORMAT or manifest.get("models") != count:
+        raise ValueError(f"an entry for {manifest.get('models')} blanks in format {manifest.get('format')}")
+    points = []
+    for i in range(count):
+        size = data[f"m{i}_size"]
+        points.append(LearnedPoints(np.array(data[f"m{i}_marks"], np.float64).reshape(-1, 2),
+                                    None if np.isnan(size).any() else (float(size[0]), float(size[1])),
+                                    tuple((int(x), int(y)) for x, y in data[f"m{i}_patches"])))
+    groups = []
+    for j in range(int(manifest["groups"])):
+        members = tuple(int(k) for k in data[f"g{j}_members"])
+        if not members or any(not 0 <= k < count for k in members):
+            raise ValueError(f"group {j} names blanks the election does not have")
+        shape = tuple(int(v) for v in data[f"g{j}_shape"])
+
+        def unpacked(packed: np.ndarray, shape: tuple[int, ...] = shape) -> np.ndarray:
+            return np.unpackbits(packed, count=shape[0] * shape[1]).astype(bool).reshape(shape)
+
+        has_focus = data[f"g{j}_has_focus"]
+        groups.append(CachedGroup(
+            members, shape,
+            to_anchor=tuple(np.array(t, np.float64) for t in data[f"g{j}_to_anchor"]),
+            ink=tuple(unpacked(p) for p in data[f"g{j}_ink"]),
+            solid=tuple(np.array(data[f"g{j}_solid{k}"], np.int32) for k in range(len(members))),
+            near=tuple(unpacked(p) for p in data[f"g{j}_near"]),
+            focus=tuple(unpacked(p) if h else None for p, h in zip(data[f"g{j}_focus"], has_focus, strict=True)),
+            keep=unpacked(data[f"g{j}_keep"]),
+            timing=unpacked(data[f"g{j}_timing"]),
+        ))
+    return Learned(tuple(points), tuple(groups))

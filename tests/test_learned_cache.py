@@ -1,0 +1,128 @@
+"""The learning of an election's blanks kept between runs (scanpipe.learned_cache): what a
+cache entry gives back is bit for bit what learning again gives, and an entry is used for
+nothing but the exact blanks, layouts and reader that made it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from scanpipe import learned_cache
+from scanpipe.election import load_election
+from scanpipe.imaging.reference import ReferenceIndex
+from scanpipe.interpret import load_references
+from scanpipe.synth.vendor import write_vendor_election
+from scanpipe.types import Election
+
+MODEL_FIELDS = ("style", "page", "dpi", "image", "coarse", "frame", "marks_in", "mark_size_in", "patches_px",
+                "image_reduced", "size_in")
+GROUP_FIELDS = ("to_anchor", "ink", "solid", "near", "focus", "keep", "timing")
+
+
+@pytest.fixture(scope="module")
+def vendor_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_vendor_election(tmp_path_factory.mktemp("vendor") / "election").parent
+
+
+@pytest.fixture(scope="module")
+def election(vendor_dir: Path) -> Election:
+    return load_election(vendor_dir / "election.json")
+
+
+def _same(a: object, b: object) -> bool:
+    if isinstance(a, np.ndarray):
+        return isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+    if isinstance(a, tuple | list):
+        return isinstance(b, tuple | list) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+def _assert_identical(fresh: ReferenceIndex, cached: ReferenceIndex) -> None:
+    assert list(fresh.models) == list(cached.models)
+    for key, model in fresh.models.items():
+        for name in MODEL_FIELDS:
+            assert _same(getattr(model, name), getattr(cached.models[key], name)), (key, name)
+    assert len(fresh.groups) == len(cached.groups) > 1
+    for g, h in zip(fresh.groups, cached.groups, strict=True):
+        assert [m.key for m in g.members] == [m.key for m in h.members]
+        assert all(h.members[i] is cached.models[m.key] for i, m in enumerate(g.members))
+        for name in GROUP_FIELDS:
+            assert _same(getattr(g, name), getattr(h, name)), name
+            pairs = [(getattr(g, name), getattr(h, name))] if name in ("keep", "timing") else zip(getattr(g, name), getattr(h, name), strict=True)
+            for x, y in pairs:
+                assert x is None or x.flags.writeable == y.flags.writeable, name  # read-only as learned
+
+
+def test_what_the_cache_gives_back_is_what_learning_gives(election: Election, tmp_path: Path) -> None:
+    fresh = load_references(election, cache=False)
+    assert not tmp_path.exists() or not any(tmp_path.iterdir())
+    first = load_references(election, cache=tmp_path)  # learns, then keeps it
+    entries = list(tmp_path.glob("blanks-*.npz"))
+    assert len(entries) == 1
+    _assert_identical(fresh, first)
+    cached = load_references(election, cache=tmp_path)
+    _assert_identical(fresh, cached)
+
+
+def test_a_cached_entry_is_used_without_learning(election: Election, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fresh = load_references(election, cache=tmp_path)
+    import scanpipe.imaging.reference as reference
+    import scanpipe.interpret as interpret
+
+    def refuse(*args: object, **kwargs: object) -> object:
+        raise AssertionError("learned again although the entry fits")
+
+    for module, name in ((interpret, "build_style_groups"), (reference, "find_timing_marks"), (reference, "textured_points")):
+        monkeypatch.setattr(module, name, refuse)
+    _assert_identical(fresh, load_references(election, cache=tmp_path))
+    with pytest.raises(AssertionError, match="learned again"):
+        load_references(election, cache=False)
+
+
+def test_a_changed_blank_or_layout_is_a_new_entry(vendor_dir: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "election"
+    shutil.copytree(vendor_dir, copy)
+    election = load_election(copy / "election.json")
+    cache = tmp_path / "cache"
+    load_references(election, cache=cache)
+    page = election.ballot_styles[0].layout.pages[0]
+    blank = Path(page.reference)
+    data = bytearray(blank.read_bytes())
+    blank.write_bytes(bytes(data) + b"\0")  # the same picture, other bytes: another key all the same
+    changed = load_election(copy / "election.json")
+    load_references(changed, cache=cache)
+    assert len(list(cache.glob("blanks-*.npz"))) == 2
+    inputs = [learned_cache.BlankInput(("a", 1), "0" * 64, 200.0, ((1.0, 1.0, 0.2, 0.1),), ())]
+    moved = [learned_cache.BlankInput(("a", 1), "0" * 64, 200.0, ((1.0, 1.01, 0.2, 0.1),), ())]
+    assert learned_cache.entry_key(inputs) != learned_cache.entry_key(moved)
+    assert learned_cache.entry_key(inputs) != learned_cache.entry_key([learned_cache.BlankInput(("a", 1), "0" * 64, 300.0, ((1.0, 1.0, 0.2, 0.1),), ())])
+
+
+def test_a_damaged_entry_is_learned_again_and_replaced(election: Election, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    fresh = load_references(election, cache=tmp_path)
+    (entry,) = tmp_path.glob("blanks-*.npz")
+    entry.write_bytes(entry.read_bytes()[: 1000])
+    again = load_references(election, cache=tmp_path)
+    assert "cannot be used" in caplog.text
+    _assert_identical(fresh, again)
+    _assert_identical(fresh, load_references(election, cache=tmp_path))  # the entry was written whole again
+
+
+def test_an_unwritable_cache_costs_only_the_time(election: Election, tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the cache folder would be")
+    index = load_references(election, cache=blocked / "cache")
+    assert len(index) > 0
+
+
+def test_the_cache_folder_follows_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(learned_cache.CACHE_ENV, str(tmp_path / "here"))
+    assert learned_cache.cache_dir() == tmp_path / "here"
+    monkeypatch.setenv(learned_cache.CACHE_ENV, "off")
+    assert learned_cache.cache_dir() is None
+    monkeypatch.delenv(learned_cache.CACHE_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert learned_cache.cache_dir() == tmp_path / "xdg" / "scanpipe"
