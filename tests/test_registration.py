@@ -328,3 +328,26 @@ def test_paper_level_from_the_histogram_is_numpys_percentile(shape: tuple[int, i
         assert paper_level(page) == max(float(np.percentile(page[::2, ::2], PAPER_PCT)), 1.0)
         as_float = page.astype(np.float32)  # other types: np.percentile itself
         assert paper_level(as_float) == max(float(np.percentile(as_float[::2, ::2], PAPER_PCT)), 1.0)
+
+
+@pytest.mark.parametrize("density", [0.0, 0.02, 0.3, 0.6, 1.0])
+def test_dark_components_are_opencvs_statistics(density: float) -> None:
+    """The timing-mark search's component statistics are what OpenCV's own give, to the last
+    bit and in its label order (blobs touching the borders, one-pixel specks, an empty and a
+    wholly dark page included)."""
+    from scanpipe.imaging.reference import dark_components
+
+    rng = np.random.default_rng(int(density * 100))
+    for shape in ((1, 1), (3, 700), (257, 191)):
+        dark = (rng.random(shape) < density).astype(np.uint8)
+        dark = cv2.dilate(dark, np.ones((2, 3), np.uint8)) if density < 0.1 else dark
+        count, _labels, stats, centroids = cv2.connectedComponentsWithStats(dark, connectivity=8)
+        found = dark_components(dark)
+        if count <= 1:
+            assert found is None
+            continue
+        assert found is not None
+        w, h, area, centres = found
+        assert np.array_equal(w, stats[1:, cv2.CC_STAT_WIDTH]) and np.array_equal(h, stats[1:, cv2.CC_STAT_HEIGHT])
+        assert np.array_equal(area, stats[1:, cv2.CC_STAT_AREA])
+        assert np.array_equal(centres, centroids[1:])
