@@ -32,7 +32,7 @@ Pure: arrays and values in, values out.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -82,6 +82,18 @@ class StyleGroup:
     focus: tuple[np.ndarray | None, ...]  # per member: bool, its distinguish boxes (None: none given)
     keep: np.ndarray  # bool: outside every member's targets and write-in areas (grown)
     timing: np.ndarray  # bool: the members' timing marks (grown): a scanner may cut or shift them
+    only: dict[tuple[int, int], np.ndarray] = field(default_factory=dict, repr=False)  # memo of :meth:`only_in`
+
+    def only_in(self, i: int, j: int) -> np.ndarray:
+        """Member ``i``'s solid print where member ``j`` prints nothing (flat indices, in
+        order): computed the first time a card needs the pair (pairs of leaders recur; all
+        pairs of a county's hundreds of styles would not fit in memory)."""
+        found = self.only.get((i, j))
+        if found is None:
+            found = self.solid[i][~self.near[j].ravel()[self.solid[i]]]
+            found.setflags(write=False)
+            self.only[(i, j)] = found
+        return found
 
 
 @dataclass(frozen=True)
@@ -299,15 +311,14 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
     for i in members:  # ranked on every UNEXPLAINED_SAMPLE-th pixel (the pairwise comparison uses all)
         sample = group.solid[i][::UNEXPLAINED_SAMPLE]
         sample = sample[seen[sample]]  # the member's solid print where the card has pixels
-        shown = float(flat[sample].mean()) if sample.size else 0.0
-        unexplained = float((~group.near[i].ravel()[card_px]).mean()) if card_px.size else 0.0
+        shown = int(np.count_nonzero(flat[sample])) / sample.size if sample.size else 0.0  # a mean, to the last bit
+        unexplained = (card_px.size - int(np.count_nonzero(group.near[i].ravel()[card_px]))) / card_px.size if card_px.size else 0.0
         distance[i] = (1.0 - shown) + unexplained
     leaders = sorted(members, key=lambda k: distance[k])[:LEADERS]
-    own = {i: group.solid[i][seen[group.solid[i]]] for i in leaders}
     margins: dict[tuple[int, int], float] = {}
     for a, i in enumerate(leaders):  # a margin is antisymmetric: each pair measured once
         for j in leaders[a + 1:]:
-            margins[(i, j)] = _margin(group, i, j, flat, own)
+            margins[(i, j)] = _margin(group, i, j, flat, seen)
             margins[(j, i)] = -margins[(i, j)]
     standing = {i: min((margins[(i, j)] for j in leaders if j != i), default=1.0) for i in leaders}
     order = sorted(leaders, key=lambda k: -standing[k])
@@ -323,12 +334,12 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
     return StyleMatch(model, group, aligned, to_model, standing[best], measured)
 
 
-def _margin(group: StyleGroup, i: int, j: int, card: np.ndarray, own: dict[int, np.ndarray]) -> float:
+def _margin(group: StyleGroup, i: int, j: int, card: np.ndarray, seen: np.ndarray) -> float:
     """How much more of what only blank ``i`` prints the card shows than of what only ``j``
-    prints (in [-1, 1]); 0 when the two blanks cannot be told apart. ``own``: each member's
-    solid print where the card has pixels (flat indices)."""
-    only_i = own[i][~group.near[j].ravel()[own[i]]]
-    only_j = own[j][~group.near[i].ravel()[own[j]]]
+    prints (in [-1, 1]), where the card has pixels (``seen``, flat); 0 when the two blanks
+    cannot be told apart."""
+    only_i, only_j = group.only_in(i, j), group.only_in(j, i)
+    only_i, only_j = only_i[seen[only_i]], only_j[seen[only_j]]
     focus = [f for f in (group.focus[i], group.focus[j]) if f is not None]
     if focus:
         boxes = np.logical_or.reduce(focus).ravel()
@@ -337,8 +348,8 @@ def _margin(group: StyleGroup, i: int, j: int, card: np.ndarray, own: dict[int, 
             only_i, only_j = fi, fj
     if only_i.size + only_j.size < MIN_PAIR_PX:
         return 0.0
-    shown_i = float(card[only_i].mean()) if only_i.size else 0.0
-    shown_j = float(card[only_j].mean()) if only_j.size else 0.0
+    shown_i = int(np.count_nonzero(card[only_i])) / only_i.size if only_i.size else 0.0  # means, to the last bit
+    shown_j = int(np.count_nonzero(card[only_j])) / only_j.size if only_j.size else 0.0
     return shown_i - shown_j
 
 
