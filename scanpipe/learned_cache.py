@@ -91,7 +91,7 @@ class Learned:
         out = []
         for g in self.groups:
             anchor = models[g.members[0]]
-            if g.shape != anchor.frame.shape:
+            if g.shape != anchor.frame_shape:
                 log.warning("the cached learning of the blanks does not fit blank %s page %s: learning again", *anchor.key)
                 return None
             for a in (*g.ink, *g.solid, *g.near, *(f for f in g.focus if f is not None), g.keep, g.timing):

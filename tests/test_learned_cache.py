@@ -17,7 +17,7 @@ from scanpipe.interpret import load_references
 from scanpipe.synth.vendor import write_vendor_election
 from scanpipe.types import Election
 
-MODEL_FIELDS = ("style", "page", "dpi", "image", "coarse", "frame", "marks_in", "mark_size_in", "patches_px",
+MODEL_FIELDS = ("style", "page", "dpi", "image", "coarse", "frame_shape", "marks_in", "mark_size_in", "patches_px",
                 "image_reduced", "size_in")
 GROUP_FIELDS = ("to_anchor", "ink", "solid", "near", "focus", "keep", "timing")
 

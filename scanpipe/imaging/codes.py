@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import cv2
 import numpy as np
@@ -106,7 +107,7 @@ def find_labels(gray: np.ndarray, *, dpi: float | None = None) -> tuple[DecodedC
     found: list[DecodedCode] = []
     for candidate in candidates:
         x, y, w, h, angle = candidate.region
-        found.extend(_decode_turned(gray, (x, y, w, h), angle, dpi, bars=lambda c=candidate: _alternates(gray, c, dpi)))
+        found.extend(_decode_turned(gray, (x, y, w, h), angle, dpi, bars=partial(_alternates, gray, candidate, dpi)))
     return _unique(found)
 
 

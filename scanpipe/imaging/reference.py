@@ -3,9 +3,11 @@
 A :class:`PageModel` holds, for one (style, page), the blank scan itself and what every card
 of that page is compared with:
 
-* ``coarse`` and ``frame``: the blank's ink (darkness ``1 - gray / paper``, area-reduced,
-  lightly blurred) at :data:`COARSE_DPI` and :data:`FRAME_DPI`, for the dense alignment of
-  :mod:`scanpipe.imaging.align` and for telling styles apart (:mod:`scanpipe.imaging.style`);
+* ``coarse``: the blank's ink (darkness ``1 - gray / paper``, area-reduced, lightly blurred)
+  at :data:`COARSE_DPI`, for the dense alignment of :mod:`scanpipe.imaging.align`; its ink at
+  :data:`FRAME_DPI` (:meth:`PageModel.frame_ink`, ``frame_shape``) is what the style groups of
+  :mod:`scanpipe.imaging.style` learn from (computed when they are built, not kept: a county's
+  blanks are sent to every worker);
 * ``marks_in``: the vendor's timing marks (solid dashes standing in a row along an edge),
   found on the blank, never declared by the layout; ``mark_size_in`` their median size;
 * ``patches_px``: well-textured points spread over the print (about 60), where the precise
@@ -60,7 +62,7 @@ class PageModel:
     dpi: float  # of ``image``
     image: np.ndarray  # the blank, gray uint8, full resolution
     coarse: np.ndarray  # float32 ink at COARSE_DPI
-    frame: np.ndarray  # float32 ink at FRAME_DPI
+    frame_shape: tuple[int, int]  # of the blank's ink at FRAME_DPI (:meth:`frame_ink`)
     marks_in: np.ndarray  # (n, 2) timing-mark centres, inches
     mark_size_in: tuple[float, float] | None  # median (w, h) of the timing marks
     patches_px: tuple[tuple[int, int], ...]  # refinement points, pixels of ``image``
@@ -70,6 +72,10 @@ class PageModel:
     @property
     def key(self) -> tuple[str, int]:
         return self.style, self.page
+
+    def frame_ink(self) -> np.ndarray:
+        """The blank's float32 ink at FRAME_DPI (``frame_shape``), computed anew."""
+        return ink_at(self.image, self.dpi, FRAME_DPI)
 
     @property
     def has_timing_marks(self) -> bool:
@@ -110,7 +116,7 @@ def learn_page(style: str, page: int, image: np.ndarray, dpi: float, known: Lear
     assert image.ndim == 2 and image.dtype == np.uint8, "a reference is a gray uint8 image"
     image = image.copy()
     coarse = ink_at(image, dpi, COARSE_DPI)
-    frame = ink_at(image, dpi, FRAME_DPI)
+    frame_shape = reduce_to(image, dpi, FRAME_DPI).shape[:2]
     if known is None:
         marks, size = find_timing_marks(image, dpi)
         patches = textured_points(image, dpi)
@@ -119,9 +125,10 @@ def learn_page(style: str, page: int, image: np.ndarray, dpi: float, known: Lear
     h, w = image.shape
     r = REDUCED_STEP
     reduced = cv2.resize(image[: h // r * r, : w // r * r], (w // r, h // r), interpolation=cv2.INTER_AREA)
-    for a in (image, coarse, frame, marks, reduced):
+    for a in (image, coarse, marks, reduced):
         a.setflags(write=False)
-    return PageModel(style, page, float(dpi), image, coarse, frame, marks, size, patches, reduced, (w / dpi, h / dpi))
+    return PageModel(style, page, float(dpi), image, coarse, (int(frame_shape[0]), int(frame_shape[1])), marks, size, patches,
+                     reduced, (w / dpi, h / dpi))
 
 
 # --------------------------------------------------------------------------------------

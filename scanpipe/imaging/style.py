@@ -150,7 +150,7 @@ def group_by_frame(models: Sequence[PageModel]) -> list[tuple[PageModel, list[tu
 
 def _group(anchor: PageModel, members: list[tuple[PageModel, np.ndarray]], boxes: dict[tuple[str, int], tuple[Box, ...]],
            distinguish: dict[tuple[str, int], tuple[Box, ...]]) -> StyleGroup:
-    shape = anchor.frame.shape
+    shape = anchor.frame_shape
     to_frame = _blank_to_frame(anchor)
     keep = np.ones(shape, bool)
     inks, focus = [], []
@@ -161,7 +161,7 @@ def _group(anchor: PageModel, members: list[tuple[PageModel, np.ndarray]], boxes
             mw, mh = model.mark_size_in
             for x, y in model.marks_in:
                 timing |= _box_mask(shape, to_frame @ to_anchor, (x - mw / 2, y - mh / 2, mw, mh), model.dpi, TIMING_GROW_IN)
-        inks.append(cv2.warpPerspective(model.frame, warp, (shape[1], shape[0]), flags=cv2.INTER_LINEAR))
+        inks.append(cv2.warpPerspective(model.frame_ink(), warp, (shape[1], shape[0]), flags=cv2.INTER_LINEAR))
         for box in boxes.get(model.key, ()):
             keep &= ~_box_mask(shape, to_frame @ to_anchor, box, model.dpi, EXCLUDE_GROW_IN)
         focus.append([_box_mask(shape, to_frame @ to_anchor, b, model.dpi, 0.0) for b in distinguish.get(model.key, ())])
@@ -176,7 +176,7 @@ def _group(anchor: PageModel, members: list[tuple[PageModel, np.ndarray]], boxes
 
 
 def _blank_to_frame(model: PageModel) -> np.ndarray:
-    f = model.image.shape[1] / model.frame.shape[1]
+    f = model.image.shape[1] / model.frame_shape[1]
     return np.array([[1 / f, 0, 0.5 / f - 0.5], [0, 1 / f, 0.5 / f - 0.5], [0, 0, 1]])
 
 
@@ -282,12 +282,12 @@ def _card_in_frame(upright: np.ndarray, aligned: Alignment, anchor: PageModel) -
     where the card has pixels at all (a scanner that cut a margin cut the blank's print there);
     ``upright``: the card turned as ``aligned`` says."""
     scale = float(np.sqrt(abs(np.linalg.det(aligned.matrix[:2, :2]))))  # card px per blank px
-    f = anchor.image.shape[1] / anchor.frame.shape[1]
+    f = anchor.image.shape[1] / anchor.frame_shape[1]
     small = reduce_to(upright, scale * f, 1.0)
     factor = upright.shape[1] / small.shape[1]
     to_small = np.array([[1 / factor, 0, 0.5 / factor - 0.5], [0, 1 / factor, 0.5 / factor - 0.5], [0, 0, 1]])
     frame_to_small = to_small @ aligned.matrix @ np.linalg.inv(_blank_to_frame(anchor))
-    shape = (anchor.frame.shape[1], anchor.frame.shape[0])
+    shape = (anchor.frame_shape[1], anchor.frame_shape[0])
     flags = cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP
     ink = cv2.warpPerspective(ink_of(small), frame_to_small, shape, flags=flags) >= INK_LEVEL
     h, w = small.shape
