@@ -605,9 +605,10 @@ def refine_locally(upright: np.ndarray, model: PageModel, matrix: np.ndarray, st
     search = max(2, int(round(stage.search_in * model.dpi / step)))
     side = 2 * (half + search)
     windows = _windows(upright, matrix, points - (half + search) * step, side, step)
+    templates = model.patch_templates(step, half)
     found_ref, found_card = [], []
     for k, (x, y) in enumerate(points.astype(int)):
-        template = _template(model.image if step == 1 else model.image_reduced, x, y, half, step)
+        template = templates[k]
         if template is None:
             continue
         result = cv2.matchTemplate(windows[k], template, cv2.TM_CCOEFF_NORMED)
@@ -636,17 +637,6 @@ def refine_locally(upright: np.ndarray, model: PageModel, matrix: np.ndarray, st
         return AlignmentFailure(f"only {int(keep.sum())} of {measured} local offsets fit one mapping "
                                 f"(residual {residual_in:.3f} in)", 0.0)
     return Refined(fitted / fitted[2, 2], residual_in, int(keep.sum()), measured)
-
-
-def _template(image: np.ndarray, x: int, y: int, half: int, step: int) -> np.ndarray | None:
-    """The blank's patch around blank pixel (x, y) (``image``: the blank reduced by ``step``);
-    None where it is flat or cut by the edge."""
-    cx, cy = int(round((x + 0.5) / step - 0.5)), int(round((y + 0.5) / step - 0.5))
-    patch = image[cy - half: cy + half, cx - half: cx + half]
-    if patch.shape != (2 * half, 2 * half):
-        return None
-    patch = patch.astype(np.float32)
-    return patch if float(patch.std()) >= 4.0 else None
 
 
 def _windows(image: np.ndarray, matrix: np.ndarray, origins: np.ndarray, side: int, step: int = 1) -> np.ndarray:

@@ -68,6 +68,19 @@ class PageModel:
     patches_px: tuple[tuple[int, int], ...]  # refinement points, pixels of ``image``
     image_reduced: np.ndarray  # ``image`` area-reduced by REDUCED_STEP (coarse local refinement)
     size_in: tuple[float, float]  # the reference's extent in inches (w, h)
+    memo: dict[tuple[object, ...], object] = field(default_factory=dict, repr=False)  # see :meth:`patch_templates`
+
+    def patch_templates(self, step: int, half: int) -> tuple[np.ndarray | None, ...]:
+        """Per refinement point, the blank's patch of side ``2 * half`` (float32, pixels of the
+        blank reduced by ``step``: 1 or :data:`REDUCED_STEP`), None where it is flat or cut by
+        the edge. The same for every card: made the first time one needs them."""
+        key = ("templates", step, half)
+        found = self.memo.get(key)
+        if found is None:
+            image = self.image if step == 1 else self.image_reduced
+            found = tuple(_template(image, x, y, half, step) for x, y in self.patches_px)
+            self.memo[key] = found
+        return found  # type: ignore[return-value]  # the memo holds what this method put there
 
     @property
     def key(self) -> tuple[str, int]:
@@ -129,6 +142,20 @@ def learn_page(style: str, page: int, image: np.ndarray, dpi: float, known: Lear
         a.setflags(write=False)
     return PageModel(style, page, float(dpi), image, coarse, (int(frame_shape[0]), int(frame_shape[1])), marks, size, patches,
                      reduced, (w / dpi, h / dpi))
+
+
+def _template(image: np.ndarray, x: int, y: int, half: int, step: int) -> np.ndarray | None:
+    """The blank's patch around blank pixel (x, y) (``image``: the blank reduced by ``step``);
+    None where it is flat or cut by the edge."""
+    cx, cy = int(round((x + 0.5) / step - 0.5)), int(round((y + 0.5) / step - 0.5))
+    patch = image[cy - half: cy + half, cx - half: cx + half]
+    if patch.shape != (2 * half, 2 * half):
+        return None
+    patch = patch.astype(np.float32)
+    if float(patch.std()) < 4.0:
+        return None
+    patch.setflags(write=False)
+    return patch
 
 
 # --------------------------------------------------------------------------------------
