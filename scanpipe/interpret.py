@@ -361,7 +361,8 @@ def _interpret_content(gray: np.ndarray, page: DecodedPage, codes: PageCodes, co
             return UnreadableCard(Reason.UNKNOWN_STYLE, f"no readable card code, and the duplicate's style {found.style} does not fit this card ({fit:.0%} of its targets found)")
         style_source = "duplicate_style"
     blank = model.image if model is not None else None
-    scores = score_targets(upright, registration, layout_page, reference=blank, reference_dpi=layout_page.reference_dpi)
+    scores = score_targets(upright, registration, layout_page, reference=blank, reference_dpi=layout_page.reference_dpi,
+                           reference_memo=model.memo if model is not None else None)
     readings = tuple(classify_target(s, context.thresholds) for s in scores)
     contests = _contest_readings(election, layout_page, readings)
     precinct, precinct_reasons = _precinct_of(style.precincts, codes.card_code, hints)

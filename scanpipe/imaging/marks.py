@@ -124,6 +124,7 @@ def score_targets(
     *,
     reference: np.ndarray | None = None,
     reference_dpi: float | None = None,
+    reference_memo: dict[tuple[object, ...], object] | None = None,
 ) -> tuple[TargetScore, ...]:
     """Score every target of ``page`` on the upright grayscale card image.
 
@@ -135,6 +136,8 @@ def score_targets(
     reference, reference_dpi : the layout's blank scan. With one, every target is scored
         against the blank's own print (:mod:`scanpipe.imaging.marks_blank`); without, against
         the rendered outline of our ovals (this module).
+    reference_memo : kept with the blank (:attr:`~scanpipe.imaging.reference.PageModel.memo`):
+        what the scoring measures of the blank alone is measured once, for every card.
     """
     assert gray.ndim == 2 and gray.dtype == np.uint8, "gray must be a 2-D uint8 image"
     hom = np.asarray(registration.homography, dtype=np.float64).reshape(3, 3)
@@ -146,7 +149,13 @@ def score_targets(
     ref_dpi = reference_dpi if reference_dpi is not None else page.reference_dpi
     plane = _page_paper(gray) if targets else (255.0, 0.0, 0.0)
     against_blank = reference is not None and ref_dpi is not None and targets
-    ref_plane = _page_paper(reference) if against_blank and reference is not None else plane
+    blank_memo: dict[tuple[object, ...], object] = reference_memo if reference_memo is not None else {}
+    if against_blank and reference is not None:
+        if ("paper", ref_dpi) not in blank_memo:
+            blank_memo[("paper", ref_dpi)] = _page_paper(reference)
+        ref_plane: tuple[float, float, float] = blank_memo[("paper", ref_dpi)]  # type: ignore[assignment]
+    else:
+        ref_plane = plane
     memo: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # what the page's groups share (scoring against the blank)
     for (w_in, h_in), idx in groups.items():
         group = [targets[i] for i in idx]
@@ -155,7 +164,7 @@ def score_targets(
 
             assert reference is not None and ref_dpi is not None
             scored = score_group_against_blank(gray, hom, group, _geometry(w_in, h_in), plane, reference, ref_dpi, ref_plane,
-                                               memo=memo, page_boxes=tuple(t.box_in for t in targets))
+                                               memo=memo, page_boxes=tuple(t.box_in for t in targets), blank_memo=blank_memo)
         else:
             scored = _score_group(gray, hom, group, _geometry(w_in, h_in), plane, reference, ref_dpi)
         for i, s in zip(idx, scored):

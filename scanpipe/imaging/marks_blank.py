@@ -32,6 +32,7 @@ catalogue), so one set of thresholds serves both.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
@@ -135,26 +136,23 @@ STAIN_SIDES = 2  # a stain darkens the paper on two sides of the target at least
 def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[TargetDef], geo: _Geometry,
                               plane: tuple[float, float, float], reference: np.ndarray, ref_dpi: float,
                               ref_plane: tuple[float, float, float], memo: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
-                              page_boxes: Sequence[Box] = ()) -> list[TargetScore]:
+                              page_boxes: Sequence[Box] = (), blank_memo: dict[tuple[object, ...], object] | None = None) -> list[TargetScore]:
     """Scores of same-sized targets on the upright card ``gray`` against the blank ``reference``;
     ``memo`` (one per page, shared by its groups) keeps what every group would compute again;
     ``page_boxes``: every target box of the page (an overprinted target's empty look is
-    taken from those about its size)."""
+    taken from those about its size); ``blank_memo`` (kept with the blank, for every card)
+    what is measured of the blank alone."""
     n = len(targets)
     boxes = np.array([t.box_in for t in targets], np.float64)
     origins = boxes[:, :2] - MARGIN_IN
     sizes = np.repeat([[geo.shape[1] / CANON_PPI, geo.shape[0] / CANON_PPI]], n, axis=0)
     ref_hom = np.diag([ref_dpi, ref_dpi, 1.0])
     card_win, jac = _windows(gray, hom, origins, sizes, geo.shape, CANON_PPI)
-    ref_win, _ = _windows(reference, ref_hom, origins, sizes, geo.shape, CANON_PPI)
     card_win, card_dark = _darkness(card_win, geo)
-    ref_win, ref_dark = _darkness(ref_win, geo)
-    if page_boxes and (_covered(ref_dark, geo) > MIN_VISIBLE).any():
-        like = np.array([b for b in page_boxes if abs(b[2] - boxes[0, 2]) <= OVERPRINT_SIZE_IN and abs(b[3] - boxes[0, 3]) <= OVERPRINT_SIZE_IN])
-        centres = like[:, :2] + like[:, 2:] / 2
-        like_win, _ = _windows(reference, ref_hom, centres - boxes[0, 2:] / 2 - MARGIN_IN, np.repeat(sizes[:1], len(like), axis=0),
-                               geo.shape, CANON_PPI)
-        ref_dark = _without_overprint(card_dark, ref_dark, _darkness(like_win, geo)[1], geo)
+    side = _blank_side(reference, ref_dpi, boxes, geo, page_boxes, ref_plane, {} if blank_memo is None else blank_memo)
+    ref_dark = side.dark
+    if side.like_dark is not None:
+        ref_dark = _without_overprint(card_dark, ref_dark, side.like_dark, geo)
     dx, dy = _best_shifts(card_dark, ref_dark, geo)
     ch, cw = geo.crop
     s = SEARCH_PX
@@ -188,9 +186,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
                           _knots(stroke, SPAN_KNOTS))
     ring = _ring_where_paper(flat, printed.reshape(n, -1), geo)
     centers_px = _jacobians(hom, boxes[:, :2] + boxes[:, 2:] / 2)[0]
-    ref_centers = (boxes[:, :2] + boxes[:, 2:] / 2) * ref_dpi
-    stain = np.clip(_stain(gray_aligned, plane, centers_px, geo, sides=STAIN_SIDES)
-                    - _stain(ref_win[:, s: s + ch, s: s + cw], ref_plane, ref_centers, geo, sides=STAIN_SIDES), 0.0, 1.0)
+    stain = np.clip(_stain(gray_aligned, plane, centers_px, geo, sides=STAIN_SIDES) - side.stain, 0.0, 1.0)
     tear = _tear_against_blank(aligned, blank)
     # a fold is a long light line: looked for with the blank's print widened two pixels, so a
     # printed rule a pixel off its blank leaves no fringe that looks like one
@@ -198,7 +194,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     fold = _fold(np.clip(aligned - wide, 0.0, 1.0), geo)
     if n >= FOLD_BASELINE_MIN:  # what every target of this kind shows beside it is the print at a scan's stroke width, not a crease
         fold = np.clip(fold - np.quantile(fold, FOLD_BASELINE_Q), 0.0, 1.0)
-    crossing = _crossing(gray, hom, reference, ref_hom, boxes, _paper(card_win), _paper(ref_win), {} if memo is None else memo)
+    crossing = _crossing(gray, hom, boxes, _paper(card_win), side, {} if memo is None else memo)
     damage = np.maximum.reduce([stain, fold, tear, crossing, np.where(obscured > MIN_VISIBLE, 1.0, 0.0)])
     score = np.maximum.reduce([_knots(level, LEVEL_KNOTS), _knots(cover, COVER_KNOTS), span_score,
                                _knots(residue, RESIDUE_KNOTS), even_score])
@@ -263,8 +259,60 @@ def _without_overprint(card: np.ndarray, blank: np.ndarray, like: np.ndarray, ge
     return out
 
 
-def _crossing(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_hom: np.ndarray, boxes: np.ndarray,
-              plane_card: np.ndarray, plane_ref: np.ndarray, memo: dict[str, tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+@dataclass(frozen=True)
+class _BlankSide:
+    """What scoring one group of same-sized targets measures of the blank alone (read-only)."""
+
+    dark: np.ndarray  # the blank's windows' darkness (blurred)
+    like_dark: np.ndarray | None  # where the blank prints over a target: the darkness of the page's targets like it
+    stain: np.ndarray  # per target, the blank's own stain measure
+    cross_printed: np.ndarray  # the crossing check's windows: the blank's print, widened
+    cross_near: np.ndarray  # and its darkness, widened
+
+
+def _blank_side(reference: np.ndarray, ref_dpi: float, boxes: np.ndarray, geo: _Geometry, page_boxes: Sequence[Box],
+                ref_plane: tuple[float, float, float], blank_memo: dict[tuple[object, ...], object]) -> _BlankSide:
+    """The blank's side of :func:`score_group_against_blank`, measured once per blank and group."""
+    key = ("blank side", ref_dpi, boxes.tobytes(), geo.shape, tuple(page_boxes), ref_plane)
+    found = blank_memo.get(key)
+    if isinstance(found, _BlankSide):
+        return found
+    n = len(boxes)
+    origins = boxes[:, :2] - MARGIN_IN
+    sizes = np.repeat([[geo.shape[1] / CANON_PPI, geo.shape[0] / CANON_PPI]], n, axis=0)
+    ref_hom = np.diag([ref_dpi, ref_dpi, 1.0])
+    ref_win, _ = _windows(reference, ref_hom, origins, sizes, geo.shape, CANON_PPI)
+    ref_win, ref_dark = _darkness(ref_win, geo)
+    like_dark = None
+    if page_boxes and (_covered(ref_dark, geo) > MIN_VISIBLE).any():
+        like = np.array([b for b in page_boxes if abs(b[2] - boxes[0, 2]) <= OVERPRINT_SIZE_IN and abs(b[3] - boxes[0, 3]) <= OVERPRINT_SIZE_IN])
+        centres = like[:, :2] + like[:, 2:] / 2
+        like_win, _ = _windows(reference, ref_hom, centres - boxes[0, 2:] / 2 - MARGIN_IN, np.repeat(sizes[:1], len(like), axis=0),
+                               geo.shape, CANON_PPI)
+        like_dark = _darkness(like_win, geo)[1]
+    s = SEARCH_PX
+    ch, cw = geo.crop
+    ref_centers = (boxes[:, :2] + boxes[:, 2:] / 2) * ref_dpi
+    stain = _stain(ref_win[:, s: s + ch, s: s + cw], ref_plane, ref_centers, geo, sides=STAIN_SIDES)
+    if ("crossing source", ref_dpi) not in blank_memo:
+        blank_memo[("crossing source", ref_dpi)] = _reduced(reference, ref_hom)
+    source: tuple[np.ndarray, np.ndarray] = blank_memo[("crossing source", ref_dpi)]  # type: ignore[assignment]
+    size = boxes[0, 2:] + 2 * CROSS_MARGIN_IN
+    shape = (int(round(size[1] * CROSS_PPI)), int(round(size[0] * CROSS_PPI)))
+    blank, _ = _windows(*source, boxes[:, :2] - CROSS_MARGIN_IN, np.repeat(size[None], n, axis=0), shape, CROSS_PPI)
+    blank_dark = np.clip(1.0 - blank / _paper(ref_win)[:, None, None], 0.0, 1.0)
+    # the blank's print widened CROSS_PRINT_GROW_PX: what a scan or a registration leaves along printed lines is not a stroke
+    grow = np.ones((2 * CROSS_PRINT_GROW_PX + 1, 2 * CROSS_PRINT_GROW_PX + 1), np.uint8)
+    near = cv2.dilate(blank_dark.reshape(n * shape[0], shape[1]), grow).reshape(blank_dark.shape)
+    side = _BlankSide(ref_dark, like_dark, stain, near >= BLANK_NOISE, near)
+    for a in (side.dark, side.stain, side.cross_printed, side.cross_near, *(() if like_dark is None else (like_dark,))):
+        a.setflags(write=False)
+    blank_memo[key] = side
+    return side
+
+
+def _crossing(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, plane_card: np.ndarray, side: _BlankSide,
+              memo: dict[str, tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
     """1.0 for a target that a broad or long stroke crosses (a stamp's letter, a signature, a line
     drawn across the card), else 0.0: one stroke of ink added to the blank that touches the box
     and runs on CROSS_REACH_IN or more beyond it, with CROSS_AREA_IN2 of ink out there or out
@@ -281,16 +329,11 @@ def _crossing(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_hom:
     shape = (int(round(size[1] * CROSS_PPI)), int(round(size[0] * CROSS_PPI)))
     origins = boxes[:, :2] - CROSS_MARGIN_IN
     sizes = np.repeat(size[None], n, axis=0)
-    if "card" not in memo:  # the whole card and blank reduced once per page, not once per group of targets
-        memo["card"], memo["blank"] = _reduced(gray, hom), _reduced(reference, ref_hom)
+    if "card" not in memo:  # the whole card reduced once per page, not once per group of targets
+        memo["card"] = _reduced(gray, hom)
     card, _ = _windows(*memo["card"], origins, sizes, shape, CROSS_PPI)
-    blank, _ = _windows(*memo["blank"], origins, sizes, shape, CROSS_PPI)
     card_dark = np.clip(1.0 - card / plane_card[:, None, None], 0.0, 1.0)
-    blank_dark = np.clip(1.0 - blank / plane_ref[:, None, None], 0.0, 1.0)
-    # the blank's print widened CROSS_PRINT_GROW_PX: what a scan or a registration leaves along printed lines is not a stroke
-    grow = np.ones((2 * CROSS_PRINT_GROW_PX + 1, 2 * CROSS_PRINT_GROW_PX + 1), np.uint8)
-    near = cv2.dilate(blank_dark.reshape(n * shape[0], shape[1]), grow).reshape(blank_dark.shape)
-    printed = near >= BLANK_NOISE
+    near, printed = side.cross_near, side.cross_printed  # the blank's print (widened), measured once
     # added ink only where the blank shows paper: over its print, a scan's different rendering
     # of that print (a gray stamp or shading thresholded black) is not a stroke
     ink = (np.clip(card_dark - near, 0.0, 1.0) >= CROSS_DARK) & ~printed
