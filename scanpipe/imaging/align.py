@@ -168,7 +168,9 @@ def align_by_marks(view: CardView, model: PageModel, *, dpi_hint: float | None =
     card shows no rows of blobs their size: only the dense alignment can tell then. A failure
     says the card shows rows of mark-like blobs but not the blank's frame of them."""
     anchor = np.asarray(model.marks_in, np.float64) * model.dpi  # blank px
-    anchor_rows = _rows(anchor) if model.has_timing_marks else None
+    if ("mark rows",) not in model.memo:  # the blank's own rows: the same for every card
+        model.memo[("mark rows",)] = _rows(anchor) if model.has_timing_marks else None
+    anchor_rows: tuple[float, float] | None = model.memo[("mark rows",)]  # type: ignore[assignment]
     if anchor_rows is None or model.mark_size_in is None:
         return None
     blobs = view.blobs_px(model.dpi)
