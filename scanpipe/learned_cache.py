@@ -14,7 +14,9 @@ exact inputs that made it, and what is loaded is bit for bit what learning again
 An entry is one ``.npz`` file (arrays and a JSON manifest; never a pickle), written to a
 temporary name and renamed into place, so concurrent runs and a crash leave either no entry
 or a whole one. An entry that cannot be read or does not fit the blanks is ignored and
-learned again; a cache folder that cannot be written costs only the time.
+learned again; a cache folder that cannot be written costs only the time. What an entry holds
+decides how ballots read, so on POSIX an entry is used only when the account running scanpipe
+owns it and its folder and no one else can write to either (the folder is made ``0700``).
 
 Where: ``$SCANPIPE_CACHE_DIR``, else ``$XDG_CACHE_HOME/scanpipe``, else ``~/.cache/scanpipe``
 (``%LOCALAPPDATA%\\scanpipe\\cache`` on Windows). ``SCANPIPE_CACHE_DIR=off`` turns it off.
@@ -132,6 +134,9 @@ def load(blanks: Sequence[BlankInput], directory: Path | None) -> Learned | None
         return None
     path = directory / f"blanks-{entry_key(blanks)}.npz"
     try:
+        if not _private(path):
+            log.warning("%s: not used (another account could have written it); learning the blanks again", path)
+            return None
         with np.load(path, allow_pickle=False) as data:
             learned = _unpack(data, len(blanks))
     except FileNotFoundError:
@@ -146,13 +151,25 @@ def load(blanks: Sequence[BlankInput], directory: Path | None) -> Learned | None
     return learned
 
 
+def _private(path: Path) -> bool:
+    """Whether only this account can have written the entry (POSIX: the file and its folder
+    are ours and writable by no one else): what is read from it decides how ballots read."""
+    if os.name != "posix":
+        return True
+    for item in (path, path.parent):
+        st = item.stat()
+        if st.st_uid != os.getuid() or st.st_mode & 0o022:
+            return False
+    return True
+
+
 def save(blanks: Sequence[BlankInput], models: Sequence[PageModel], groups: Sequence[StyleGroup], directory: Path | None) -> None:
     """Keep what was learned (models in the order of ``blanks``); never fails a run."""
     if directory is None or not blanks:
         return
     path = directory / f"blanks-{entry_key(blanks)}.npz"
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         buffer = io.BytesIO()
         np.savez(buffer, **_pack(models, groups))  # type: ignore[arg-type]  # the stubs type the arrays as savez's allow_pickle
         fd, temporary = tempfile.mkstemp(prefix=".blanks-", suffix=".tmp", dir=directory)

@@ -4,6 +4,7 @@ nothing but the exact blanks, layouts and reader that made it."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -126,3 +127,22 @@ def test_the_cache_folder_follows_the_environment(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delenv(learned_cache.CACHE_ENV)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert learned_cache.cache_dir() == tmp_path / "xdg" / "scanpipe"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
+def test_an_entry_others_could_have_written_is_not_used(election: Election, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    cache = tmp_path / "cache"
+    load_references(election, cache=cache)
+    assert cache.stat().st_mode & 0o777 == 0o700
+    (entry,) = cache.glob("blanks-*.npz")
+    entry.chmod(0o666)
+    blanks_of = learned_cache._private
+    assert not blanks_of(entry)
+    fresh = load_references(election, cache=cache)
+    assert "another account could have written it" in caplog.text
+    assert len(fresh) > 0
+    entry.chmod(0o644)
+    cache.chmod(0o777)
+    assert not blanks_of(entry)
+    cache.chmod(0o700)
+    assert blanks_of(entry)
