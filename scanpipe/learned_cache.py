@@ -110,7 +110,12 @@ def cache_dir() -> Path | None:
         return None if chosen.strip().lower() in ("", "off", "0", "none") else Path(chosen)
     if sys.platform == "win32" and os.environ.get("LOCALAPPDATA"):
         return Path(os.environ["LOCALAPPDATA"]) / "scanpipe" / "cache"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except RuntimeError:  # no home folder to be found (a service account): no cache
+            return None
     return Path(base) / "scanpipe"
 
 

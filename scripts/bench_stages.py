@@ -3,7 +3,7 @@
 
 Reads the cards of a deck folder (``election/election.json`` and ``cards/``, as
 ``bench_accuracy.py --out`` writes them) in one process with one OpenCV thread, timing each
-stage by wall clock around its function: the page's codes, telling the style (of it the
+stage by wall clock around its function: decoding, the page's codes, telling the style (of it the
 timing marks, the dense alignment, local refinement, warping the card into the frame and
 choosing among the blanks), the registration and the scoring. Prints milliseconds a card
 and calls, and ``cv2.imread`` over the same files for scale. Stages nest (the style step
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -30,11 +31,12 @@ sys.path.insert(0, str(ROOT))
 from scanpipe import interpret  # noqa: E402
 from scanpipe.classify import load_thresholds  # noqa: E402
 from scanpipe.election import load_election  # noqa: E402
-from scanpipe.imaging import style  # noqa: E402
+from scanpipe.imaging import decode, style  # noqa: E402
 from scanpipe.types import CardHints  # noqa: E402
 
 # (module, function, label): each is looked up in the module that calls it
 STAGES = (
+    (decode, "_decode_single", "decoding (single-page files)"),
     (interpret, "read_page_codes", "codes (QR, pairing stickers)"),
     (interpret, "_find_style", "telling the style"),
     (style, "align_by_marks", "  timing marks, every frame"),
@@ -67,8 +69,14 @@ def main() -> None:
     print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
     election = load_election(args.deck / "election" / "election.json")
     started = time.perf_counter()
-    context = interpret.InterpretContext(election, load_thresholds(), interpret.load_references(election))
-    print(f"learning the blanks: {time.perf_counter() - started:.2f} s")
+    interpret.load_references(election, cache=False)
+    learned = time.perf_counter() - started
+    with tempfile.TemporaryDirectory() as folder:
+        interpret.load_references(election, cache=Path(folder))  # learns and keeps it
+        started = time.perf_counter()
+        context = interpret.InterpretContext(election, load_thresholds(), interpret.load_references(election, cache=Path(folder)))
+    print(f"learning the blanks: {learned:.2f} s; loading what was learned from the cache (scanpipe.learned_cache): "
+          f"{time.perf_counter() - started:.2f} s")
     files = sorted(f for f in (args.deck / "cards").iterdir() if f.is_file())
     files = files[: args.cards] if args.cards else files
     spent: Counter[str] = Counter()

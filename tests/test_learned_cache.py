@@ -146,3 +146,15 @@ def test_an_entry_others_could_have_written_is_not_used(election: Election, tmp_
     assert not blanks_of(entry)
     cache.chmod(0o700)
     assert blanks_of(entry)
+
+
+def test_no_home_folder_means_no_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(learned_cache.CACHE_ENV, raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+
+    def nowhere() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(learned_cache.Path, "home", staticmethod(nowhere))
+    if learned_cache.sys.platform != "win32":
+        assert learned_cache.cache_dir() is None
