@@ -107,7 +107,7 @@ def load_references(election: Election, stored: dict[tuple[str, int], bytes] | N
     from scanpipe.imaging.decode import ImageDecodeError
 
     blanks: list[learned_cache.BlankInput] = []
-    images: list[tuple[np.ndarray, float]] = []
+    images: list[tuple[np.ndarray, float, tuple[bytes, str]]] = []
     for style in election.ballot_styles:
         for page in style.layout.pages:
             key = (style.id, page.page)
@@ -124,15 +124,15 @@ def load_references(election: Election, stored: dict[tuple[str, int], bytes] | N
             boxes = tuple(t.box_in for t in page.targets) + tuple(t.write_in_area_in for t in page.targets if t.write_in_area_in)
             blanks.append(learned_cache.BlankInput(key, hashlib.sha256(data).hexdigest(), float(page.reference_dpi),
                                                    boxes, tuple(page.distinguish_in)))
-            images.append((image, float(page.reference_dpi)))
+            images.append((image, float(page.reference_dpi), (data, str(page.reference))))
     folder = learned_cache.cache_dir() if cache is True else (cache or None)
     known = learned_cache.load(blanks, folder)
     if known is not None:
-        models = [learn_page(b.key[0], b.key[1], image, dpi, p) for b, (image, dpi), p in zip(blanks, images, known.points, strict=True)]
+        models = [learn_page(b.key[0], b.key[1], image, dpi, p, source) for b, (image, dpi, source), p in zip(blanks, images, known.points, strict=True)]
         groups = known.style_groups(models)
         if groups is not None:
             return ReferenceIndex({m.key: m for m in models}, groups)
-    models = [learn_page(b.key[0], b.key[1], image, dpi) for b, (image, dpi) in zip(blanks, images, strict=True)]
+    models = [learn_page(b.key[0], b.key[1], image, dpi, source=source) for b, (image, dpi, source) in zip(blanks, images, strict=True)]
     groups = build_style_groups(models, {b.key: b.boxes for b in blanks}, {b.key: b.distinguish for b in blanks})
     learned_cache.save(blanks, models, groups, folder)
     return ReferenceIndex({m.key: m for m in models}, groups)

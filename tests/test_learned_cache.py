@@ -158,3 +158,19 @@ def test_no_home_folder_means_no_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(learned_cache.Path, "home", staticmethod(nowhere))
     if learned_cache.sys.platform != "win32":
         assert learned_cache.cache_dir() is None
+
+
+def test_what_a_worker_receives_is_the_reference_files_and_rebuilds_the_same(election: Election, tmp_path: Path) -> None:
+    """An ingest's workers get the blanks as their files' bytes, not as pixels, and rebuild
+    every page model and style group to the last bit."""
+    import pickle
+
+    index = load_references(election, cache=tmp_path)
+    sent = pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL)
+    pixels = sum(m.image.nbytes for m in index)
+    assert len(sent) < pixels / 2  # the files, not the decoded pages
+    received = pickle.loads(sent)
+    _assert_identical(index, received)
+    assert all(m.memo == {} for m in received)
+    for g, h in zip(index.groups, received.groups, strict=True):
+        assert np.array_equal(g.keep, h.keep) and np.array_equal(g.timing, h.timing)

@@ -68,7 +68,19 @@ class PageModel:
     patches_px: tuple[tuple[int, int], ...]  # refinement points, pixels of ``image``
     image_reduced: np.ndarray  # ``image`` area-reduced by REDUCED_STEP (coarse local refinement)
     size_in: tuple[float, float]  # the reference's extent in inches (w, h)
+    source: tuple[bytes, str] | None = field(default=None, repr=False)  # the reference file's bytes and name, if known
     memo: dict[tuple[object, ...], object] = field(default_factory=dict, repr=False)  # see :meth:`patch_templates`
+
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled (to every worker of an ingest) as the reference file's bytes and what was
+        found on it, not as its decoded pixels: a county's blanks decode in a fraction of the
+        time their pixels take to pickle and send. The page model rebuilt is the same to the
+        last bit (the same bytes, the same decoder); the memo is not sent."""
+        if self.source is None:
+            return (_page_model, (self.style, self.page, self.dpi, self.image, self.coarse, self.frame_shape, self.marks_in,
+                                  self.mark_size_in, self.patches_px, self.image_reduced, self.size_in))
+        return (_page_model_from_source, (self.style, self.page, self.dpi, self.source,
+                                          LearnedPoints(self.marks_in, self.mark_size_in, self.patches_px)))
 
     def patch_templates(self, step: int, half: int) -> tuple[np.ndarray | None, ...]:
         """Per refinement point, the blank's patch of side ``2 * half`` (float32, pixels of the
@@ -123,9 +135,11 @@ class LearnedPoints:
     patches_px: tuple[tuple[int, int], ...]
 
 
-def learn_page(style: str, page: int, image: np.ndarray, dpi: float, known: LearnedPoints | None = None) -> PageModel:
+def learn_page(style: str, page: int, image: np.ndarray, dpi: float, known: LearnedPoints | None = None,
+               source: tuple[bytes, str] | None = None) -> PageModel:
     """Everything the reader uses of one blank scan; ``known``: its timing marks and
-    refinement points as found before on this very image (the rest is recomputed)."""
+    refinement points as found before on this very image (the rest is recomputed);
+    ``source``: the file's bytes (and name) ``image`` was decoded from, if any."""
     assert image.ndim == 2 and image.dtype == np.uint8, "a reference is a gray uint8 image"
     image = image.copy()
     coarse = ink_at(image, dpi, COARSE_DPI)
@@ -141,7 +155,17 @@ def learn_page(style: str, page: int, image: np.ndarray, dpi: float, known: Lear
     for a in (image, coarse, marks, reduced):
         a.setflags(write=False)
     return PageModel(style, page, float(dpi), image, coarse, (int(frame_shape[0]), int(frame_shape[1])), marks, size, patches,
-                     reduced, (w / dpi, h / dpi))
+                     reduced, (w / dpi, h / dpi), source)
+
+
+def _page_model(*fields: object) -> PageModel:
+    return PageModel(*fields)  # type: ignore[arg-type]  # the fields of __reduce__, in order
+
+
+def _page_model_from_source(style: str, page: int, dpi: float, source: tuple[bytes, str], known: LearnedPoints) -> PageModel:
+    from scanpipe.imaging.decode import decode_card_bytes
+
+    return learn_page(style, page, decode_card_bytes(source[0], source[1])[0].image, dpi, known, source)
 
 
 def _template(image: np.ndarray, x: int, y: int, half: int, step: int) -> np.ndarray | None:

@@ -84,6 +84,14 @@ class StyleGroup:
     timing: np.ndarray  # bool: the members' timing marks (grown): a scanner may cut or shift them
     only: dict[tuple[int, int], np.ndarray] = field(default_factory=dict, repr=False)  # memo of :meth:`only_in`
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled (to every worker) with its masks packed eight to a byte; the memo is not sent."""
+        shape = self.keep.shape
+        masks = tuple(tuple(np.packbits(a.ravel()) for a in getattr(self, name)) for name in ("ink", "near"))
+        focus = tuple(None if f is None else np.packbits(f.ravel()) for f in self.focus)
+        return (_unpacked_group, (self.anchor, self.members, self.to_anchor, masks, self.solid, focus,
+                                  np.packbits(self.keep.ravel()), np.packbits(self.timing.ravel()), shape))
+
     def only_in(self, i: int, j: int) -> np.ndarray:
         """Member ``i``'s solid print where member ``j`` prints nothing (flat indices, in
         order): computed the first time a card needs the pair (pairs of leaders recur; all
@@ -94,6 +102,21 @@ class StyleGroup:
             found.setflags(write=False)
             self.only[(i, j)] = found
         return found
+
+
+def _unpacked_group(anchor: PageModel, members: tuple[PageModel, ...], to_anchor: tuple[np.ndarray, ...],
+                    masks: tuple[tuple[np.ndarray, ...], ...], solid: tuple[np.ndarray, ...], focus: tuple[np.ndarray | None, ...],
+                    keep: np.ndarray, timing: np.ndarray, shape: tuple[int, int]) -> StyleGroup:
+    def unpacked(packed: np.ndarray) -> np.ndarray:
+        mask = np.unpackbits(packed, count=shape[0] * shape[1]).astype(bool).reshape(shape)
+        mask.setflags(write=False)
+        return mask
+
+    for a in solid:
+        a.setflags(write=False)
+    ink, near = (tuple(unpacked(p) for p in packed) for packed in masks)
+    return StyleGroup(anchor, members, to_anchor, ink, solid, near, tuple(None if f is None else unpacked(f) for f in focus),
+                      unpacked(keep), unpacked(timing))
 
 
 @dataclass(frozen=True)
