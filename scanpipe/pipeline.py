@@ -195,7 +195,11 @@ def run_local(files: Sequence[str], context: InterpretContext, hints: CardHints,
     # hung in cv2.setNumThreads after the demo had generated cards in the parent).
     mp = multiprocessing.get_context("forkserver")
     if threading.current_thread() is threading.main_thread():  # the fork server dies with the thread that starts it
-        mp.set_forkserver_preload(["scanpipe._forkserver_lifeline"])
+        # The fork server also imports the CLI's modules (SQLAlchemy and the store; no numpy or
+        # OpenCV, so it stays single-threaded and safe to fork): every worker starts by
+        # importing the main module, ``scanpipe.cli``, which then costs nothing (it was ~0.5 s
+        # a worker, one after another, before the first card).
+        mp.set_forkserver_preload(["scanpipe._forkserver_lifeline", "scanpipe.cli"])
     with ProcessPoolExecutor(max_workers=workers, mp_context=mp, initializer=_init_worker,
                              initargs=(context, known, os.getpid())) as pool:
         yield from pool.map(_read_task, [(f, hints, batch) for f in files], chunksize=chunk)

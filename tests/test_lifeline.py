@@ -141,3 +141,13 @@ def _cards_stored(db: Path) -> int:
             return int(conn.execute("select count(*) from card").fetchone()[0])
     except sqlite3.Error:
         return 0
+
+
+def test_the_fork_server_preload_stays_single_threaded() -> None:
+    """What the fork server imports before forking workers (scanpipe.pipeline's preload) must
+    start no thread (numpy and OpenCV do): forking a threaded process can leave a worker
+    holding a lock no thread will release."""
+    code = ("import os, sys; import scanpipe._forkserver_lifeline, scanpipe.cli; "
+            "print(len(os.listdir('/proc/self/task')), 'numpy' in sys.modules, 'cv2' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["1", "False", "False"], out
