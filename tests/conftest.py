@@ -11,6 +11,7 @@ Anything a test needs from the machine is skipped when missing locally, and fail
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import socket
@@ -26,7 +27,9 @@ import pytest
 # What the reader learns from an election's blanks is cached between runs (scanpipe.learned_cache):
 # the tests (and the CLI subprocesses they start) keep theirs in a folder of their own, never
 # the user's cache.
-os.environ.setdefault("SCANPIPE_CACHE_DIR", tempfile.mkdtemp(prefix="scanpipe-test-cache-"))
+if "SCANPIPE_CACHE_DIR" not in os.environ:
+    os.environ["SCANPIPE_CACHE_DIR"] = _TEST_CACHE = tempfile.mkdtemp(prefix="scanpipe-test-cache-")
+    atexit.register(shutil.rmtree, _TEST_CACHE, ignore_errors=True)
 
 # ======================================================================================
 # 1. PostgreSQL
