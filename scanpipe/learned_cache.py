@@ -2,7 +2,7 @@
 
 Learning from the blank reference scans (:func:`scanpipe.interpret.load_references`: each
 blank's timing marks and refinement points, the style groups and where their members differ)
-costs one to three seconds a run for a county's few dozen blanks, paid again by every
+costs one to four seconds a run for a county's few dozen blanks, paid again by every
 ``ingest``, ``scan`` and ``watch`` of the election. The result depends only on the blanks and
 the code that learns, so it is kept in a cache keyed by all of it: each blank's bytes
 (SHA-256) and resolution, its target, write-in and ``distinguish`` boxes, the order of the
