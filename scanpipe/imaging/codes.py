@@ -93,7 +93,7 @@ def find_codes_fast(gray: np.ndarray, *, card_code: DecodedCode | None = None, d
     return _unique(qr + find_labels(gray, dpi=dpi))
 
 
-_last_scan: list[tuple[np.ndarray, list[LabelCandidate], float]] = []
+_last_scan: list[tuple[np.ndarray, list[LabelCandidate], float, dict[int, bool]]] = []  # the last page's candidates, and which alternate
 
 
 def find_labels(gray: np.ndarray, *, dpi: float | None = None) -> tuple[DecodedCode, ...]:
@@ -103,11 +103,12 @@ def find_labels(gray: np.ndarray, *, dpi: float | None = None) -> tuple[DecodedC
     :func:`looks_like_barcode` costs next to nothing."""
     dpi = dpi or gray.shape[1] / _LETTER_WIDTH_IN
     candidates = label_candidates(gray, dpi)
-    _last_scan[:] = [(gray, candidates, dpi)]
+    scan: tuple[np.ndarray, list[LabelCandidate], float, dict[int, bool]] = (gray, candidates, dpi, {})
+    _last_scan[:] = [scan]
     found: list[DecodedCode] = []
-    for candidate in candidates:
+    for k, candidate in enumerate(candidates):
         x, y, w, h, angle = candidate.region
-        found.extend(_decode_turned(gray, (x, y, w, h), angle, dpi, bars=partial(_alternates, gray, candidate, dpi)))
+        found.extend(_decode_turned(gray, (x, y, w, h), angle, dpi, bars=partial(_scanned_alternates, scan, k)))
     return _unique(found)
 
 
@@ -306,7 +307,7 @@ def looks_like_barcode(
     """
     last = _last_scan[0] if _last_scan and region is None else None
     if last is not None and last[0] is gray:
-        return any(_alternates(gray, c, last[2]) for c in last[1])
+        return any(_scanned_alternates(last, k) for k in range(len(last[1])))
     x0, y0, crop = _crop(gray, region)
     return bool(barcode_regions(crop, dpi=dpi or gray.shape[1] / _LETTER_WIDTH_IN))
 
@@ -446,6 +447,14 @@ def _candidate(cells: np.ndarray, angle: np.ndarray, origin: tuple[int, int], un
     return LabelCandidate((x0 * unit, y0 * unit, w * unit, h * unit, theta), centre, float(along * unit), float(across * unit))
 
 
+def _scanned_alternates(scan: tuple[np.ndarray, list[LabelCandidate], float, dict[int, bool]], k: int) -> bool:
+    """:func:`_alternates` for candidate ``k`` of a :func:`find_labels` scan, measured once."""
+    gray, candidates, dpi, known = scan
+    if k not in known:
+        known[k] = _alternates(gray, candidates[k], dpi)
+    return known[k]
+
+
 def _alternates(gray: np.ndarray, candidate: LabelCandidate, dpi: float) -> bool:
     """Size and alternation tests at full resolution: lines across the bars every
     :data:`_LINE_STEP_IN` along the patch's height; two neighbouring lines must both
@@ -499,7 +508,10 @@ def _turn(
 
 def _transitions_per_inch(line: np.ndarray, along_px: float, dpi: float) -> float:
     """Ink/paper alternations per inch of the patch's length along one line."""
-    lo, hi = np.percentile(line, 10), np.percentile(line, 90)
+    if line.dtype == np.uint8:  # one partition for both: the same two values as two calls (8-bit lines)
+        lo, hi = (float(v) for v in np.percentile(line, (10, 90)))
+    else:
+        lo, hi = float(np.percentile(line, 10)), float(np.percentile(line, 90))
     if hi - lo < 60:
         return 0.0
     ink = line < (lo + hi) / 2.0
