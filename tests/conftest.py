@@ -21,8 +21,12 @@ import uuid
 from collections.abc import Callable, Iterator
 from glob import glob
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from scanpipe.types import Election
 
 # What the reader learns from an election's blanks is cached between runs (scanpipe.learned_cache):
 # the tests (and the CLI subprocesses they start) keep theirs in a folder of their own, never
@@ -149,3 +153,22 @@ def ocr_engine() -> None:
         import rapidocr_onnxruntime  # noqa: F401
     except ImportError as e:
         require(f"the OCR extra ({e})", "pip install --no-deps 'rapidocr-onnxruntime>=1.4' && pip install 'scanpipe[ocr]'")
+
+
+# ======================================================================================
+# 3. The vendor-like synthetic election (scanpipe.synth.vendor), written once a session:
+#    its blanks and layouts, read by several modules and never changed by them.
+
+
+@pytest.fixture(scope="session")
+def vendor_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from scanpipe.synth.vendor import write_vendor_election
+
+    return write_vendor_election(tmp_path_factory.mktemp("vendor") / "election").parent
+
+
+@pytest.fixture(scope="session")
+def vendor_election(vendor_dir: Path) -> Election:
+    from scanpipe.election import load_election
+
+    return load_election(vendor_dir / "election.json")

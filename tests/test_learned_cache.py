@@ -15,22 +15,11 @@ from scanpipe import learned_cache
 from scanpipe.election import load_election
 from scanpipe.imaging.reference import ReferenceIndex
 from scanpipe.interpret import load_references
-from scanpipe.synth.vendor import write_vendor_election
 from scanpipe.types import Election
 
 MODEL_FIELDS = ("style", "page", "dpi", "image", "coarse", "frame_shape", "marks_in", "mark_size_in", "patches_px",
                 "image_reduced", "size_in")
 GROUP_FIELDS = ("to_anchor", "ink", "solid", "near", "focus", "keep", "timing")
-
-
-@pytest.fixture(scope="module")
-def vendor_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_vendor_election(tmp_path_factory.mktemp("vendor") / "election").parent
-
-
-@pytest.fixture(scope="module")
-def election(vendor_dir: Path) -> Election:
-    return load_election(vendor_dir / "election.json")
 
 
 def _same(a: object, b: object) -> bool:
@@ -57,19 +46,19 @@ def _assert_identical(fresh: ReferenceIndex, cached: ReferenceIndex) -> None:
                 assert x is None or x.flags.writeable == y.flags.writeable, name  # read-only as learned
 
 
-def test_what_the_cache_gives_back_is_what_learning_gives(election: Election, tmp_path: Path) -> None:
-    fresh = load_references(election, cache=False)
+def test_what_the_cache_gives_back_is_what_learning_gives(vendor_election: Election, tmp_path: Path) -> None:
+    fresh = load_references(vendor_election, cache=False)
     assert not tmp_path.exists() or not any(tmp_path.iterdir())
-    first = load_references(election, cache=tmp_path)  # learns, then keeps it
+    first = load_references(vendor_election, cache=tmp_path)  # learns, then keeps it
     entries = list(tmp_path.glob("blanks-*.npz"))
     assert len(entries) == 1
     _assert_identical(fresh, first)
-    cached = load_references(election, cache=tmp_path)
+    cached = load_references(vendor_election, cache=tmp_path)
     _assert_identical(fresh, cached)
 
 
-def test_a_cached_entry_is_used_without_learning(election: Election, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    fresh = load_references(election, cache=tmp_path)
+def test_a_cached_entry_is_used_without_learning(vendor_election: Election, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fresh = load_references(vendor_election, cache=tmp_path)
     import scanpipe.imaging.reference as reference
     import scanpipe.interpret as interpret
 
@@ -78,9 +67,9 @@ def test_a_cached_entry_is_used_without_learning(election: Election, tmp_path: P
 
     for module, name in ((interpret, "build_style_groups"), (reference, "find_timing_marks"), (reference, "textured_points")):
         monkeypatch.setattr(module, name, refuse)
-    _assert_identical(fresh, load_references(election, cache=tmp_path))
+    _assert_identical(fresh, load_references(vendor_election, cache=tmp_path))
     with pytest.raises(AssertionError, match="learned again"):
-        load_references(election, cache=False)
+        load_references(vendor_election, cache=False)
 
 
 def test_a_changed_blank_or_layout_is_a_new_entry(vendor_dir: Path, tmp_path: Path) -> None:
@@ -102,20 +91,20 @@ def test_a_changed_blank_or_layout_is_a_new_entry(vendor_dir: Path, tmp_path: Pa
     assert learned_cache.entry_key(inputs) != learned_cache.entry_key([learned_cache.BlankInput(("a", 1), "0" * 64, 300.0, ((1.0, 1.0, 0.2, 0.1),), ())])
 
 
-def test_a_damaged_entry_is_learned_again_and_replaced(election: Election, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    fresh = load_references(election, cache=tmp_path)
+def test_a_damaged_entry_is_learned_again_and_replaced(vendor_election: Election, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    fresh = load_references(vendor_election, cache=tmp_path)
     (entry,) = tmp_path.glob("blanks-*.npz")
     entry.write_bytes(entry.read_bytes()[: 1000])
-    again = load_references(election, cache=tmp_path)
+    again = load_references(vendor_election, cache=tmp_path)
     assert "cannot be used" in caplog.text
     _assert_identical(fresh, again)
-    _assert_identical(fresh, load_references(election, cache=tmp_path))  # the entry was written whole again
+    _assert_identical(fresh, load_references(vendor_election, cache=tmp_path))  # the entry was written whole again
 
 
-def test_an_unwritable_cache_costs_only_the_time(election: Election, tmp_path: Path) -> None:
+def test_an_unwritable_cache_costs_only_the_time(vendor_election: Election, tmp_path: Path) -> None:
     blocked = tmp_path / "file"
     blocked.write_text("a file where the cache folder would be")
-    index = load_references(election, cache=blocked / "cache")
+    index = load_references(vendor_election, cache=blocked / "cache")
     assert len(index) > 0
 
 
@@ -130,15 +119,15 @@ def test_the_cache_folder_follows_the_environment(monkeypatch: pytest.MonkeyPatc
 
 
 @pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
-def test_an_entry_others_could_have_written_is_not_used(election: Election, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_an_entry_others_could_have_written_is_not_used(vendor_election: Election, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     cache = tmp_path / "cache"
-    load_references(election, cache=cache)
+    load_references(vendor_election, cache=cache)
     assert cache.stat().st_mode & 0o777 == 0o700
     (entry,) = cache.glob("blanks-*.npz")
     entry.chmod(0o666)
     blanks_of = learned_cache._private
     assert not blanks_of(entry)
-    fresh = load_references(election, cache=cache)
+    fresh = load_references(vendor_election, cache=cache)
     assert "another account could have written it" in caplog.text
     assert len(fresh) > 0
     entry.chmod(0o644)
@@ -160,12 +149,12 @@ def test_no_home_folder_means_no_cache(monkeypatch: pytest.MonkeyPatch) -> None:
         assert learned_cache.cache_dir() is None
 
 
-def test_what_a_worker_receives_is_the_reference_files_and_rebuilds_the_same(election: Election, tmp_path: Path) -> None:
+def test_what_a_worker_receives_is_the_reference_files_and_rebuilds_the_same(vendor_election: Election, tmp_path: Path) -> None:
     """An ingest's workers get the blanks as their files' bytes, not as pixels, and rebuild
     every page model and style group to the last bit."""
     import pickle
 
-    index = load_references(election, cache=tmp_path)
+    index = load_references(vendor_election, cache=tmp_path)
     sent = pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL)
     pixels = sum(m.image.nbytes for m in index)
     assert len(sent) < pixels / 2  # the files, not the decoded pages

@@ -18,7 +18,7 @@ from scanpipe.election import load_election
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
 from scanpipe.synth.marks import MarkKind
 from scanpipe.synth.render import box_px
-from scanpipe.synth.vendor import CODE_BITS, CONTENT_TOP_IN, FAMILIES, STYLES, timing_marks, write_vendor_election
+from scanpipe.synth.vendor import CODE_BITS, CONTENT_TOP_IN, FAMILIES, STYLES, timing_marks
 from scanpipe.synth.vendor_deck import draw_arrow_mark, generate_vendor_deck
 from scanpipe.synth.vendor_render import render_vendor_card
 from scanpipe.types import CardHints, Election, ReadCard
@@ -26,23 +26,13 @@ from scanpipe.types import CardHints, Election, ReadCard
 STATUS_OF = {"vote": "yes", "no_vote": "no", "ambiguous": "unknown"}
 
 
-@pytest.fixture(scope="module")
-def vendor_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_vendor_election(tmp_path_factory.mktemp("vendor") / "election").parent
-
-
-@pytest.fixture(scope="module")
-def election(vendor_dir: Path) -> Election:
-    return load_election(vendor_dir / "election.json")
-
-
 def _gray(path: Path) -> np.ndarray:
     return np.asarray(Image.open(path).convert("L"))
 
 
-def test_layouts_are_written_as_a_board_writes_them(election: Election) -> None:
-    assert {s.id for s in election.ballot_styles} == set(STYLES)
-    for style in election.ballot_styles:
+def test_layouts_are_written_as_a_board_writes_them(vendor_election: Election) -> None:
+    assert {s.id for s in vendor_election.ballot_styles} == set(STYLES)
+    for style in vendor_election.ballot_styles:
         family = FAMILIES[STYLES[style.id].family]
         assert len(style.layout.pages) == len(STYLES[style.id].pages)
         for page in style.layout.pages:
@@ -55,12 +45,12 @@ def test_layouts_are_written_as_a_board_writes_them(election: Election) -> None:
 
 
 @pytest.mark.parametrize("a, b", [("E-D-11", "E-R-11"), ("H-13", "H-14"), ("D-15", "D-16")])
-def test_look_alike_styles_differ_only_in_printed_header_text(election: Election, a: str, b: str) -> None:
-    pa, pb = election.style(a).layout.pages[0], election.style(b).layout.pages[0]
+def test_look_alike_styles_differ_only_in_printed_header_text(vendor_election: Election, a: str, b: str) -> None:
+    pa, pb = vendor_election.style(a).layout.pages[0], vendor_election.style(b).layout.pages[0]
     assert [(t.contest, t.option, t.box_in, t.write_in_area_in) for t in pa.targets] == \
            [(t.contest, t.option, t.box_in, t.write_in_area_in) for t in pb.targets]
-    ga = render_vendor_card(election, a, 1, STYLES[a].precinct, 100)
-    gb = render_vendor_card(election, b, 1, STYLES[b].precinct, 100)
+    ga = render_vendor_card(vendor_election, a, 1, STYLES[a].precinct, 100)
+    gb = render_vendor_card(vendor_election, b, 1, STYLES[b].precinct, 100)
     rows = np.nonzero((ga != gb).any(axis=(1, 2)))[0]
     family = FAMILIES[STYLES[a].family]
     header = rows[rows < CONTENT_TOP_IN * 100]
@@ -70,26 +60,26 @@ def test_look_alike_styles_differ_only_in_printed_header_text(election: Election
     assert (footer >= (family.size_in[1] - 0.7) * 100).all()
 
 
-def test_the_ess_bottom_row_encodes_the_style_number(election: Election) -> None:
+def test_the_ess_bottom_row_encodes_the_style_number(vendor_election: Election) -> None:
     for sid in ("E-D-11", "E-R-11", "E-D-12"):
         family = FAMILIES["ess"]
-        gray = cv2.cvtColor(render_vendor_card(election, sid, 1, STYLES[sid].precinct, 100), cv2.COLOR_RGB2GRAY)
+        gray = cv2.cvtColor(render_vendor_card(vendor_election, sid, 1, STYLES[sid].precinct, 100), cv2.COLOR_RGB2GRAY)
         y = int((family.size_in[1] - 0.28 + 0.035) * 100)
         present = [gray[y, int((0.30 + 0.5 * i + 0.15) * 100)] < 128 for i in range(CODE_BITS + 2)]
         assert present[0] and present[-1]
         assert sum(bit << k for k, bit in enumerate(present[1:-1])) == STYLES[sid].code
 
 
-def test_timing_marks_are_printed_where_the_family_puts_them(election: Election) -> None:
+def test_timing_marks_are_printed_where_the_family_puts_them(vendor_election: Election) -> None:
     assert timing_marks(FAMILIES["dom"], None) == []
-    gray = cv2.cvtColor(render_vendor_card(election, "H-13", 1, "P13", 100), cv2.COLOR_RGB2GRAY)
+    gray = cv2.cvtColor(render_vendor_card(vendor_election, "H-13", 1, "P13", 100), cv2.COLOR_RGB2GRAY)
     for x, y, w, h in timing_marks(FAMILIES["hart"], None):
         assert gray[int((y + h / 2) * 100), int((x + w / 2) * 100)] < 60
 
 
-def test_an_arrow_vote_is_a_line_across_the_gap(election: Election) -> None:
-    rgb = render_vendor_card(election, "A-17", 1, "P17", 200)
-    box = box_px(election.style("A-17").layout.pages[0].targets[0].box_in, 200)
+def test_an_arrow_vote_is_a_line_across_the_gap(vendor_election: Election) -> None:
+    rgb = render_vendor_card(vendor_election, "A-17", 1, "P17", 200)
+    box = box_px(vendor_election.style("A-17").layout.pages[0].targets[0].box_in, 200)
     x, y, w, h = (int(round(v)) for v in box)
     assert cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)[y:y + h, x + 1:x + w - 1].min() > 200  # the gap is empty
     draw_arrow_mark(rgb, box, MarkKind.FULL_FILL, np.random.default_rng(1), ink="black", dpi=200)
