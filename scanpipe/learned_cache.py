@@ -40,7 +40,7 @@ import cv2
 import numpy as np
 
 from scanpipe.imaging.reference import LearnedPoints, PageModel
-from scanpipe.imaging.style import StyleGroup
+from scanpipe.imaging.style import StyleGroup, packed_mask, unpacked_mask
 from scanpipe.types import Box
 
 log = logging.getLogger(__name__)
@@ -96,7 +96,7 @@ class Learned:
             if g.shape != anchor.frame_shape:
                 log.warning("the cached learning of the blanks does not fit blank %s page %s: learning again", *anchor.key)
                 return None
-            for a in (*g.ink, *g.solid, *g.near, *(f for f in g.focus if f is not None), g.keep, g.timing):
+            for a in g.solid:  # the masks are read-only as unpacked
                 a.setflags(write=False)
             out.append(StyleGroup(anchor, tuple(models[k] for k in g.members), g.to_anchor, g.ink, g.solid, g.near,
                                   g.focus, g.keep, g.timing))
@@ -213,14 +213,14 @@ def _pack(models: Sequence[PageModel], groups: Sequence[StyleGroup]) -> dict[str
         shape = g.keep.shape
         out[f"g{j}_members"] = np.array([index[id(m)] for m in g.members], np.int64)
         out[f"g{j}_to_anchor"] = np.stack(g.to_anchor).astype(np.float64)
-        out[f"g{j}_ink"] = np.stack([np.packbits(a.ravel()) for a in g.ink])
-        out[f"g{j}_near"] = np.stack([np.packbits(a.ravel()) for a in g.near])
-        out[f"g{j}_focus"] = np.stack([np.packbits((f if f is not None else np.zeros(shape, bool)).ravel()) for f in g.focus])
+        out[f"g{j}_ink"] = np.stack([packed_mask(a) for a in g.ink])
+        out[f"g{j}_near"] = np.stack([packed_mask(a) for a in g.near])
+        out[f"g{j}_focus"] = np.stack([packed_mask(f if f is not None else np.zeros(shape, bool)) for f in g.focus])
         out[f"g{j}_has_focus"] = np.array([f is not None for f in g.focus], bool)
         for k, s in enumerate(g.solid):
             out[f"g{j}_solid{k}"] = s
-        out[f"g{j}_keep"] = np.packbits(g.keep.ravel())
-        out[f"g{j}_timing"] = np.packbits(g.timing.ravel())
+        out[f"g{j}_keep"] = packed_mask(g.keep)
+        out[f"g{j}_timing"] = packed_mask(g.timing)
         out[f"g{j}_shape"] = np.array(shape, np.int64)
     out["manifest"] = np.frombuffer(json.dumps({"format": FORMAT, "models": len(models), "groups": len(groups)}).encode(), np.uint8)
     return out
@@ -242,19 +242,15 @@ def _unpack(data: np.lib.npyio.NpzFile, count: int) -> Learned:
         if not members or any(not 0 <= k < count for k in members):
             raise ValueError(f"group {j} names blanks the election does not have")
         shape = tuple(int(v) for v in data[f"g{j}_shape"])
-
-        def unpacked(packed: np.ndarray, shape: tuple[int, ...] = shape) -> np.ndarray:
-            return np.unpackbits(packed, count=shape[0] * shape[1]).astype(bool).reshape(shape)
-
         has_focus = data[f"g{j}_has_focus"]
         groups.append(CachedGroup(
             members, shape,
             to_anchor=tuple(np.array(t, np.float64) for t in data[f"g{j}_to_anchor"]),
-            ink=tuple(unpacked(p) for p in data[f"g{j}_ink"]),
+            ink=tuple(unpacked_mask(p, shape) for p in data[f"g{j}_ink"]),
             solid=tuple(np.array(data[f"g{j}_solid{k}"], np.int32) for k in range(len(members))),
-            near=tuple(unpacked(p) for p in data[f"g{j}_near"]),
-            focus=tuple(unpacked(p) if h else None for p, h in zip(data[f"g{j}_focus"], has_focus, strict=True)),
-            keep=unpacked(data[f"g{j}_keep"]),
-            timing=unpacked(data[f"g{j}_timing"]),
+            near=tuple(unpacked_mask(p, shape) for p in data[f"g{j}_near"]),
+            focus=tuple(unpacked_mask(p, shape) if h else None for p, h in zip(data[f"g{j}_focus"], has_focus, strict=True)),
+            keep=unpacked_mask(data[f"g{j}_keep"], shape),
+            timing=unpacked_mask(data[f"g{j}_timing"], shape),
         ))
     return Learned(tuple(points), tuple(groups))

@@ -86,11 +86,10 @@ class StyleGroup:
 
     def __reduce__(self) -> tuple[object, ...]:
         """Pickled (to every worker) with its masks packed eight to a byte; the memo is not sent."""
-        shape = self.keep.shape
-        masks = tuple(tuple(np.packbits(a.ravel()) for a in getattr(self, name)) for name in ("ink", "near"))
-        focus = tuple(None if f is None else np.packbits(f.ravel()) for f in self.focus)
+        masks = tuple(tuple(packed_mask(a) for a in getattr(self, name)) for name in ("ink", "near"))
+        focus = tuple(None if f is None else packed_mask(f) for f in self.focus)
         return (_unpacked_group, (self.anchor, self.members, self.to_anchor, masks, self.solid, focus,
-                                  np.packbits(self.keep.ravel()), np.packbits(self.timing.ravel()), shape))
+                                  packed_mask(self.keep), packed_mask(self.timing), self.keep.shape))
 
     def only_in(self, i: int, j: int) -> np.ndarray:
         """Member ``i``'s solid print where member ``j`` prints nothing (flat indices, in
@@ -104,19 +103,26 @@ class StyleGroup:
         return found
 
 
+def packed_mask(mask: np.ndarray) -> np.ndarray:
+    """A bool mask packed eight pixels to a byte (:func:`unpacked_mask` undoes it)."""
+    return np.packbits(mask.ravel())
+
+
+def unpacked_mask(packed: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The read-only bool mask of ``shape`` that :func:`packed_mask` packed."""
+    mask = np.unpackbits(packed, count=shape[0] * shape[1]).astype(bool).reshape(shape)
+    mask.setflags(write=False)
+    return mask
+
+
 def _unpacked_group(anchor: PageModel, members: tuple[PageModel, ...], to_anchor: tuple[np.ndarray, ...],
                     masks: tuple[tuple[np.ndarray, ...], ...], solid: tuple[np.ndarray, ...], focus: tuple[np.ndarray | None, ...],
                     keep: np.ndarray, timing: np.ndarray, shape: tuple[int, int]) -> StyleGroup:
-    def unpacked(packed: np.ndarray) -> np.ndarray:
-        mask = np.unpackbits(packed, count=shape[0] * shape[1]).astype(bool).reshape(shape)
-        mask.setflags(write=False)
-        return mask
-
     for a in solid:
         a.setflags(write=False)
-    ink, near = (tuple(unpacked(p) for p in packed) for packed in masks)
-    return StyleGroup(anchor, members, to_anchor, ink, solid, near, tuple(None if f is None else unpacked(f) for f in focus),
-                      unpacked(keep), unpacked(timing))
+    ink, near = (tuple(unpacked_mask(p, shape) for p in packed) for packed in masks)
+    return StyleGroup(anchor, members, to_anchor, ink, solid, near, tuple(None if f is None else unpacked_mask(f, shape) for f in focus),
+                      unpacked_mask(keep, shape), unpacked_mask(timing, shape))
 
 
 @dataclass(frozen=True)
