@@ -293,7 +293,7 @@ def solid_blobs(gray: np.ndarray, dpi: float) -> np.ndarray:
 def dark_components(dark: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """Width, height, area and centroid ``(n, 2)`` of the 8-connected components of a 0/1
     image, in OpenCV's label order: what ``cv2.connectedComponentsWithStats`` gives, to the
-    last bit, in half its time (its statistics visit every pixel, the paper too; these only
+    last bit, in less time (its statistics visit every pixel, the paper too; these only
     the dark ones). None when there are none."""
     count, labels = cv2.connectedComponents(dark, connectivity=8)
     if count <= 1:
