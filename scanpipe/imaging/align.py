@@ -59,6 +59,9 @@ PATCH_MIN_SCORE = 0.55
 MIN_PATCHES = 8
 MAX_RESIDUAL_IN = 0.012  # RMS misfit of the local offsets the homography leaves
 MIN_INLIER_SHARE = 0.5
+FINE_ONLY_AGREE_IN = 0.02  # a start refined by the fine pass alone: no point moved more than this (two thirds of its search) ...
+FINE_ONLY_QUADRANT_FOUND = 2  # ... and at least this many agreeing offsets found in every quarter of the page ...
+FINE_ONLY_QUADRANT_MIN = 4  # ... holding at least this many of the blank's points
 # Alignment by the timing marks (:func:`align_by_marks`)
 MARK_SIZE_TOL = 0.4  # a card blob is mark-like when both sides are within 40% of the blank's marks (scaled)
 MARK_ANGLE_MAX_DEG = 5.0  # rows' direction looked for within this of the axes
@@ -103,6 +106,7 @@ class Refined:
     residual_in: float
     points: int  # local offsets that agree
     measured: int  # local offsets measured
+    agreeing: np.ndarray | None = None  # (points, 2) the blank's refinement points (px) whose offsets agree
 
 
 # --------------------------------------------------------------------------------------
@@ -584,13 +588,46 @@ COARSE_STAGE = Stage(step=REDUCED_STEP, half_in=0.2, search_in=0.2, tolerance_in
 FINE_STAGE = Stage(step=1, half_in=0.15, search_in=PATCH_SEARCH_IN, tolerance_in=0.01)
 
 
-def refine(upright: np.ndarray, model: PageModel, matrix: np.ndarray) -> Refined | AlignmentFailure:
+def refine(upright: np.ndarray, model: PageModel, matrix: np.ndarray, *, close: bool = False) -> Refined | AlignmentFailure:
     """Both stages of local refinement: the coarse one corrects what the global alignment
-    leaves (up to ~0.2 in at a corner), the fine one measures the residual."""
+    leaves (up to ~0.2 in at a corner), the fine one measures the residual.
+
+    ``close``: the start should already lie within the fine pass's search (the vendor's
+    timing marks fitted it, all round the page). The fine pass is then run alone first and
+    stands when it shows the start was indeed close (:func:`_start_was_close`); else both
+    passes run as for any start."""
+    if close:
+        fine = refine_locally(upright, model, matrix, FINE_STAGE)
+        if isinstance(fine, Refined) and _start_was_close(fine, matrix, model):
+            return fine
     coarse = refine_locally(upright, model, matrix, COARSE_STAGE)
     if isinstance(coarse, AlignmentFailure):
         return coarse
     return refine_locally(upright, model, coarse.matrix, FINE_STAGE)
+
+
+def _start_was_close(fine: Refined, start: np.ndarray, model: PageModel) -> bool:
+    """Whether a fine pass run from ``start`` alone (no coarse pass) can stand: its map moves
+    none of the blank's refinement points more than FINE_ONLY_AGREE_IN from where ``start``
+    put them (a coarse pass would have corrected nothing), and the offsets that agree lie all
+    over the print: at least FINE_ONLY_QUADRANT_FOUND in every quarter of the page (split at
+    the points' medians) holding FINE_ONLY_QUADRANT_MIN of them. A start off in one region
+    finds no patch there (they lie beyond the fine search) and fails the second test; a voter's
+    marks or a stamp over some points do not."""
+    points = np.asarray(model.patches_px, np.float64)
+    moved = cv2.perspectiveTransform(points.reshape(-1, 1, 2), fine.matrix) - cv2.perspectiveTransform(points.reshape(-1, 1, 2), start)
+    if float(np.sqrt((moved.reshape(-1, 2) ** 2).sum(axis=1)).max()) > FINE_ONLY_AGREE_IN * model.dpi * start_scale(start):
+        return False
+    if fine.agreeing is None:
+        return False
+    mx, my = np.median(points[:, 0]), np.median(points[:, 1])
+    for right in (False, True):
+        for lower in (False, True):
+            quarter = ((points[:, 0] > mx) == right) & ((points[:, 1] > my) == lower)
+            found = ((fine.agreeing[:, 0] > mx) == right) & ((fine.agreeing[:, 1] > my) == lower)
+            if quarter.sum() >= FINE_ONLY_QUADRANT_MIN and found.sum() < FINE_ONLY_QUADRANT_FOUND:
+                return False
+    return True
 
 
 def refine_locally(upright: np.ndarray, model: PageModel, matrix: np.ndarray, stage: Stage = FINE_STAGE) -> Refined | AlignmentFailure:
@@ -638,7 +675,7 @@ def refine_locally(upright: np.ndarray, model: PageModel, matrix: np.ndarray, st
     if keep.sum() < MIN_INLIER_SHARE * measured:
         return AlignmentFailure(f"only {int(keep.sum())} of {measured} local offsets fit one mapping "
                                 f"(residual {residual_in:.3f} in)", 0.0)
-    return Refined(fitted / fitted[2, 2], residual_in, int(keep.sum()), measured)
+    return Refined(fitted / fitted[2, 2], residual_in, int(keep.sum()), measured, src[keep])
 
 
 def _windows(image: np.ndarray, matrix: np.ndarray, origins: np.ndarray, side: int, step: int = 1) -> np.ndarray:

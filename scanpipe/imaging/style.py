@@ -271,20 +271,20 @@ def _compare(view: CardView, batch: list[tuple[StyleGroup, list[int], Alignment 
     ACROSS_GROUPS_MARGIN worse cannot win (:func:`_across_groups`): it is not refined or
     compared at all."""
     failure = None
-    candidates: list[tuple[StyleGroup, list[int], Alignment]] = []
+    candidates: list[tuple[StyleGroup, list[int], Alignment, bool]] = []  # ..., aligned by the timing marks
     for group, members, found in batch:
         aligned = found if found is not None else align_densely(view, group.anchor, dpi_hint=dpi_hint)
         if isinstance(aligned, AlignmentFailure):
             failure = aligned.detail
             continue
-        candidates.append((group, members, aligned))
+        candidates.append((group, members, aligned, found is not None))
     candidates.sort(key=lambda c: -c[2].score)
-    for group, members, aligned in candidates:
+    for group, members, aligned, by_marks in candidates:
         matched = [r.alignment.score for r in results if isinstance(r, StyleMatch)]
         if matched and max(matched) - aligned.score >= ACROSS_GROUPS_MARGIN:
             break
         upright = view.upright(aligned.turned)
-        refined = refine(upright, group.anchor, aligned.matrix)
+        refined = refine(upright, group.anchor, aligned.matrix, close=by_marks)
         if isinstance(refined, Refined):
             aligned = replace(aligned, matrix=refined.matrix, precise=True)
         measured = refined if isinstance(refined, Refined) else None
