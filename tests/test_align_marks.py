@@ -154,3 +154,75 @@ def test_a_fit_finding_one_column_is_extended_to_the_other() -> None:
     extended = _extend(anchor, card, left, radius, DPI, floor=0.3 * len(anchor))
     assert _nearest(anchor, card, extended, radius)[0].all()
     assert abs(extended[0, 0] - 1.02) < 0.002
+
+
+def _stages_run(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The local refinement's passes, in the order :func:`refine` runs them."""
+    from scanpipe.imaging import align
+
+    run: list[str] = []
+    real = align.refine_locally
+
+    def counted(upright: np.ndarray, model: object, matrix: np.ndarray, stage: align.Stage = align.FINE_STAGE) -> object:
+        run.append("coarse" if stage is align.COARSE_STAGE else "fine")
+        return real(upright, model, matrix, stage)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(align, "refine_locally", counted)
+    return run
+
+
+def test_a_start_the_marks_fitted_is_refined_by_the_fine_pass_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The timing marks place the card within the fine pass's search: the coarse pass is
+    skipped, and the result is as precise as both passes'."""
+    from scanpipe.imaging.align import Refined, refine
+
+    blank = _page("box", 6)
+    model = learn_page("s", 1, blank, DPI)
+    card, truth = _scan(blank, angle=1.5, sx=1.01, sy=0.99, shift=(11.0, 17.0), turned=False)
+    found = align_by_marks(CardView(card), model, dpi_hint=DPI)
+    assert isinstance(found, Alignment)
+    run = _stages_run(monkeypatch)
+    alone = refine(card, model, found.matrix, close=True)
+    assert run == ["fine"]
+    both = refine(card, model, found.matrix)
+    assert run == ["fine", "coarse", "fine"]
+    assert isinstance(alone, Refined) and isinstance(both, Refined)
+    assert _corner_error_in(alone.matrix, truth, blank.shape) < 0.01
+    assert _corner_error_in(alone.matrix, both.matrix, blank.shape) < 0.005
+
+
+def test_a_start_off_beyond_the_fine_search_gets_both_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A start said to be close but 0.1 in off (beyond the fine pass's 0.03 in): the fine pass
+    alone cannot stand, both passes run and find the card."""
+    from scanpipe.imaging.align import Refined, refine
+
+    blank = _page("box", 7)
+    model = learn_page("s", 1, blank, DPI)
+    card, truth = _scan(blank, angle=-1.0, sx=1.0, sy=1.0, shift=(9.0, 13.0), turned=False)
+    off = np.array([[1, 0, 0.1 * DPI], [0, 1, -0.08 * DPI], [0, 0, 1]]) @ truth
+    run = _stages_run(monkeypatch)
+    refined = refine(card, model, off, close=True)
+    assert run[0] == "fine" and "coarse" in run
+    assert isinstance(refined, Refined)
+    assert _corner_error_in(refined.matrix, truth, blank.shape) < 0.01
+
+
+def test_the_card_is_warped_into_the_frame_in_affine_tiles() -> None:
+    """The style comparison's warp: per tile affine, within OpenCV's own 1/32 px rounding of
+    the exact perspective warp; a strong perspective (a photograph) is warped exactly."""
+    from scanpipe.imaging.style import _warp_in_tiles
+
+    rng = np.random.default_rng(3)
+    image = cv2.GaussianBlur(rng.random((900, 700)).astype(np.float32), (0, 0), 2.0)
+    flags = cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP
+    scan = np.array([[1.01, 0.02, 4.3], [-0.018, 0.995, 7.9], [4e-7, -6e-7, 1.0]])  # frame -> image: skew, stretch, a trace of perspective
+    exact = cv2.warpPerspective(image, scan, (650, 850), flags=flags)
+    tiled = _warp_in_tiles(image, scan, (650, 850))
+    assert tiled.shape == exact.shape and tiled.dtype == exact.dtype
+    steepest = float(np.hypot(cv2.Sobel(image, cv2.CV_32F, 1, 0, ksize=1), cv2.Sobel(image, cv2.CV_32F, 0, 1, ksize=1)).max()) / 2
+    # where a sample falls off the image's edge OpenCV's two warps blend in the border alike only roughly
+    inside = cv2.erode(cv2.warpPerspective(np.ones_like(image), scan, (650, 850), flags=flags), np.ones((3, 3), np.uint8)) == 1.0
+    assert inside.mean() > 0.9
+    assert float(np.abs(tiled - exact)[inside].max()) <= steepest / 16  # sample positions 1/16 px apart at most
+    photo = np.array([[1.0, 0.05, 3.0], [0.0, 1.0, 2.0], [2e-4, 1e-4, 1.0]])
+    assert np.array_equal(_warp_in_tiles(image, photo, (650, 850)), cv2.warpPerspective(image, photo, (650, 850), flags=flags))
