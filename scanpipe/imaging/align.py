@@ -24,7 +24,8 @@ bilevel (thresholded or dithered), gray, colour and JPEG scans compare alike:
    of print) the card's offset is measured by normalised correlation; a homography is fitted
    to the offsets (RANSAC, then least squares). Its residual is the registration's measured
    error: a card that does not fit (a photo in perspective, another page, a crumpled sheet)
-   fails with the figure instead of being read.
+   fails with the figure instead of being read. Two passes (coarse, then fine); a start the
+   timing marks fitted gets the fine pass alone when that shows it was close (:func:`refine`).
 
 Pure: arrays in, values out.
 """
