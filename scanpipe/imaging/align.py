@@ -75,11 +75,14 @@ MARK_MIN_MATCHED = 8
 MARK_MIN_SHARE = 0.6  # of the blank's marks the fit puts on the card, found
 MARK_MIN_OVERALL = 0.3  # of all the blank's marks found (a scanner may cut a row off, not most)
 MARK_MIN_CC = 0.6  # a fit by the marks stands when the print correlates this well (else the dense steps decide)
+MARK_SURE_CC = 0.8  # ... and below this the dense steps are tried too, the better correlation winning (:func:`surer_of`)
 MARK_CLOSE_SHARE = 0.8  # fits finding this share of the most marks found are told apart by the print
 MARK_MIN_SPAN_IN = 1.0  # the marks found span at least this both ways
 MARK_EXTEND_IN = 0.3  # a fit finding one row or column of marks: the others looked for this far off (a scanner's stretch)
 MARK_LEADER_SHARE = 0.7  # marks fitted from the scales and feed directions whose votes reach this share of the most
 MARK_SAME_FIT_IN = 0.02  # fits placing the blank's corners this close are one
+LINE_MIN_MARKS = 6  # the rows' direction refined by straight lines through rows or columns of at least this many marks ...
+LINE_MIN_SPACINGS = 8  # ... spanning this many spacings
 
 
 @dataclass(frozen=True)
@@ -159,8 +162,21 @@ def align_to_page(gray: np.ndarray, model: PageModel, *, dpi_hint: float | None 
     view = view if view is not None else CardView(gray)
     by_marks = align_by_marks(view, model, dpi_hint=dpi_hint, turned=turned)
     if isinstance(by_marks, Alignment):
-        return by_marks
+        return surer_of(by_marks, view, model, dpi_hint=dpi_hint, turned=turned)
     return align_densely(view, model, dpi_hint=dpi_hint, turned=turned)
+
+
+def surer_of(by_marks: Alignment, view: CardView, model: PageModel, *, dpi_hint: float | None = None,
+             turned: bool | None = None) -> Alignment:
+    """A fit by the timing marks under which the print correlates only weakly (below
+    MARK_SURE_CC) may be a whole run of evenly spaced marks off (a long column of marks at a
+    sixth of an inch fits a dozen spacings off nearly as well, and the print decides only
+    among the few fits tried): the card is then aligned densely too, and the better
+    correlation wins."""
+    if by_marks.score >= MARK_SURE_CC:
+        return by_marks
+    dense = align_densely(view, model, dpi_hint=dpi_hint, turned=turned)
+    return dense if isinstance(dense, Alignment) and dense.score > by_marks.score else by_marks
 
 
 def align_by_marks(view: CardView, model: PageModel, *, dpi_hint: float | None = None,
@@ -249,7 +265,53 @@ def _rows(points: np.ndarray) -> tuple[float, float] | None:
     along = np.abs(angle) <= MARK_ANGLE_MAX_DEG
     if along.sum() < MARK_ROW_MIN:
         return None
-    return float(np.median(angle[along])), float(np.median(dist[np.arange(len(points)), k][along]))
+    spacing = float(np.median(dist[np.arange(len(points)), k][along]))
+    rough = float(np.median(angle[along]))
+    crosswise = np.abs(np.degrees(np.arctan2(nearest[:, 1], nearest[:, 0])) % 180.0 - 90.0) < 45.0  # in a column, not a row
+    steady = along & (np.abs(dist[np.arange(len(points)), k] / spacing - 1.0) <= 0.3)
+    turn, spaced = _lines(points[steady], crosswise[steady], rough, spacing)
+    return rough + turn, spaced
+
+
+def _lines(points: np.ndarray, crosswise: np.ndarray, rough_deg: float, spacing: float) -> tuple[float, float]:
+    """The rows' direction and spacing as straight lines through whole rows and columns of
+    marks show them: the correction (degrees) to ``rough_deg`` and the spacing (px). The
+    median over each mark's nearest neighbour is off by up to a degree (neighbours a pixel
+    apart across a spacing; at a sixth of an inch spacing a degree moves the far column of a
+    page by a whole mark) and short by a pixel or two (the nearer of two noisy neighbours).
+    Lines of at least LINE_MIN_MARKS marks spanning LINE_MIN_SPACINGS spacings, points off a
+    first fit by a quarter spacing left out; the direction weighted by marks and squared span,
+    the spacing the lines' length over the spacings they hold (a missing mark is a gap of
+    two). (0, ``spacing``) where no line qualifies."""
+    a = np.radians(rough_deg)
+    upright = points @ np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])  # turned back by rough_deg
+    found: list[tuple[float, float]] = []  # correction (radians), weight
+    length = steps = 0.0
+    for columns in (False, True):
+        pts = upright[crosswise == columns]
+        if len(pts) < LINE_MIN_MARKS:
+            continue
+        along, across = (pts[:, 1], pts[:, 0]) if columns else (pts[:, 0], pts[:, 1])
+        order = np.argsort(across)
+        breaks = np.flatnonzero(np.diff(across[order]) > 0.3 * spacing) + 1
+        for line in np.split(order, breaks):
+            if len(line) < LINE_MIN_MARKS or np.ptp(along[line]) < LINE_MIN_SPACINGS * spacing:
+                continue
+            x, y = along[line], across[line]
+            slope, offset = np.polyfit(x, y, 1)
+            keep = np.abs(y - (slope * x + offset)) <= 0.25 * spacing
+            if keep.sum() < LINE_MIN_MARKS:
+                continue
+            slope, _ = np.polyfit(x[keep], y[keep], 1)
+            turn = np.arctan(slope)
+            found.append((-turn if columns else turn, float(keep.sum()) * float(np.ptp(x[keep])) ** 2))
+            gaps = np.diff(np.sort(x[keep])) * np.sqrt(1.0 + slope * slope)
+            held = np.round(gaps / spacing)
+            length, steps = length + float(gaps[held >= 1].sum()), steps + float(held[held >= 1].sum())
+    if not found:
+        return 0.0, spacing
+    turns, weights = np.array(found).T
+    return float(np.degrees(np.average(turns, weights=weights))), (length / steps if steps else spacing)
 
 
 @dataclass(frozen=True)
@@ -318,15 +380,27 @@ def _fit_marks(anchor: np.ndarray, card: np.ndarray, vote: _Votes, dpi: float, s
         near = (np.abs(cells[:, 0] - c) <= 1) & (np.abs(cells[:, 1] - r) <= 1)
         shift = offsets[near].mean(axis=0)
         guess = np.vstack([np.hstack([turn, (shift - centre @ turn.T)[:, None]]), [0.0, 0.0, 1.0]])
+        lost = False
         for radius in (loose, max(loose / 2, MARK_SNAP_IN * unit), MARK_SNAP_IN * unit):
             src, dst = _snap(anchor, card, guess, radius)
             if len(src) < floor:
+                lost = True
+                break
+            if not _spread(src, dpi):
+                # the marks snapped so far stand in one row or column (the vote's uniform scale
+                # missed the others by a stretch): an affine fit to them is free across it and
+                # would snap the others a spacing off; a similarity is not, and the others are
+                # then looked for as below
+                similar, _inliers = cv2.estimateAffinePartial2D(src, dst, method=cv2.RANSAC, ransacReprojThreshold=radius)
+                lost = similar is None
+                guess = guess if similar is None else np.vstack([similar, [0.0, 0.0, 1.0]])
                 break
             fitted, _inliers = cv2.estimateAffine2D(src, dst, method=cv2.RANSAC, ransacReprojThreshold=MARK_SNAP_IN * unit)
             if fitted is None:
+                lost = True
                 break
             guess = np.vstack([fitted, [0.0, 0.0, 1.0]])
-        else:
+        if not lost:
             src, dst = _snap(anchor, card, guess, MARK_SNAP_IN * unit)
             if len(src) >= floor and not _spread(src, dpi):
                 # one row or column: the affine fit is free across it; a similarity fitted to
@@ -621,14 +695,28 @@ def _start_was_close(fine: Refined, start: np.ndarray, model: PageModel) -> bool
         return False
     if fine.agreeing is None:
         return False
+    # points on the timing marks do not count: evenly spaced, they match a start a spacing off as well
+    points, agreeing = points[~_on_marks(points, model)], fine.agreeing[~_on_marks(fine.agreeing, model)]
+    if len(points) == 0:
+        return False
     mx, my = np.median(points[:, 0]), np.median(points[:, 1])
     for right in (False, True):
         for lower in (False, True):
             quarter = ((points[:, 0] > mx) == right) & ((points[:, 1] > my) == lower)
-            found = ((fine.agreeing[:, 0] > mx) == right) & ((fine.agreeing[:, 1] > my) == lower)
+            found = ((agreeing[:, 0] > mx) == right) & ((agreeing[:, 1] > my) == lower)
             if quarter.sum() >= FINE_ONLY_QUADRANT_MIN and found.sum() < FINE_ONLY_QUADRANT_FOUND:
                 return False
     return True
+
+
+def _on_marks(points_px: np.ndarray, model: PageModel) -> np.ndarray:
+    """Which points (blank px) lie within a refinement patch of one of the blank's timing marks."""
+    if not model.has_timing_marks or model.mark_size_in is None or len(points_px) == 0:
+        return np.zeros(len(points_px), bool)
+    marks = np.asarray(model.marks_in, np.float64) * model.dpi
+    reach = (max(model.mark_size_in) / 2 + FINE_STAGE.half_in + FINE_STAGE.search_in) * model.dpi
+    d = np.abs(points_px[:, None, :] - marks[None, :, :]).max(axis=2)
+    return d.min(axis=1) <= reach
 
 
 def refine_locally(upright: np.ndarray, model: PageModel, matrix: np.ndarray, stage: Stage = FINE_STAGE) -> Refined | AlignmentFailure:

@@ -46,8 +46,9 @@ from scanpipe.imaging.align import (
     align_densely,
     align_to_page,
     refine,
+    surer_of,
 )
-from scanpipe.imaging.reference import FRAME_DPI, PageModel, ink_of, reduce_to
+from scanpipe.imaging.reference import FRAME_DPI, PageModel, ink_of, paper_level, reduce_to
 from scanpipe.types import Box
 
 INK_LEVEL = 0.3  # blurred ink at FRAME_DPI counted as printed
@@ -66,6 +67,15 @@ BLOCK_MIN_PRESENT = 0.6  # ... at least this share must be on the card, unless .
 EDGE_IN = 0.5  # ... away from the page's edges (timing marks a scanner may cut or shift) ...
 STRUCTURE_PX = 12  # ... in connected pieces of at least this many pixels (text, rules; not dither)
 BLOCK_MIN_EXTRA = 0.3  # ... the card prints less than this much (share of it) elsewhere in the square
+# Look-alike blanks whose print differs only where both print (one precinct name or number
+# set in place of another): at FRAME_DPI no pixel is solid on one and paper on the other, so
+# such a pair is compared in detail, at the blanks' own resolution (:func:`_detail_margin`)
+DETAIL_DIFF = 0.5  # ink differing this much between the two blanks (blurred DETAIL_BLUR_PX) ...
+DETAIL_MIN_PX = 40  # ... on at least this many pixels (fewer: the two cannot be told apart) ...
+DETAIL_GROW_PX = 2  # ... widened this much, is where they are compared
+DETAIL_BLUR_PX = 1.5
+DETAIL_SHIFT_PX = 2  # the card's window is searched this far either way for each blank (registration's residual)
+DETAIL_BOX_GAP_IN = 0.1  # differing pixels this close share one box
 WARP_TILE_PX = 128  # the card warped into the frame: an affine map per tile of this side ...
 WARP_TILE_TOLERANCE_PX = 0.02  # ... where it misses the homography by at most this at a tile's corner
 ACROSS_GROUPS_MARGIN = 0.1  # a card fitting blanks of several frames: the clearly (this much) better alignment wins
@@ -85,6 +95,7 @@ class StyleGroup:
     keep: np.ndarray  # bool: outside every member's targets and write-in areas (grown)
     timing: np.ndarray  # bool: the members' timing marks (grown): a scanner may cut or shift them
     only: dict[tuple[int, int], np.ndarray] = field(default_factory=dict, repr=False)  # memo of :meth:`only_in`
+    details: dict[tuple[int, int], _Detail | None] = field(default_factory=dict, repr=False)  # memo of :meth:`detail_of`
 
     def __reduce__(self) -> tuple[object, ...]:
         """Pickled (to every worker) with its masks packed eight to a byte; the memo is not sent."""
@@ -103,6 +114,24 @@ class StyleGroup:
             found.setflags(write=False)
             self.only[(i, j)] = found
         return found
+
+
+    def detail_of(self, i: int, j: int) -> _Detail | None:
+        """Where members ``i`` and ``j`` differ in detail (:func:`_pair_detail`), learned the
+        first time a card needs the pair; None where they do not."""
+        if (i, j) not in self.details:
+            self.details[(i, j)] = _pair_detail(self, i, j)
+        return self.details[(i, j)]
+
+
+@dataclass(frozen=True)
+class _Detail:
+    """Where two look-alike blanks differ, in boxes of the anchor blank (pixels, read-only)."""
+
+    boxes: tuple[tuple[int, int, int, int], ...]  # x, y, w, h
+    first: tuple[np.ndarray, ...]  # per box: the first blank's ink (float32, blurred)
+    second: tuple[np.ndarray, ...]  # the second's
+    where: tuple[np.ndarray, ...]  # bool: where the two differ (widened)
 
 
 def packed_mask(mask: np.ndarray) -> np.ndarray:
@@ -275,11 +304,11 @@ def _compare(view: CardView, batch: list[tuple[StyleGroup, list[int], Alignment 
     failure = None
     candidates: list[tuple[StyleGroup, list[int], Alignment, bool]] = []  # ..., aligned by the timing marks
     for group, members, found in batch:
-        aligned = found if found is not None else align_densely(view, group.anchor, dpi_hint=dpi_hint)
+        aligned = align_densely(view, group.anchor, dpi_hint=dpi_hint) if found is None else surer_of(found, view, group.anchor, dpi_hint=dpi_hint)
         if isinstance(aligned, AlignmentFailure):
             failure = aligned.detail
             continue
-        candidates.append((group, members, aligned, found is not None))
+        candidates.append((group, members, aligned, aligned is found))
     candidates.sort(key=lambda c: -c[2].score)
     for group, members, aligned, by_marks in candidates:
         matched = [r.alignment.score for r in results if isinstance(r, StyleMatch)]
@@ -291,7 +320,7 @@ def _compare(view: CardView, batch: list[tuple[StyleGroup, list[int], Alignment 
             aligned = replace(aligned, matrix=refined.matrix, precise=True)
         measured = refined if isinstance(refined, Refined) else None
         card, inside = _card_in_frame(upright, aligned, group.anchor)
-        result = _choose(card, inside, group, aligned, members, measured)
+        result = _choose(card, inside, group, aligned, members, measured, upright)
         if isinstance(result, StyleUnknown):
             failure = result.detail
             continue
@@ -352,10 +381,11 @@ def _warp_in_tiles(image: np.ndarray, frame_to_image: np.ndarray, size: tuple[in
 
 
 def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Alignment,
-            members: list[int], refined: Refined | None = None) -> StyleMatch | StyleAmbiguous | StyleUnknown:
+            members: list[int], refined: Refined | None = None, upright: np.ndarray | None = None) -> StyleMatch | StyleAmbiguous | StyleUnknown:
     """Rank the candidates by how well each explains the card, then compare the leaders
     pairwise on the pixels where their blanks differ. ``refined``: the local refinement
-    against the anchor, passed on when the anchor wins (registration need not measure it again)."""
+    against the anchor, passed on when the anchor wins (registration need not measure it again);
+    ``upright``: the card turned as ``aligned`` says, for pairs compared in detail."""
     flat, seen = card.ravel(), inside.ravel()
     raw = cv2.erode(card.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)  # undo the dilation
     card_px = np.flatnonzero(raw & group.keep & inside)[::UNEXPLAINED_SAMPLE]
@@ -370,7 +400,11 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
     margins: dict[tuple[int, int], float] = {}
     for a, i in enumerate(leaders):  # a margin is antisymmetric: each pair measured once
         for j in leaders[a + 1:]:
-            margins[(i, j)] = _margin(group, i, j, flat, seen)
+            margin = _margin(group, i, j, flat, seen)
+            if margin is None:  # too few pixels solid on one and paper on the other
+                detail = group.detail_of(i, j) if upright is not None else None
+                margin = 0.0 if detail is None else _detail_margin(detail, upright, aligned.matrix)  # type: ignore[arg-type]
+            margins[(i, j)] = margin
             margins[(j, i)] = -margins[(i, j)]
     standing = {i: min((margins[(i, j)] for j in leaders if j != i), default=1.0) for i in leaders}
     order = sorted(leaders, key=lambda k: -standing[k])
@@ -386,10 +420,10 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
     return StyleMatch(model, group, aligned, to_model, standing[best], measured)
 
 
-def _margin(group: StyleGroup, i: int, j: int, card: np.ndarray, seen: np.ndarray) -> float:
+def _margin(group: StyleGroup, i: int, j: int, card: np.ndarray, seen: np.ndarray) -> float | None:
     """How much more of what only blank ``i`` prints the card shows than of what only ``j``
-    prints (in [-1, 1]), where the card has pixels (``seen``, flat); 0 when the two blanks
-    cannot be told apart."""
+    prints (in [-1, 1]), where the card has pixels (``seen``, flat); None when too few
+    pixels are printed solidly by one and not at all by the other."""
     only_i, only_j = group.only_in(i, j), group.only_in(j, i)
     only_i, only_j = only_i[seen[only_i]], only_j[seen[only_j]]
     focus = [f for f in (group.focus[i], group.focus[j]) if f is not None]
@@ -399,10 +433,74 @@ def _margin(group: StyleGroup, i: int, j: int, card: np.ndarray, seen: np.ndarra
         if fi.size + fj.size >= MIN_PAIR_PX:
             only_i, only_j = fi, fj
     if only_i.size + only_j.size < MIN_PAIR_PX:
-        return 0.0
+        return None
     shown_i = int(np.count_nonzero(card[only_i])) / only_i.size if only_i.size else 0.0  # means, to the last bit
     shown_j = int(np.count_nonzero(card[only_j])) / only_j.size if only_j.size else 0.0
     return shown_i - shown_j
+
+
+def _pair_detail(group: StyleGroup, i: int, j: int) -> _Detail | None:
+    """Where members ``i`` and ``j`` print differently, at the anchor blank's resolution: both
+    blanks warped into the anchor's pixels, their inks (blurred DETAIL_BLUR_PX) differing by
+    DETAIL_DIFF or more outside the targets, write-in areas and timing marks, opened a pixel
+    (two scans of one print differ along its edges only), at least DETAIL_MIN_PX of them;
+    widened DETAIL_GROW_PX and cut into boxes around the differing pieces. None: the two
+    blanks print alike everywhere (two scans of one blank: never told apart)."""
+    if i > j:
+        found = group.detail_of(j, i)
+        return None if found is None else _Detail(found.boxes, found.second, found.first, found.where)
+    h, w = group.anchor.image.shape
+    inks = []
+    for k in (i, j):
+        member = group.members[k]
+        ink = _blurred_ink(member.image, paper_level(member.image))
+        inks.append(cv2.warpPerspective(ink, group.to_anchor[k], (w, h), flags=cv2.INTER_LINEAR, borderValue=-1.0))
+    judged = cv2.resize((group.keep & ~group.timing).astype(np.uint8), (w, h), interpolation=cv2.INTER_NEAREST).astype(bool)
+    judged &= (inks[0] >= 0) & (inks[1] >= 0)
+    differ = ((np.abs(inks[0] - inks[1]) >= DETAIL_DIFF) & judged).astype(np.uint8)
+    differ = cv2.morphologyEx(differ, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+    if int(differ.sum()) < DETAIL_MIN_PX:
+        return None
+    where = cv2.dilate(differ, np.ones((2 * DETAIL_GROW_PX + 1,) * 2, np.uint8)).astype(bool)
+    dpi = group.anchor.dpi
+    gap = max(3, int(round(DETAIL_BOX_GAP_IN * dpi)) | 1)
+    count, _labels, stats, _ = cv2.connectedComponentsWithStats(cv2.dilate(differ, np.ones((gap, gap), np.uint8)), connectivity=8)
+    boxes, first, second, near = [], [], [], []
+    for x, y, bw, bh, _area in stats[1:count]:
+        box = (int(x), int(y), int(bw), int(bh))
+        boxes.append(box)
+        for out, a in ((first, inks[0]), (second, inks[1]), (near, where)):
+            crop = np.ascontiguousarray(a[y: y + bh, x: x + bw])
+            crop.setflags(write=False)
+            out.append(crop)
+    return _Detail(tuple(boxes), tuple(first), tuple(second), tuple(near))
+
+
+def _blurred_ink(gray: np.ndarray, paper: float) -> np.ndarray:
+    ink = np.clip(1.0 - gray.astype(np.float32) / np.float32(paper), 0.0, 1.0)
+    return cv2.GaussianBlur(ink, (0, 0), DETAIL_BLUR_PX)
+
+
+def _detail_margin(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarray) -> float:
+    """How much closer the card is to the first blank than to the second where the two differ
+    in detail (:func:`_pair_detail`): per box, the card's window (blank resolution, through
+    ``anchor_to_card``) is laid on each blank at the shift, within DETAIL_SHIFT_PX, that fits
+    it best; the mean ink differences d1, d2 over the differing pixels give (d2 - d1) / (d1 + d2)
+    in [-1, 1]: +1 the card prints exactly what the first does there."""
+    s = DETAIL_SHIFT_PX
+    paper = paper_level(upright)
+    total = np.zeros(2)
+    for (x, y, bw, bh), first, second, where in zip(detail.boxes, detail.first, detail.second, detail.where, strict=True):
+        to_card = anchor_to_card @ np.array([[1.0, 0.0, x - s], [0.0, 1.0, y - s], [0.0, 0.0, 1.0]])
+        window = cv2.warpPerspective(upright, to_card, (bw + 2 * s, bh + 2 * s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                     borderMode=cv2.BORDER_REPLICATE)
+        ink = _blurred_ink(window, paper)
+        n = max(1, int(where.sum()))
+        for k, blank in enumerate((first, second)):
+            total[k] += n * min(float(np.abs(ink[s + dy: s + dy + bh, s + dx: s + dx + bw] - blank)[where].mean())
+                                for dy in range(-s, s + 1) for dx in range(-s, s + 1))
+    d1, d2 = total
+    return float((d2 - d1) / (d1 + d2)) if d1 + d2 > 0 else 0.0
 
 
 def _missing_block(card: np.ndarray, blank: np.ndarray, judged: np.ndarray) -> str | None:
