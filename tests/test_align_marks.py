@@ -226,3 +226,23 @@ def test_the_card_is_warped_into_the_frame_in_affine_tiles() -> None:
     assert float(np.abs(tiled - exact)[inside].max()) <= steepest / 16  # sample positions 1/16 px apart at most
     photo = np.array([[1.0, 0.05, 3.0], [0.0, 1.0, 2.0], [2e-4, 1e-4, 1.0]])
     assert np.array_equal(_warp_in_tiles(image, photo, (650, 850)), cv2.warpPerspective(image, photo, (650, 850), flags=flags))
+
+
+@pytest.mark.parametrize("angle", [0.0, 1.8, -2.5])
+def test_the_rows_direction_and_spacing_come_from_whole_lines_of_marks(angle: float) -> None:
+    """Two columns of 60 marks a sixth of an inch apart (200 dpi) and a row, centroids off by
+    up to a pixel: the median over neighbours misses the direction by up to a degree (the far
+    column then lies a whole mark off) and the spacing by a pixel; lines through the columns
+    do not."""
+    from scanpipe.imaging.align import _rows
+
+    rng = np.random.default_rng(4)
+    along = np.arange(60) * 33.3
+    marks = np.vstack([np.column_stack([np.full(60, 20.0), along]), np.column_stack([np.full(60, 1600.0), along]),
+                       np.column_stack([np.arange(40) * 33.3 + 100, np.full(40, -40.0)])])
+    a = np.radians(angle)
+    seen = marks @ np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]]).T + rng.normal(0, 0.6, marks.shape)
+    found = _rows(seen)
+    assert found is not None
+    assert abs(found[0] - angle) < 0.05
+    assert abs(found[1] / 33.3 - 1.0) < 0.002

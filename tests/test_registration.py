@@ -351,3 +351,40 @@ def test_dark_components_are_opencvs_statistics(density: float) -> None:
         assert np.array_equal(w, stats[1:, cv2.CC_STAT_WIDTH]) and np.array_equal(h, stats[1:, cv2.CC_STAT_HEIGHT])
         assert np.array_equal(area, stats[1:, cv2.CC_STAT_AREA])
         assert np.array_equal(centres, centroids[1:])
+
+
+def _bold(name: str, dpi: float) -> np.ndarray:
+    img = draw_page(dpi, fiducials=False)
+    cv2.putText(img, name, (int(0.4 * dpi), int(0.9 * dpi)), cv2.FONT_HERSHEY_TRIPLEX, dpi / 200, 0, max(2, int(dpi / 60)))
+    return img
+
+
+def _bold_groups(blanks: dict[str, np.ndarray]):
+    models = [learn_page(style, 1, image, 200.0) for style, image in blanks.items()]
+    return build_style_groups(models, {m.key: tuple(t.box_in for t in TARGETS) for m in models}, {m.key: () for m in models})
+
+
+def test_names_set_in_the_same_place_are_told_apart_in_detail() -> None:
+    """Bold names of one length in one place ("01 ... NORTH" against "02 ... SOUTH"): at the
+    frame resolution no pixel is solid on one and paper on the other, so the pair is compared
+    in detail at the blanks' resolution, and each card is its own style by a wide margin."""
+    names = {"S1": "PRECINCT 01 HARLAN NORTH", "S2": "PRECINCT 02 HARLAN SOUTH"}
+    groups = _bold_groups({style: _bold(name, 200) for style, name in names.items()})
+    assert len(groups) == 1
+    assert groups[0].only_in(0, 1).size + groups[0].only_in(1, 0).size < 12  # the coarse comparison cannot tell them
+    for style, name in names.items():
+        card, _ = distort(_bold(name, 200), 1.2, 1.01, 0.995, (4.0, 4.0))
+        found = identify_style(card, groups)
+        assert isinstance(found, StyleMatch) and found.model.style == style and found.margin > 0.5, found
+    assert groups[0].details  # the detail comparison decided
+
+
+def test_two_scans_of_one_blank_are_ambiguous_in_detail_too() -> None:
+    """Two scans of the same blank (shifted, turned a little, noisy) differ along every edge
+    of their print, not in any piece of it: never told apart."""
+    rng = np.random.default_rng(1)
+    second, _ = distort(_bold("PRECINCT 01 HARLAN NORTH", 200), 0.3, 1.002, 0.998, (2.0, -1.5))
+    second = np.clip(second.astype(int) + rng.integers(-12, 12, second.shape), 0, 255).astype(np.uint8)
+    groups = _bold_groups({"S1": _bold("PRECINCT 01 HARLAN NORTH", 200), "S2": second})
+    card, _ = distort(_bold("PRECINCT 01 HARLAN NORTH", 200), -0.5, 1.0, 1.0, (4.0, 4.0))
+    assert isinstance(identify_style(card, groups), StyleAmbiguous)
