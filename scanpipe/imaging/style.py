@@ -19,8 +19,10 @@ fits), else densely; then refined locally. Its ink, warped into the anchor frame
 every member by how well it explains the card (the share of the member's print the card
 shows, plus the share of the card's print the member lacks). The leaders are then compared
 pairwise on the pixels printed solidly by one and not at all by the other: the share of the first set the card shows
-minus the share of the second (``+1``: the card has exactly what the first prints). Where
-layouts give ``distinguish`` boxes, pairs that differ inside them are compared there only.
+minus the share of the second (``+1``: the card has exactly what the first prints). A pair
+with too few such pixels (one name set in place of another in the same place) is compared in
+detail instead, at the blanks' own resolution where their inks differ (:func:`_detail_margin`).
+Where layouts give ``distinguish`` boxes, pairs that differ inside them are compared there only.
 A candidate's standing is its worst margin against another leader. The best must lead by
 :data:`MIN_MARGIN` on enough differing pixels, and it must itself be on the card: a
 candidate whose print is missing from the card in a square inch where the card prints
