@@ -127,6 +127,7 @@ class CardView:
         self._turned: np.ndarray | None = None
         self._blobs: dict[float, np.ndarray] = {}
         self._ink: dict[tuple[bool, float], np.ndarray] = {}
+        self._rows: dict[tuple[float, bytes], tuple[float, float] | None] = {}
 
     def blobs_px(self, dpi: float) -> np.ndarray:
         """``(n, 4)`` centre x, y, width, height (card pixels) of the card's solid blobs,
@@ -134,6 +135,14 @@ class CardView:
         if dpi not in self._blobs:
             self._blobs[dpi] = solid_blobs(self.gray, dpi) * dpi
         return self._blobs[dpi]
+
+    def rows_of(self, dpi: float, chosen: np.ndarray) -> tuple[float, float] | None:
+        """:func:`_rows` of the blobs (sized for ``dpi``) that ``chosen`` picks: frames whose
+        marks are alike in size pick the same blobs, measured once."""
+        key = (dpi, chosen.tobytes())
+        if key not in self._rows:
+            self._rows[key] = _rows(self.blobs_px(dpi)[chosen, :2])
+        return self._rows[key]
 
     def upright(self, turned: bool) -> np.ndarray:
         """The card as fed, or turned 180 degrees (a contiguous copy, made once)."""
@@ -203,7 +212,7 @@ def align_by_marks(view: CardView, model: PageModel, *, dpi_hint: float | None =
         for size in (mark_px, mark_px[::-1]):  # a frame may stand its marks crosswise along the other edges
             alike |= np.all(np.abs(blobs[:, 2:4] / (size * scale) - 1.0) <= MARK_SIZE_TOL, axis=1)
         points = blobs[alike, :2]
-        card_rows = _rows(points)
+        card_rows = view.rows_of(model.dpi, alike)
         if card_rows is None:
             continue
         pitch_scale = card_rows[1] / anchor_rows[1]  # the marks' spacing: a finer measure of the scale than their size
@@ -273,6 +282,14 @@ def _rows(points: np.ndarray) -> tuple[float, float] | None:
     return rough + turn, spaced
 
 
+def _line_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Least-squares slope and offset of ``y = slope * x + offset``."""
+    mx, my = float(x.mean()), float(y.mean())
+    dx = x - mx
+    slope = float(np.dot(dx, y - my) / np.dot(dx, dx))
+    return slope, my - slope * mx
+
+
 def _lines(points: np.ndarray, crosswise: np.ndarray, rough_deg: float, spacing: float) -> tuple[float, float]:
     """The rows' direction and spacing as straight lines through whole rows and columns of
     marks show them: the correction (degrees) to ``rough_deg`` and the spacing (px). The
@@ -298,11 +315,11 @@ def _lines(points: np.ndarray, crosswise: np.ndarray, rough_deg: float, spacing:
             if len(line) < LINE_MIN_MARKS or np.ptp(along[line]) < LINE_MIN_SPACINGS * spacing:
                 continue
             x, y = along[line], across[line]
-            slope, offset = np.polyfit(x, y, 1)
+            slope, offset = _line_fit(x, y)
             keep = np.abs(y - (slope * x + offset)) <= 0.25 * spacing
             if keep.sum() < LINE_MIN_MARKS:
                 continue
-            slope, _ = np.polyfit(x[keep], y[keep], 1)
+            slope, _ = _line_fit(x[keep], y[keep])
             turn = np.arctan(slope)
             found.append((-turn if columns else turn, float(keep.sum()) * float(np.ptp(x[keep])) ** 2))
             gaps = np.diff(np.sort(x[keep])) * np.sqrt(1.0 + slope * slope)
