@@ -467,7 +467,10 @@ def _pair_detail(group: StyleGroup, i: int, j: int) -> _Detail | None:
     dpi = group.anchor.dpi
     gap = max(3, int(round(DETAIL_BOX_GAP_IN * dpi)) | 1)
     count, _labels, stats, _ = cv2.connectedComponentsWithStats(cv2.dilate(differ, np.ones((gap, gap), np.uint8)), connectivity=8)
-    boxes, first, second, near = [], [], [], []
+    boxes: list[tuple[int, int, int, int]] = []
+    first: list[np.ndarray] = []
+    second: list[np.ndarray] = []
+    near: list[np.ndarray] = []
     for x, y, bw, bh, _area in stats[1:count]:
         box = (int(x), int(y), int(bw), int(bh))
         boxes.append(box)
