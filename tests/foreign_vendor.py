@@ -11,9 +11,9 @@ board writes (the style's blank scan as ``reference``, target boxes, nothing els
 marked by this renderer's hand (fills, checks, X's, big partial fills, pencil, scribbles;
 write-in names; blanks, undervotes, overvotes) and "scanned" by a scanner of its own: skew
 up to 2 degrees, a 180-degree feed, a stretch along the feed up to 1.5 %, a cut margin,
-bilevel (thresholded or dithered, TIFF G4), gray or colour (PNG, JPEG), and a dpi tag that
-may be wrong or missing. Every mark is clear (a vote or no vote), as in
-:mod:`tests.foreign_renderer`. Seeded: the same seed gives the same files.
+mostly at 200 dpi (150 or 300 sometimes), bilevel (thresholded or dithered, TIFF G4), gray
+or colour (PNG, JPEG), with a dpi tag that may be wrong or missing. Every mark is clear (a
+vote or no vote), as in :mod:`tests.foreign_renderer`. Seeded: the same seed gives the same files.
 
     python -m tests.foreign_vendor OUT --cards 120 --seed 7   # a deck for bench_accuracy --deck OUT
 """
@@ -231,9 +231,10 @@ def mark_card(img: Image.Image, style: str, rnd: random.Random) -> list[dict[str
     return truth
 
 
-def scan(img: Image.Image, rnd: random.Random) -> tuple[Image.Image, str, bool, bool]:
-    """This renderer's scanner: stretch, skew, shift, a cut margin, a feed either way, and
-    bilevel (threshold or dither), gray or colour. Returns (image, format, colour, turned)."""
+def scan(img: Image.Image, rnd: random.Random) -> tuple[Image.Image, str, bool, bool, int]:
+    """This renderer's scanner: stretch, skew, shift, a cut margin, a feed either way, 200 dpi
+    mostly (150 or 300 sometimes), and bilevel (threshold or dither), gray or colour.
+    Returns (image, format, colour, turned, resolution)."""
     w, h = img.size
     sy = rnd.uniform(0.985, 1.015)
     angle = math.radians(rnd.uniform(-2.0, 2.0))
@@ -255,17 +256,20 @@ def scan(img: Image.Image, rnd: random.Random) -> tuple[Image.Image, str, bool, 
     turned = rnd.random() < 0.25
     if turned:
         out = out.rotate(180)
+    resolution = rnd.choices([DPI, 150, 300], weights=[6, 1, 1])[0]
+    if resolution != DPI:
+        out = out.resize((round(out.width * resolution / DPI), round(out.height * resolution / DPI)), Image.LANCZOS)
     mode = rnd.choices(["threshold", "dither", "gray", "rgb"], weights=[3, 2, 3, 2])[0]
     if mode == "threshold":
         level = rnd.randint(130, 170)
-        return out.point(lambda v: 255 if v >= level else 0).convert("1"), "tif", False, turned
+        return out.point(lambda v: 255 if v >= level else 0).convert("1"), "tif", False, turned, resolution
     if mode == "dither":  # the scanner levels its paper to white, then dithers (Floyd-Steinberg) what is gray
-        return out.point(lambda v: min(255, int(v * 255 / (paper - 4)))).convert("1"), "tif", False, turned
+        return out.point(lambda v: min(255, int(v * 255 / (paper - 4)))).convert("1"), "tif", False, turned, resolution
     if mode == "rgb":
         tint = (rnd.randint(245, 255), rnd.randint(240, 252), rnd.randint(225, 245))
         rgb = Image.merge("RGB", [out.point(lambda v, t=t: int(v * t / 255)) for t in tint])
-        return rgb, rnd.choice(["png", "jpg"]), True, turned
-    return out, rnd.choice(["png", "jpg"]), False, turned
+        return rgb, rnd.choice(["png", "jpg"]), True, turned, resolution
+    return out, rnd.choice(["png", "jpg"]), False, turned, resolution
 
 
 def make_card(out: Path, seed: int, i: int) -> dict[str, Any]:
@@ -275,8 +279,8 @@ def make_card(out: Path, seed: int, i: int) -> dict[str, Any]:
     precinct = rnd.choice(precincts)
     sheet = print_sheet(style, precinct if len(precincts) == 1 else None)
     truth = mark_card(sheet, style, rnd)
-    scanned, fmt, color, turned = scan(sheet, rnd)
-    tag = rnd.choices([DPI, 72, 96, 300, None], weights=[6, 1, 1, 1, 1])[0]
+    scanned, fmt, color, turned, resolution = scan(sheet, rnd)
+    tag = rnd.choices([resolution, 72, 96, 300, None], weights=[6, 1, 1, 1, 1])[0]
     name = f"cards/{i + 1:04d}.{fmt}"
     (out / "cards").mkdir(parents=True, exist_ok=True)
     buf = io.BytesIO()
@@ -294,7 +298,7 @@ def make_card(out: Path, seed: int, i: int) -> dict[str, Any]:
         votes = [t["option"] for t in truth if t["contest"] == cid and t["intent"] == "vote"]
         outcomes[cid] = {"votes": votes, "outcome": "overvote" if len(votes) > vote_for else "counted"}
     return {"file": name, "page_of_file": 1, "style": style, "page": 1, "precinct": precinct, "kind": "ballot",
-            "rotated_180": turned, "dpi": DPI, "dpi_tag": tag, "format": fmt, "color": color, "expect": "read",
+            "rotated_180": turned, "dpi": resolution, "dpi_tag": tag, "format": fmt, "color": color, "expect": "read",
             "targets": truth, "contests": outcomes}
 
 
