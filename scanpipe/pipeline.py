@@ -75,6 +75,7 @@ class IngestSummary:
 
     def _lines(self) -> list[str]:
         out = [f"{self.files} file(s) read: {self.cards_stored} card(s) stored, {self.cards_already} already stored"
+               + (f", {self.files_already} file(s) stored by an earlier run (not read again)" if self.files_already else "")
                + (f", {self.needs_person} need a person" if self.needs_person else "")
                + f" ({self.seconds:.1f} s)"]
         for reason, n in sorted(self.unreadable.items()):

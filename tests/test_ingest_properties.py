@@ -36,6 +36,7 @@ def test_reingesting_the_same_files_changes_nothing(tmp_path: Path) -> None:
     before = outcome(store)
     again = ingest_paths(store, FILES, batch="b", hints=CardHints())
     assert first.cards_stored > 0 and again.cards_stored == 0 and again.files_already == len(FILES)
+    assert f"{len(FILES)} file(s) stored by an earlier run (not read again)" in again.lines()[0]  # the person is told why nothing was stored
     assert outcome(store) == before
     assert store.count_cards() == first.cards_stored
 
