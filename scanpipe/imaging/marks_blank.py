@@ -56,6 +56,8 @@ from scanpipe.imaging.marks import (
     SHIFT_PRIOR,
     SIDE_PPI,
     SPAN_KNOTS,
+    SPAN_MIN_SHARE,
+    SPAN_TRIM,
     _boxes_px,
     _fold,
     _Geometry,
@@ -70,6 +72,7 @@ from scanpipe.imaging.marks import (
 from scanpipe.types import Box, TargetDef, TargetScore
 
 PRINTED = 0.3  # blank darkness that counts as print inside a target
+BOXED_FILL = 0.9  # a target whose printed outline encloses this share of its own bounding box is a box (an oval: pi/4)
 BLANK_NOISE = 0.12  # blank darkness below this is the blank scan's noise, not print
 SHIFT_TIE = 0.002  # local alignment: shifts this close (share of the best correlation) to the best are a tie
 MIN_VISIBLE = 0.5  # a target whose interior is printed over beyond this is obscured ...
@@ -180,6 +183,8 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     even_score = np.where(share >= OPEN_PAPER_SHARE, _knots(even, LEVEL_KNOTS), np.maximum(_knots(even, RESIDUE_KNOTS), rim))
     obscured = (blank.reshape(n, -1)[:, geo.interior] >= PRINTED).mean(axis=1)
     stroke = _span(ink, geo, len(geo.interior))
+    if side.boxed is not None:  # targets printed as boxes: a stroke's reach measured inside the box
+        stroke = np.where(side.boxed.any(axis=(1, 2)), _span_in_box(ink, side.boxed, len(geo.interior)), stroke)
     # a span with almost no ink inside is a thin line across the target (a crease, a stray
     # stroke): for a person, never a vote by itself
     span_score = np.where(fill < THIN_FILL, np.minimum(_knots(stroke, SPAN_KNOTS), HIGH_ANCHOR - 0.02),
@@ -268,6 +273,7 @@ class _BlankSide:
     stain: np.ndarray  # per target, the blank's own stain measure
     cross_printed: np.ndarray  # the crossing check's windows: the blank's print, widened
     cross_near: np.ndarray  # and its darkness, widened
+    boxed: np.ndarray | None = None  # per target printed as a box (not an oval): the inside of its printed outline, else empty
 
 
 def _blank_side(reference: np.ndarray, ref_dpi: float, boxes: np.ndarray, geo: _Geometry, page_boxes: Sequence[Box],
@@ -304,11 +310,62 @@ def _blank_side(reference: np.ndarray, ref_dpi: float, boxes: np.ndarray, geo: _
     # the blank's print widened CROSS_PRINT_GROW_PX: what a scan or a registration leaves along printed lines is not a stroke
     grow = np.ones((2 * CROSS_PRINT_GROW_PX + 1, 2 * CROSS_PRINT_GROW_PX + 1), np.uint8)
     near = cv2.dilate(blank_dark.reshape(n * shape[0], shape[1]), grow).reshape(blank_dark.shape)
-    side = _BlankSide(ref_dark, like_dark, stain, near >= BLANK_NOISE, near)
-    for a in (side.dark, side.stain, side.cross_printed, side.cross_near, *(() if like_dark is None else (like_dark,))):
+    boxed = _printed_boxes(ref_dark[:, s: s + ch, s: s + cw], geo)
+    side = _BlankSide(ref_dark, like_dark, stain, near >= BLANK_NOISE, near, boxed)
+    for a in (side.dark, side.stain, side.cross_printed, side.cross_near, *(() if like_dark is None else (like_dark,)),
+              *(() if boxed is None else (boxed,))):
         a.setflags(write=False)
     blank_memo[key] = side
     return side
+
+
+def _printed_boxes(blank: np.ndarray, geo: _Geometry) -> np.ndarray | None:
+    """Per target, the inside of its printed outline where the blank prints it as a box
+    (a rectangle, a rounded box), else nothing; None when no target of the group is one.
+
+    A stroke's reach (the span, :func:`~scanpipe.imaging.marks._span`) is measured in the oval
+    the target's box inscribes; a box's corners lie outside it, so an X drawn corner to corner
+    of a box reached only half its width. The inside is the paper enclosed by the blank's own
+    print around the window's centre (a flood fill that must not reach the window's edge: an
+    arrow or a broken outline encloses nothing), and it counts as a box when it fills BOXED_FILL
+    of its own bounding box (an oval fills pi/4 of it) and is no smaller than the oval's interior."""
+    n, ch, cw = blank.shape
+    out = np.zeros(blank.shape, bool)
+    oval = len(geo.interior)
+    for k in range(n):
+        paper = (blank[k] < PRINTED).astype(np.uint8)
+        cy, cx = ch // 2, cw // 2
+        if not paper[cy, cx]:
+            continue
+        mask = np.zeros((ch + 2, cw + 2), np.uint8)
+        cv2.floodFill(paper, mask, (cx, cy), 2, flags=4)
+        inside = paper == 2
+        if inside[0].any() or inside[-1].any() or inside[:, 0].any() or inside[:, -1].any():
+            continue  # not enclosed
+        rows, cols = np.flatnonzero(inside.any(axis=1)), np.flatnonzero(inside.any(axis=0))
+        if len(rows) and inside.sum() >= BOXED_FILL * (rows[-1] - rows[0] + 1) * (cols[-1] - cols[0] + 1) and inside.sum() >= oval:
+            out[k] = inside
+    return out if out.any() else None
+
+
+def _span_in_box(ink: np.ndarray, inside: np.ndarray, interior_px: int) -> np.ndarray:
+    """:func:`~scanpipe.imaging.marks._span` with each target's zone the inside of its printed
+    box (``inside``, per target) and the shares of that inside's width and height."""
+    out = np.zeros(len(ink))
+    for k in range(len(ink)):
+        if not inside[k].any():
+            continue
+        rows, cols = np.flatnonzero(inside[k].any(axis=1)), np.flatnonzero(inside[k].any(axis=0))
+        zone = (ink[k] >= DARK) & inside[k]
+        count = int(zone.sum())
+        if count < SPAN_MIN_SHARE * interior_px:
+            continue
+        spans = []
+        for axis, size in ((0, cols[-1] - cols[0] + 1), (1, rows[-1] - rows[0] + 1)):
+            cum = np.cumsum(zone.sum(axis=axis)) / count
+            spans.append(((cum < 1 - SPAN_TRIM).sum() - (cum < SPAN_TRIM).sum() + 1) / size)
+        out[k] = float(np.clip(max(spans), 0.0, 1.0))
+    return out
 
 
 def _crossing(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, plane_card: np.ndarray, side: _BlankSide,
