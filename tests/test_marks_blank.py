@@ -173,3 +173,38 @@ def test_a_thin_stroke_crossing_a_target_between_other_print_is_for_a_person() -
     assert got[2].status is MarkStatus.UNKNOWN and got[2].score.damage_score >= 0.3, got[2]
     assert got[4].status is MarkStatus.YES, got[4]
     assert all(r.status is MarkStatus.NO for i, r in enumerate(got) if i not in (2, 4)), got
+
+
+def _boxes_card(marks: list[str]) -> tuple[np.ndarray, np.ndarray, object, object]:
+    """A card whose targets are printed boxes (not ovals), its blank, registration and page;
+    ``marks``: per box "x" (thin pen lines corner to corner), "check" or "none"."""
+    from scanpipe.types import LayoutPage, Registration, TargetDef
+
+    w_in, h_in = 3.0, 0.5 + 0.45 * len(marks)
+    blank = np.full((_px(h_in), _px(w_in)), 255, np.uint8)
+    targets = []
+    for i in range(len(marks)):
+        x, y = 0.5, 0.35 + 0.45 * i
+        targets.append(TargetDef("c", f"o{i}", (x, y, BOX_W, BOX_H)))
+        cv2.rectangle(blank, (_px(x), _px(y)), (_px(x + BOX_W), _px(y + BOX_H)), 20, max(2, _px(0.012)))
+    img = blank.copy()
+    pen = max(2, _px(0.015))
+    for i, mark in enumerate(marks):
+        x, y = 0.5, 0.35 + 0.45 * i
+        if mark == "x":
+            cv2.line(img, (_px(x + 0.02), _px(y + 0.02)), (_px(x + BOX_W - 0.02), _px(y + BOX_H - 0.02)), 60, pen, cv2.LINE_AA)
+            cv2.line(img, (_px(x + 0.02), _px(y + BOX_H - 0.02)), (_px(x + BOX_W - 0.02), _px(y + 0.02)), 60, pen, cv2.LINE_AA)
+        elif mark == "check":
+            pts = np.array([(_px(x + 0.04), _px(y + 0.07)), (_px(x + 0.09), _px(y + BOX_H - 0.02)), (_px(x + BOX_W + 0.05), _px(y - 0.1))], np.int32)
+            cv2.polylines(img, [pts], False, 60, pen, cv2.LINE_AA)
+    reg = Registration(tuple(np.diag([DPI, DPI, 1.0]).ravel()), "reference", False, DPI, 20, 0.0)
+    return img, blank, reg, LayoutPage(1, (w_in, h_in), tuple(targets))
+
+
+def test_thin_x_and_check_in_a_printed_box_are_votes() -> None:
+    """A box's corners lie outside the oval it inscribes: a thin X drawn corner to corner
+    reached half the oval's width there and went to a person. Its reach is now measured inside
+    the box the blank prints."""
+    img, blank, reg, page = _boxes_card(["x", "none", "check", "none", "x"])
+    got = [r.status for r in _read(img, blank, reg, page)]
+    assert got == [MarkStatus.YES, MarkStatus.NO, MarkStatus.YES, MarkStatus.NO, MarkStatus.YES], got
