@@ -73,6 +73,7 @@ from scanpipe.types import Box, TargetDef, TargetScore
 
 PRINTED = 0.3  # blank darkness that counts as print inside a target
 BOXED_FILL = 0.9  # a target whose printed outline encloses this share of its own bounding box is a box (an oval: pi/4)
+BOX_SPAN_MIN = 0.7  # ... where a stroke's reach measured inside the box counts when it crosses this share of it
 BLANK_NOISE = 0.12  # blank darkness below this is the blank scan's noise, not print
 SHIFT_TIE = 0.002  # local alignment: shifts this close (share of the best correlation) to the best are a tie
 MIN_VISIBLE = 0.5  # a target whose interior is printed over beyond this is obscured ...
@@ -183,8 +184,9 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     even_score = np.where(share >= OPEN_PAPER_SHARE, _knots(even, LEVEL_KNOTS), np.maximum(_knots(even, RESIDUE_KNOTS), rim))
     obscured = (blank.reshape(n, -1)[:, geo.interior] >= PRINTED).mean(axis=1)
     stroke = _span(ink, geo, len(geo.interior))
-    if side.boxed is not None:  # targets printed as boxes: a stroke's reach measured inside the box
-        stroke = np.where(side.boxed.any(axis=(1, 2)), _span_in_box(ink, side.boxed, len(geo.interior)), stroke)
+    if side.boxed is not None:  # targets printed as boxes: a stroke crossing most of the box reaches across it
+        in_box = _span_in_box(ink, side.boxed, len(geo.interior))
+        stroke = np.where(in_box >= BOX_SPAN_MIN, np.maximum(stroke, in_box), stroke)
     # a span with almost no ink inside is a thin line across the target (a crease, a stray
     # stroke): for a person, never a vote by itself
     span_score = np.where(fill < THIN_FILL, np.minimum(_knots(stroke, SPAN_KNOTS), HIGH_ANCHOR - 0.02),
