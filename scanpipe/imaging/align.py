@@ -317,7 +317,7 @@ def _lines(points: np.ndarray, crosswise: np.ndarray, rough_deg: float, spacing:
             x, y = along[line], across[line]
             slope, offset = _line_fit(x, y)
             keep = np.abs(y - (slope * x + offset)) <= 0.25 * spacing
-            if keep.sum() < LINE_MIN_MARKS:
+            if keep.sum() < LINE_MIN_MARKS or np.ptp(x[keep]) < LINE_MIN_SPACINGS * spacing:
                 continue
             slope, _ = _line_fit(x[keep], y[keep])
             turn = np.arctan(slope)

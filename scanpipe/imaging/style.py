@@ -117,7 +117,6 @@ class StyleGroup:
             self.only[(i, j)] = found
         return found
 
-
     def detail_of(self, i: int, j: int) -> _Detail | None:
         """Where members ``i`` and ``j`` differ in detail (:func:`_pair_detail`), learned the
         first time a card needs the pair; None where they do not."""
