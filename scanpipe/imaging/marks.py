@@ -384,15 +384,18 @@ def _span(ink: np.ndarray, geo: _Geometry, interior_px: int) -> np.ndarray:
     zone = (ink >= DARK) & geo.span_zone[None]
     zone = zone[:, geo.span_rows, geo.span_cols]
     count = zone.sum(axis=(1, 2))
-    spans = []
-    for axis, size in ((1, geo.axes_px[0]), (2, geo.axes_px[1])):
-        profile = zone.sum(axis=axis).astype(np.float32)  # (n, cols) when axis=1
-        cum = np.cumsum(profile, axis=1) / np.maximum(count, 1)[:, None]
-        lo = (cum < SPAN_TRIM).sum(axis=1)
-        hi = (cum < 1 - SPAN_TRIM).sum(axis=1)
-        spans.append((hi - lo + 1) / size)
-    span = np.maximum(spans[0], spans[1])
+    span = np.maximum(_extent_share(zone.sum(axis=1).astype(np.float32), count, geo.axes_px[0]),
+                      _extent_share(zone.sum(axis=2).astype(np.float32), count, geo.axes_px[1]))
     return np.where(count >= SPAN_MIN_SHARE * interior_px, np.clip(span, 0.0, 1.0), 0.0)
+
+
+def _extent_share(profile: np.ndarray, count: np.ndarray, size: float | np.ndarray) -> np.ndarray:
+    """Per row of ``profile`` (dark pixels per column, ``count`` in all): the extent between
+    the SPAN_TRIM and 1 - SPAN_TRIM quantiles of those pixels, as a share of ``size``."""
+    cum = np.cumsum(profile, axis=1) / np.maximum(count, 1)[:, None]
+    lo = (cum < SPAN_TRIM).sum(axis=1)
+    hi = (cum < 1 - SPAN_TRIM).sum(axis=1)
+    return (hi - lo + 1) / size
 
 
 def _ring(flat: np.ndarray, geo: _Geometry) -> np.ndarray:

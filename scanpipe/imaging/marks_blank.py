@@ -57,8 +57,8 @@ from scanpipe.imaging.marks import (
     SIDE_PPI,
     SPAN_KNOTS,
     SPAN_MIN_SHARE,
-    SPAN_TRIM,
     _boxes_px,
+    _extent_share,
     _fold,
     _Geometry,
     _jacobians,
@@ -362,11 +362,10 @@ def _span_in_box(ink: np.ndarray, inside: np.ndarray, interior_px: int) -> np.nd
         count = int(zone.sum())
         if count < SPAN_MIN_SHARE * interior_px:
             continue
-        spans = []
-        for axis, size in ((0, cols[-1] - cols[0] + 1), (1, rows[-1] - rows[0] + 1)):
-            cum = np.cumsum(zone.sum(axis=axis)) / count
-            spans.append(((cum < 1 - SPAN_TRIM).sum() - (cum < SPAN_TRIM).sum() + 1) / size)
-        out[k] = float(np.clip(max(spans), 0.0, 1.0))
+        counted = np.array([count])
+        across = _extent_share(zone.sum(axis=0)[None].astype(np.float32), counted, cols[-1] - cols[0] + 1)
+        down = _extent_share(zone.sum(axis=1)[None].astype(np.float32), counted, rows[-1] - rows[0] + 1)
+        out[k] = float(np.clip(max(across[0], down[0]), 0.0, 1.0))
     return out
 
 
