@@ -22,6 +22,7 @@ import io
 import json
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -285,30 +286,43 @@ def make_card(out: Path, seed: int, i: int) -> dict[str, Any]:
 def make_deck(out: Path, *, cards: int, seed: int, jobs: int = 1) -> Path:
     """Write the election, ``cards`` marked and scanned cards and ``expected.json``; return its path.
     Each card depends only on ``(seed, its index)``, so ``jobs`` processes give the same deck."""
+    return write_deck(out, write_election, make_card, cards=cards, seed=seed, jobs=jobs, profile="foreign")
+
+
+def write_deck(out: Path, election_writer: Callable[[Path], Path], card_maker: Callable[[Path, int, int], dict[str, Any]], *,
+               cards: int, seed: int, jobs: int, profile: str) -> Path:
+    """A deck folder as ``bench_accuracy --deck`` reads it: ``election_writer(out / "election")``,
+    then ``card_maker(out, seed, i)`` for every card (in ``jobs`` processes: each card depends
+    only on the seed and its index), then ``expected.json``. Shared by the independent renderers."""
     out = Path(out)
-    election = write_election(out / "election")
+    election = election_writer(out / "election")
     if jobs > 1:
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(jobs) as pool:
-            entries = list(pool.map(make_card, [out] * cards, [seed] * cards, range(cards)))
+            entries = list(pool.map(card_maker, [out] * cards, [seed] * cards, range(cards)))
     else:
-        entries = [make_card(out, seed, i) for i in range(cards)]
+        entries = [card_maker(out, seed, i) for i in range(cards)]
     path = out / "expected.json"
-    path.write_text(json.dumps({"election": str(election.relative_to(out)), "seed": seed, "profile": "foreign",
+    path.write_text(json.dumps({"election": str(election.relative_to(out)), "seed": seed, "profile": profile,
                                 "cards": entries}, indent=1))
     return path
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="a deck drawn by the second, independent renderer")
+def deck_cli(make: Callable[..., Path], description: str, argv: list[str] | None = None) -> int:
+    """``python -m tests.<renderer> OUT --cards N --seed S --jobs J``: write a deck with ``make``."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("out", type=Path)
     ap.add_argument("--cards", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=1)
     args = ap.parse_args(argv)
-    print(make_deck(args.out, cards=args.cards, seed=args.seed, jobs=args.jobs))
+    print(make(args.out, cards=args.cards, seed=args.seed, jobs=args.jobs))
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return deck_cli(make_deck, "a deck drawn by the second, independent renderer", argv)
 
 
 if __name__ == "__main__":

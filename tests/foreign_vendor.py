@@ -20,7 +20,6 @@ vote or no vote), as in :mod:`tests.foreign_renderer`. Seeded: the same seed giv
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import math
@@ -31,6 +30,8 @@ from typing import Any
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
+
+from tests.foreign_renderer import deck_cli, write_deck
 
 DPI = 200
 SS = 2  # supersampling of the print
@@ -304,30 +305,11 @@ def make_card(out: Path, seed: int, i: int) -> dict[str, Any]:
 
 def make_deck(out: Path, *, cards: int, seed: int, jobs: int = 1) -> Path:
     """The election with its blanks, ``cards`` marked and scanned cards and ``expected.json``."""
-    out = Path(out)
-    election = write_election(out / "election")
-    if jobs > 1:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(jobs) as pool:
-            entries = list(pool.map(make_card, [out] * cards, [seed] * cards, range(cards)))
-    else:
-        entries = [make_card(out, seed, i) for i in range(cards)]
-    path = out / "expected.json"
-    path.write_text(json.dumps({"election": str(election.relative_to(out)), "seed": seed, "profile": "foreign-vendor",
-                                "cards": entries}, indent=1))
-    return path
+    return write_deck(out, write_election, make_card, cards=cards, seed=seed, jobs=jobs, profile="foreign-vendor")
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="a vendor-style deck drawn by a second, independent renderer")
-    ap.add_argument("out", type=Path)
-    ap.add_argument("--cards", type=int, default=100)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--jobs", type=int, default=1)
-    args = ap.parse_args(argv)
-    print(make_deck(args.out, cards=args.cards, seed=args.seed, jobs=args.jobs))
-    return 0
+    return deck_cli(make_deck, "a vendor-style deck drawn by a second, independent renderer", argv)
 
 
 if __name__ == "__main__":
