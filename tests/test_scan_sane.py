@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from scanpipe.scan import MANIFEST, Manifest, scan_batch
+from scanpipe.sources import sane
 from scanpipe.sources.base import DeviceGone, DeviceNotFound, FeederEmpty, PaperJam, ScanSettings
 from scanpipe.sources.sane import SaneSource, sane_devices
 from scanpipe.store.repository import Store
@@ -124,9 +125,21 @@ def test_a_scanner_that_vanishes_mid_batch_loses_nothing_and_resume_stores_each_
     assert first.pages_written == 3 and first.cards_stored == 3
     assert first.stop_message() is not None and "--batch k --resume" in first.stop_message()
     monkeypatch.setenv("PATH", path)  # the scanner is back
-    second = scan_batch(scan_store, SaneSource("test:0", ScanSettings(dpi=50, max_pages=3)), batch="k", out_dir=scans,
-                        resume=True)
-    assert second.error is None and (second.first_seq, second.last_seq) == (4, 6)
+    # The SANE test backend itself, rarely and only on a loaded machine, stops delivering pages
+    # mid-batch (seen once in CI: one page, then nothing for 180 s). That is a scanner hanging,
+    # which scanpipe must survive the same way: the watchdog ends it as DeviceGone and a further
+    # --resume carries on. So the scanner is asked for the rest until pages 4-6 are in, each
+    # resume starting where the stored pages end; a hang costs seconds here, not minutes.
+    monkeypatch.setattr(sane, "PAGE_TIMEOUT_S", 30.0)
+    tries = 0
+    while (stored := Manifest(scans / "k").last_seq) < 6 and tries < 3:
+        tries += 1
+        again = scan_batch(scan_store, SaneSource("test:0", ScanSettings(dpi=50, max_pages=6 - stored)), batch="k",
+                           out_dir=scans, resume=True)
+        assert again.error is None or (isinstance(again.error, DeviceGone) and "no page within" in str(again.error)), \
+            again.error
+        assert again.first_seq in (None, stored + 1)
+    assert Manifest(scans / "k").last_seq == 6 and again.error is None
     manifest = Manifest(scans / "k")
     assert sorted(manifest.entries) == list(range(1, 7))
     assert {e.state for e in manifest.entries.values()} == {"stored"}
@@ -187,8 +200,6 @@ def hanging_scanimage(folder: Path) -> Path:
 
 def test_a_scanner_that_hangs_is_stopped_and_reported(sane_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                       scan_store: Store) -> None:
-    from scanpipe.sources import sane
-
     monkeypatch.setenv("PATH", f"{hanging_scanimage(tmp_path / 'bin')}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(sane, "PAGE_TIMEOUT_S", 3.0)
     summary = scan_batch(scan_store, SaneSource("test:0", ScanSettings(dpi=50)), batch="h", out_dir=tmp_path / "scans")
@@ -206,8 +217,6 @@ def said_and_hung_scanimage(folder: Path, words: str) -> Path:
 @pytest.mark.parametrize(("words", "error"), [("Document feeder out of documents", FeederEmpty), ("Document feeder jammed", PaperJam)])
 def test_a_scanner_that_says_why_it_stopped_then_hangs_is_reported_for_what_it_said(
         words: str, error: type, sane_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scan_store: Store) -> None:
-    from scanpipe.sources import sane
-
     monkeypatch.setenv("PATH", f"{said_and_hung_scanimage(tmp_path / 'bin', words)}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(sane, "ENDED_GRACE_S", 1.0)
     monkeypatch.setattr(sane, "PAGE_TIMEOUT_S", 600.0)  # the page watchdog must not be what ends it

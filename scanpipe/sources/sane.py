@@ -278,10 +278,14 @@ class SaneSource:
         returncode = self._proc.wait()
         if ended.fired is not None:  # it said why it stopped, then hung (seen: the SANE test backend in its cancel)
             returncode = ended.fired
-        elif watchdog.fired:
-            raise DeviceGone(self.name, pages_delivered=seq, detail=f"no page within {PAGE_TIMEOUT_S:.0f} s; scanimage was stopped")
         self._stderr.seek(0)
-        error = classify_exit(self.name, returncode, self._stderr.read(), pages=seq, stopped=self._stopped)
+        stderr = self._stderr.read()
+        if ended.fired is None and watchdog.fired:
+            said = _last_line(stderr)
+            raise DeviceGone(self.name, pages_delivered=seq,
+                             detail=f"no page within {PAGE_TIMEOUT_S:.0f} s; scanimage was stopped"
+                                    + (f"; its last words: {said}" if said else ""))
+        error = classify_exit(self.name, returncode, stderr, pages=seq, stopped=self._stopped)
         if error is not None:
             raise error
 
