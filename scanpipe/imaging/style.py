@@ -78,6 +78,16 @@ DETAIL_GROW_PX = 2  # ... widened this much, is where they are compared
 DETAIL_BLUR_PX = 1.5
 DETAIL_SHIFT_PX = 2  # the card's window is searched this far either way for each blank (registration's residual)
 DETAIL_BOX_GAP_IN = 0.1  # differing pixels this close share one box
+# ... and the winner of such a pair must print, on the card, the whole line of print holding
+# those differences (the printed precinct line: a card of a precinct the election lacks differs
+# from the nearest blank in a digit the pair shares): per glyph of the winner's line (a piece of
+# LINE_GLYPH_IN2 or more), the card must show it (LINE_GLYPH_SHOWN of its pixels), or at least
+# print nothing else in its place (solid ink beside its strokes, within its bounds, of
+# LINE_EXTRA_SHARE of its size: a torn, cut or faded glyph is no other style)
+LINE_GAP_IN = 0.3  # a line of print: pieces of the union of both blanks' print no further apart than this
+LINE_GLYPH_IN2 = 0.0006  # about a 3-point stroke's dot (about 24 px at 200 dpi)
+LINE_GLYPH_SHOWN = 0.5
+LINE_EXTRA_SHARE = 0.3
 WARP_TILE_PX = 128  # the card warped into the frame: an affine map per tile of this side ...
 WARP_TILE_TOLERANCE_PX = 0.02  # ... where it misses the homography by at most this at a tile's corner
 ACROSS_GROUPS_MARGIN = 0.1  # a card fitting blanks of several frames: the clearly (this much) better alignment wins
@@ -133,6 +143,13 @@ class _Detail:
     first: tuple[np.ndarray, ...]  # per box: the first blank's ink (float32, blurred)
     second: tuple[np.ndarray, ...]  # the second's
     where: tuple[np.ndarray, ...]  # bool: where the two differ (widened)
+    lines: tuple[tuple[int, int, int, int], ...] = ()  # x, y, w, h: the lines of print holding the differences
+    line_first: tuple[np.ndarray, ...] = ()  # per line: the first blank's ink (float32, blurred)
+    line_second: tuple[np.ndarray, ...] = ()
+
+    def swapped(self) -> _Detail:
+        """The same, seen from the second blank."""
+        return _Detail(self.boxes, self.second, self.first, self.where, self.lines, self.line_second, self.line_first)
 
 
 def packed_mask(mask: np.ndarray) -> np.ndarray:
@@ -399,12 +416,15 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
         distance[i] = (1.0 - shown) + unexplained
     leaders = sorted(members, key=lambda k: distance[k])[:LEADERS]
     margins: dict[tuple[int, int], float] = {}
+    details: dict[tuple[int, int], _Detail] = {}  # the pairs compared in detail
     for a, i in enumerate(leaders):  # a margin is antisymmetric: each pair measured once
         for j in leaders[a + 1:]:
             margin = _margin(group, i, j, flat, seen)
             if margin is None:  # too few pixels solid on one and paper on the other
                 detail = group.detail_of(i, j) if upright is not None else None
                 margin = 0.0 if detail is None else _detail_margin(detail, upright, aligned.matrix)  # type: ignore[arg-type]
+                if detail is not None:
+                    details[(i, j)], details[(j, i)] = detail, detail.swapped()
             margins[(i, j)] = margin
             margins[(j, i)] = -margins[(i, j)]
     standing = {i: min((margins[(i, j)] for j in leaders if j != i), default=1.0) for i in leaders}
@@ -416,6 +436,11 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
         return StyleUnknown(f"the card does not show the print of the closest blank ({model.style} page {model.page}): {missing}")
     if standing[best] < MIN_MARGIN and len(order) > 1:
         return StyleAmbiguous(model, group.members[order[1]], standing[best])
+    for (i, _j), detail in details.items():
+        where = _line_missing(detail, upright, aligned.matrix, group.anchor.dpi) if i == best and upright is not None else None
+        if where is not None:  # the card fits the winner better than its look-alike, yet is neither
+            return StyleUnknown(f"the card does not print the line of {model.style} page {model.page} where its styles differ: "
+                                f"something else is printed in its place near {where}")
     to_model = aligned.matrix @ group.to_anchor[best]
     measured = refined if group.members[best] is group.anchor else None
     return StyleMatch(model, group, aligned, to_model, standing[best], measured)
@@ -449,7 +474,7 @@ def _pair_detail(group: StyleGroup, i: int, j: int) -> _Detail | None:
     blanks print alike everywhere (two scans of one blank: never told apart)."""
     if i > j:
         found = group.detail_of(j, i)
-        return None if found is None else _Detail(found.boxes, found.second, found.first, found.where)
+        return None if found is None else found.swapped()
     h, w = group.anchor.image.shape
     inks = []
     for k in (i, j):
@@ -477,7 +502,92 @@ def _pair_detail(group: StyleGroup, i: int, j: int) -> _Detail | None:
             crop = np.ascontiguousarray(a[y: y + bh, x: x + bw])
             crop.setflags(write=False)
             out.append(crop)
-    return _Detail(tuple(boxes), tuple(first), tuple(second), tuple(near))
+    lines = _line_boxes((inks[0] >= SOLID_LEVEL) | (inks[1] >= SOLID_LEVEL), judged, boxes, dpi)
+    line_first, line_second = (tuple(_read_only(np.where(judged, ink, 0.0)[y: y + bh, x: x + bw].astype(np.float32))
+                                     for x, y, bw, bh in lines) for ink in inks)
+    return _Detail(tuple(boxes), tuple(first), tuple(second), tuple(near), lines, line_first, line_second)
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a
+
+
+def _line_boxes(printed: np.ndarray, judged: np.ndarray, boxes: list[tuple[int, int, int, int]],
+                dpi: float) -> tuple[tuple[int, int, int, int], ...]:
+    """The lines of print (``printed``: either blank's, within ``judged``) that hold the
+    differing ``boxes``: the pieces of print touching a box, then every piece in its rows
+    reached through gaps under LINE_GAP_IN; overlapping lines merged."""
+    printed = (printed & judged).astype(np.uint8)
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(printed, connectivity=8)
+    if count <= 1:
+        return ()
+    x0s, y0s = stats[:, cv2.CC_STAT_LEFT], stats[:, cv2.CC_STAT_TOP]
+    x1s, y1s = x0s + stats[:, cv2.CC_STAT_WIDTH], y0s + stats[:, cv2.CC_STAT_HEIGHT]
+    gap = LINE_GAP_IN * dpi
+    lines: list[list[int]] = []
+    for bx, by, bw, bh in boxes:
+        touching = np.unique(labels[by: by + bh, bx: bx + bw])
+        touching = touching[touching > 0]
+        if touching.size == 0:
+            continue
+        x0, y0 = int(x0s[touching].min()), int(y0s[touching].min())
+        x1, y1 = int(x1s[touching].max()), int(y1s[touching].max())
+        grown = True
+        while grown:  # take in the pieces of these rows within a gap of the line, left and right
+            mid = (y0 + y1) / 2
+            rows = (y0s < y1) & (y1s > y0) & (y0s <= mid) & (y1s >= mid)
+            near = rows & (x0s < x1 + gap) & (x1s > x0 - gap) & (stats[:, cv2.CC_STAT_AREA] > 0)
+            near[0] = False
+            nx0, nx1 = min(x0, int(x0s[near].min(initial=x0))), max(x1, int(x1s[near].max(initial=x1)))
+            ny0, ny1 = min(y0, int(y0s[near].min(initial=y0))), max(y1, int(y1s[near].max(initial=y1)))
+            grown = (nx0, ny0, nx1, ny1) != (x0, y0, x1, y1)
+            x0, y0, x1, y1 = nx0, ny0, nx1, ny1
+        lines.append([x0, y0, x1, y1])
+    merged: list[list[int]] = []
+    for line in sorted(lines):
+        if merged and line[0] <= merged[-1][2] and line[1] < merged[-1][3] and line[3] > merged[-1][1]:
+            last = merged[-1]
+            merged[-1] = [min(last[0], line[0]), min(last[1], line[1]), max(last[2], line[2]), max(last[3], line[3])]
+        else:
+            merged.append(line)
+    return tuple((x0, y0, x1 - x0, y1 - y0) for x0, y0, x1, y1 in merged)
+
+
+def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarray, dpi: float) -> str | None:
+    """Where the card does not print the first blank's line of print that holds the pair's
+    differences (:func:`_line_boxes`): a glyph of the blank's line the card does not show with
+    something else printed over it (another precinct's number in its place), else None. The
+    card's window (blank resolution) is laid on the line at the shift, within
+    DETAIL_SHIFT_PX, that fits it best."""
+    s = DETAIL_SHIFT_PX
+    paper = paper_level(upright)
+    glyph_px = max(4, int(round(LINE_GLYPH_IN2 * dpi * dpi)))
+    for (x, y, bw, bh), blank in zip(detail.lines, detail.line_first, strict=True):
+        to_card = anchor_to_card @ np.array([[1.0, 0.0, x - s], [0.0, 1.0, y - s], [0.0, 0.0, 1.0]])
+        window = cv2.warpPerspective(upright, to_card, (bw + 2 * s, bh + 2 * s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                     borderMode=cv2.BORDER_REPLICATE)
+        ink = _blurred_ink(window, paper)
+        dy, dx = min(((dy, dx) for dy in range(-s, s + 1) for dx in range(-s, s + 1)),
+                     key=lambda d: float(np.abs(ink[s + d[0]: s + d[0] + bh, s + d[1]: s + d[1] + bw] - blank).mean()))
+        card = ink[s + dy: s + dy + bh, s + dx: s + dx + bw]
+        glyphs = (blank >= SOLID_LEVEL).astype(np.uint8)
+        count, labels, stats, _ = cv2.connectedComponentsWithStats(glyphs, connectivity=8)
+        solid = card >= SOLID_LEVEL
+        shown = card >= INK_LEVEL
+        for k in range(1, count):
+            gx, gy, gw, gh, area = (int(v) for v in stats[k])
+            if area < glyph_px:
+                continue
+            piece = labels[gy: gy + gh, gx: gx + gw] == k
+            if float(shown[gy: gy + gh, gx: gx + gw][piece].mean()) >= LINE_GLYPH_SHOWN:
+                continue
+            # the glyph is not on the card: a torn, cut or faded one leaves paper there; another
+            # character printed in its place leaves ink beside its strokes
+            if int(np.count_nonzero(solid[gy: gy + gh, gx: gx + gw] & ~piece)) >= LINE_EXTRA_SHARE * area:
+                return f"({(x + gx) / dpi:.2f} in, {(y + gy) / dpi:.2f} in)"
+    return None
 
 
 def _blurred_ink(gray: np.ndarray, paper: float) -> np.ndarray:
