@@ -7,6 +7,7 @@ their style and no definite error."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ import pytest
 from scanpipe.classify import load_thresholds
 from scanpipe.election import load_election
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
-from scanpipe.types import CardHints, ReadCard
+from scanpipe.types import CardHints, ReadCard, UnreadableCard
+from tests import foreign_vendor
 from tests.foreign_vendor import make_deck
 
 DEFINITE = {"vote": "yes", "no_vote": "no"}
@@ -53,3 +55,25 @@ def test_its_cards_read_with_their_style_and_no_definite_error(deck: Path) -> No
             assert got[t["option"]] in (DEFINITE[t["intent"]], "unknown"), (card["file"], t)
             to_person += got[t["option"]] == "unknown"
     assert to_person <= 0.06 * sum(len(c["targets"]) for c in cards)
+
+
+@pytest.mark.parametrize(("precinct", "name"), [("11", "Harlan North"), ("04", "Harlan West"), ("07", "Harlan North")])
+def test_a_card_of_a_precinct_the_election_lacks_is_never_read_as_the_nearest_style(
+        deck: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, precinct: str, name: str) -> None:
+    """R-01's sheet with another precinct's line ("PRECINCT 11  HARLAN NORTH": one digit off
+    R-01's "01", the digit R-01 and R-02 share): queued with its reason, never counted as R-01."""
+    truth = json.loads((deck / "expected.json").read_text())
+    election = load_election(deck / truth["election"])
+    context = InterpretContext(election, load_thresholds(), load_references(election))
+    monkeypatch.setitem(foreign_vendor.ELECTION, "precincts", [*foreign_vendor.ELECTION["precincts"], {"id": precinct, "name": name}])
+    for seed in range(2):
+        rnd = random.Random(seed)
+        sheet = foreign_vendor.print_sheet("R-01", precinct)
+        foreign_vendor.mark_card(sheet, "R-01", rnd)
+        scanned, _fmt, _color, _turned, dpi = foreign_vendor.scan(sheet, rnd)
+        path = tmp_path / f"p{precinct}-{seed}.png"
+        scanned.convert("L").save(path, dpi=(dpi, dpi))
+        (read,) = interpret_file(str(path), context, CardHints(), "t")
+        result = read.interpretation
+        assert isinstance(result, UnreadableCard), f"{path.name} read as {getattr(result, 'style', None)}"
+        assert result.reason.value in ("unknown_style", "ambiguous_style"), result

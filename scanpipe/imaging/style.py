@@ -80,14 +80,16 @@ DETAIL_SHIFT_PX = 2  # the card's window is searched this far either way for eac
 DETAIL_BOX_GAP_IN = 0.1  # differing pixels this close share one box
 # ... and the winner of such a pair must print, on the card, the whole line of print holding
 # those differences (the printed precinct line: a card of a precinct the election lacks differs
-# from the nearest blank in a digit the pair shares): per glyph of the winner's line (a piece of
-# LINE_GLYPH_IN2 or more), the card must show it (LINE_GLYPH_SHOWN of its pixels), or at least
-# print nothing else in its place (solid ink beside its strokes, within its bounds, of
-# LINE_EXTRA_SHARE of its size: a torn, cut or faded glyph is no other style)
+# from the nearest blank in a digit the pair shares): every glyph of the winner's line (a piece
+# of LINE_GLYPH_IN2 or more, with LINE_PAD_PX around it) that the card prints something over
+# (LINE_GLYPH_MASS of its ink or more: a torn, cut or faded glyph is no other style) must
+# correlate with the card there by LINE_GLYPH_CORR (two scans of one glyph: 0.88 and more on the
+# second vendor renderer's cards; a 7 printed for a 1: 0.3, a 1 for a 0: below 0)
 LINE_GAP_IN = 0.3  # a line of print: pieces of the union of both blanks' print no further apart than this
 LINE_GLYPH_IN2 = 0.0006  # about a 3-point stroke's dot (about 24 px at 200 dpi)
-LINE_GLYPH_SHOWN = 0.5
-LINE_EXTRA_SHARE = 0.3
+LINE_PAD_PX = 2
+LINE_GLYPH_MASS = 0.3
+LINE_GLYPH_CORR = 0.6
 WARP_TILE_PX = 128  # the card warped into the frame: an affine map per tile of this side ...
 WARP_TILE_TOLERANCE_PX = 0.02  # ... where it misses the homography by at most this at a tile's corner
 ACROSS_GROUPS_MARGIN = 0.1  # a card fitting blanks of several frames: the clearly (this much) better alignment wins
@@ -557,10 +559,9 @@ def _line_boxes(printed: np.ndarray, judged: np.ndarray, boxes: list[tuple[int, 
 
 def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarray, dpi: float) -> str | None:
     """Where the card does not print the first blank's line of print that holds the pair's
-    differences (:func:`_line_boxes`): a glyph of the blank's line the card does not show with
-    something else printed over it (another precinct's number in its place), else None. The
-    card's window (blank resolution) is laid on the line at the shift, within
-    DETAIL_SHIFT_PX, that fits it best."""
+    differences (:func:`_line_boxes`): a glyph of the blank's line in whose place the card
+    prints something else (another precinct's number), else None. The card's window (blank
+    resolution) is laid on each line at the shift, within DETAIL_SHIFT_PX, that fits it best."""
     s = DETAIL_SHIFT_PX
     paper = paper_level(upright)
     glyph_px = max(4, int(round(LINE_GLYPH_IN2 * dpi * dpi)))
@@ -574,18 +575,15 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
         card = ink[s + dy: s + dy + bh, s + dx: s + dx + bw]
         glyphs = (blank >= SOLID_LEVEL).astype(np.uint8)
         count, labels, stats, _ = cv2.connectedComponentsWithStats(glyphs, connectivity=8)
-        solid = card >= SOLID_LEVEL
-        shown = card >= INK_LEVEL
         for k in range(1, count):
             gx, gy, gw, gh, area = (int(v) for v in stats[k])
             if area < glyph_px:
                 continue
-            piece = labels[gy: gy + gh, gx: gx + gw] == k
-            if float(shown[gy: gy + gh, gx: gx + gw][piece].mean()) >= LINE_GLYPH_SHOWN:
-                continue
-            # the glyph is not on the card: a torn, cut or faded one leaves paper there; another
-            # character printed in its place leaves ink beside its strokes
-            if int(np.count_nonzero(solid[gy: gy + gh, gx: gx + gw] & ~piece)) >= LINE_EXTRA_SHARE * area:
+            y0, x0 = max(0, gy - LINE_PAD_PX), max(0, gx - LINE_PAD_PX)
+            printed, shown = blank[y0: gy + gh + LINE_PAD_PX, x0: gx + gw + LINE_PAD_PX], card[y0: gy + gh + LINE_PAD_PX, x0: gx + gw + LINE_PAD_PX]
+            if float(shown.sum()) < LINE_GLYPH_MASS * float(printed.sum()) or float(shown.std()) < 1e-3:
+                continue  # paper where the glyph was (torn, cut, faded): no other print
+            if float(np.corrcoef(printed.ravel(), shown.ravel())[0, 1]) < LINE_GLYPH_CORR:
                 return f"({(x + gx) / dpi:.2f} in, {(y + gy) / dpi:.2f} in)"
     return None
 
