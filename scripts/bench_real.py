@@ -14,6 +14,11 @@ board would read it (no ``--style``) and the script prints, per set and in all:
 
 Targets: 0 definite errors; every card's style right or queued; at most 2 % of clear targets
 to a person. Run: ``python scripts/bench_real.py [--shared ../shared/realballots] [--jobs 2]``.
+
+``--leave-out``: a style the election lacks (a definition missing a style, a stray ballot of
+another precinct). Every voted card is read against its election with its own style taken
+out: it must be queued (``unknown_style`` or ``ambiguous_style``), never read as another
+style. Prints per set the cards queued and the cards read as another style (each named).
 """
 
 from __future__ import annotations
@@ -113,6 +118,61 @@ def run_set(folder: Path, shared: Path, jobs: int) -> tuple[Counter, list[dict[s
     return total, results
 
 
+def _read_without_own_style(task: tuple[str, str, list[tuple[str, dict[str, Any]]]]) -> list[tuple[str, str]]:
+    """Read the cards of one style against the election without that style: per card, its
+    file and what it was read as (a style, or the reason it was queued)."""
+    import tempfile
+
+    from scanpipe.classify import load_thresholds
+    from scanpipe.election import load_election
+    from scanpipe.interpret import InterpretContext, interpret_file, load_references
+    from scanpipe.types import CardHints, ReadCard
+
+    election_path, style, cards = task
+    folder = Path(election_path).parent
+    data = json.loads(Path(election_path).read_text())
+    data["ballot_styles"] = [s for s in data["ballot_styles"] if s["id"] != style]
+    with tempfile.NamedTemporaryFile("w", suffix=".json", dir=folder, prefix=".leave-out-", delete=False) as f:
+        json.dump(data, f)  # beside the original: its layouts' relative paths still hold
+    try:
+        election = load_election(f.name)
+        context = InterpretContext(election, load_thresholds(), load_references(election))
+    finally:
+        Path(f.name).unlink()
+    out = []
+    for path, truth in cards:
+        read = {c.source.page_index: c for c in interpret_file(path, context, CardHints(), "bench-real")}
+        result = read[truth.get("page_of_file", 1)].interpretation
+        out.append((truth["file"], result.style if isinstance(result, ReadCard) else result.reason.value))
+    return out
+
+
+def run_leave_out(folder: Path, shared: Path, jobs: int) -> tuple[int, int, list[str]]:
+    """Cards queued, cards read as another style (and those named) with their own style left out."""
+    truth = json.loads((folder / "truth.json").read_text())
+    by_style: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for card in truth["cards"]:
+        path = shared / folder.name / card["file"]
+        if not path.is_file():
+            path = folder / card["file"]
+        if path.is_file():
+            by_style.setdefault(card["style"], []).append((str(path), card))
+    styles = json.loads((folder / "election.json").read_text())["ballot_styles"]
+    if len(styles) < 2:
+        return 0, 0, []  # nothing left to read against
+    tasks = [(str(folder / "election.json"), style, cards) for style, cards in sorted(by_style.items())]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        results = list(pool.map(_read_without_own_style, tasks))
+    queued, wrong = 0, []
+    for (_, style, _), read in zip(tasks, results, strict=True):
+        for file, got in read:
+            if got in ("unknown_style", "ambiguous_style"):
+                queued += 1
+            else:
+                wrong.append(f"{file} ({style}, left out): read as {got}")
+    return queued, len(wrong), wrong
+
+
 def report(name: str, c: Counter) -> str:
     clear, amb = c["clear"], c["ambiguous"]
     pct = 100.0 * c["clear_to_person"] / clear if clear else 0.0
@@ -132,8 +192,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "realballots", help="the scanned ballots")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--verbose", action="store_true", help="every card that differs from its truth")
+    ap.add_argument("--leave-out", action="store_true", help="each card against its election without its own style")
     args = ap.parse_args(argv)
     print("command: python scripts/bench_real.py " + " ".join(sys.argv[1:]))
+    if args.leave_out:
+        total_queued = total_wrong = 0
+        for folder in sorted(p for p in args.sets.iterdir() if (p / "truth.json").is_file()):
+            queued, n_wrong, wrong = run_leave_out(folder, args.shared, args.jobs)
+            total_queued, total_wrong = total_queued + queued, total_wrong + n_wrong
+            if queued + n_wrong == 0:
+                print(f"{folder.name:<20} own style left out: one style only, nothing left to read against")
+                continue
+            print(f"{folder.name:<20} own style left out: cards {queued + n_wrong:>3}  queued {queued:>3}  read as another style {n_wrong}")
+            for line in wrong:
+                print(f"    {line}")
+        print(f"{'all':<20} own style left out: cards {total_queued + total_wrong:>3}  queued {total_queued:>3}  "
+              f"read as another style {total_wrong}")
+        print("target met" if total_wrong == 0 else "target NOT met", "(a card of a style the election lacks is queued, never read as another style)")
+        return 0 if total_wrong == 0 else 1
     grand: Counter = Counter()
     for folder in sorted(p for p in args.sets.iterdir() if (p / "truth.json").is_file()):
         counts, results = run_set(folder, args.shared, args.jobs)

@@ -87,9 +87,14 @@ DETAIL_BOX_GAP_IN = 0.1  # differing pixels this close share one box
 # second vendor renderer's cards; a 7 printed for a 1: 0.3, a 1 for a 0: below 0)
 LINE_GAP_IN = 0.3  # a line of print: pieces of the union of both blanks' print no further apart than this
 LINE_GLYPH_IN2 = 0.0006  # about a 3-point stroke's dot (about 24 px at 200 dpi)
+LINE_GLYPH_MIN_H_IN = 0.06  # smaller print (a 5-point footer) two scans do not render alike enough
+LINE_GLYPH_MAX_IN = 0.35  # taller: a rule, a border, a box, not a glyph
+LINE_STROKE_MIN_IN = 0.02  # narrower: a rule (its correlation is all registration)
 LINE_PAD_PX = 2
 LINE_GLYPH_MASS = 0.3
 LINE_GLYPH_CORR = 0.6
+LINE_WRONG_MIN = 3  # blanks that differ more (not look-alikes): a line counts when this many of its glyphs ...
+LINE_WRONG_SHARE = 0.5  # ... and this share of those the card prints something over do not match
 WARP_TILE_PX = 128  # the card warped into the frame: an affine map per tile of this side ...
 WARP_TILE_TOLERANCE_PX = 0.02  # ... where it misses the homography by at most this at a tile's corner
 ACROSS_GROUPS_MARGIN = 0.1  # a card fitting blanks of several frames: the clearly (this much) better alignment wins
@@ -438,11 +443,18 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
         return StyleUnknown(f"the card does not show the print of the closest blank ({model.style} page {model.page}): {missing}")
     if standing[best] < MIN_MARGIN and len(order) > 1:
         return StyleAmbiguous(model, group.members[order[1]], standing[best])
-    for (i, _j), detail in details.items():
-        where = _line_missing(detail, upright, aligned.matrix, group.anchor.dpi) if i == best and upright is not None else None
-        if where is not None:  # the card fits the winner better than its look-alike, yet is neither
-            return StyleUnknown(f"the card does not print the line of {model.style} page {model.page} where its styles differ: "
-                                f"something else is printed in its place near {where}")
+    # where the winner differs from the runner-up (and from every look-alike compared in
+    # detail), the card must print what the winner prints: it fits the winner best, yet may be
+    # neither (a style or precinct the election lacks)
+    rivals = {j for i, j in details if i == best} | ({order[1]} if len(order) > 1 else set())
+    for j in sorted(rivals) if upright is not None else ():
+        look_alike = (best, j) in details  # told apart in detail: one glyph decides; else most of a line must
+        detail = details.get((best, j)) or group.detail_of(best, j)
+        where = None if detail is None else _line_missing(detail, upright, aligned.matrix, group.anchor.dpi,  # type: ignore[arg-type]
+                                                          whole_line=not look_alike)
+        if where is not None:
+            return StyleUnknown(f"the card does not print what {model.style} page {model.page} prints where it differs from "
+                                f"{group.members[j].style} page {group.members[j].page}: something else is printed near {where}")
     to_model = aligned.matrix @ group.to_anchor[best]
     measured = refined if group.members[best] is group.anchor else None
     return StyleMatch(model, group, aligned, to_model, standing[best], measured)
@@ -527,11 +539,12 @@ def _line_boxes(printed: np.ndarray, judged: np.ndarray, boxes: list[tuple[int, 
         return ()
     x0s, y0s = stats[:, cv2.CC_STAT_LEFT], stats[:, cv2.CC_STAT_TOP]
     x1s, y1s = x0s + stats[:, cv2.CC_STAT_WIDTH], y0s + stats[:, cv2.CC_STAT_HEIGHT]
+    glyph_like = _glyph_like(stats, dpi)  # rules, borders and specks make no line
     gap = LINE_GAP_IN * dpi
     lines: list[list[int]] = []
     for bx, by, bw, bh in boxes:
         touching = np.unique(labels[by: by + bh, bx: bx + bw])
-        touching = touching[touching > 0]
+        touching = touching[glyph_like[touching]]
         if touching.size == 0:
             continue
         x0, y0 = int(x0s[touching].min()), int(y0s[touching].min())
@@ -540,8 +553,7 @@ def _line_boxes(printed: np.ndarray, judged: np.ndarray, boxes: list[tuple[int, 
         while grown:  # take in the pieces of these rows within a gap of the line, left and right
             mid = (y0 + y1) / 2
             rows = (y0s < y1) & (y1s > y0) & (y0s <= mid) & (y1s >= mid)
-            near = rows & (x0s < x1 + gap) & (x1s > x0 - gap) & (stats[:, cv2.CC_STAT_AREA] > 0)
-            near[0] = False
+            near = rows & (x0s < x1 + gap) & (x1s > x0 - gap) & glyph_like
             nx0, nx1 = min(x0, int(x0s[near].min(initial=x0))), max(x1, int(x1s[near].max(initial=x1)))
             ny0, ny1 = min(y0, int(y0s[near].min(initial=y0))), max(y1, int(y1s[near].max(initial=y1)))
             grown = (nx0, ny0, nx1, ny1) != (x0, y0, x1, y1)
@@ -557,34 +569,57 @@ def _line_boxes(printed: np.ndarray, judged: np.ndarray, boxes: list[tuple[int, 
     return tuple((x0, y0, x1 - x0, y1 - y0) for x0, y0, x1, y1 in merged)
 
 
-def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarray, dpi: float) -> str | None:
-    """Where the card does not print the first blank's line of print that holds the pair's
-    differences (:func:`_line_boxes`): a glyph of the blank's line in whose place the card
-    prints something else (another precinct's number), else None. The card's window (blank
-    resolution) is laid on each line at the shift, within DETAIL_SHIFT_PX, that fits it best."""
+def _glyph_like(stats: np.ndarray, dpi: float) -> np.ndarray:
+    """Per connected piece (``stats`` of cv2.connectedComponentsWithStats, the background
+    first): whether it is the size of a glyph of text (LINE_GLYPH_IN2 or more, between
+    LINE_GLYPH_MIN_H_IN and LINE_GLYPH_MAX_IN tall, no side under LINE_STROKE_MIN_IN): not a
+    rule, a border or print too small for two scans to agree on."""
+    w, h = stats[:, cv2.CC_STAT_WIDTH] / dpi, stats[:, cv2.CC_STAT_HEIGHT] / dpi
+    like = ((stats[:, cv2.CC_STAT_AREA] >= LINE_GLYPH_IN2 * dpi * dpi) & (h >= LINE_GLYPH_MIN_H_IN) & (h <= LINE_GLYPH_MAX_IN)
+            & (np.minimum(w, h) >= LINE_STROKE_MIN_IN))
+    like[0] = False
+    return like
+
+
+def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarray, dpi: float, *,
+                  whole_line: bool = False) -> str | None:
+    """Where the card does not print what the first blank prints in the lines of print that
+    hold the pair's differences (:func:`_line_boxes`), else None: per glyph of either blank
+    there, the card printing something (LINE_GLYPH_MASS of the glyph's ink or more; less is
+    paper, torn, cut or faded: no other print) where the first blank prints nothing, or what
+    does not correlate with the first blank's print there by LINE_GLYPH_CORR (another precinct's
+    number in its place). The card's window (blank resolution) is laid on each line at the
+    shift, within DETAIL_SHIFT_PX, that fits it best."""
     s = DETAIL_SHIFT_PX
     paper = paper_level(upright)
-    glyph_px = max(4, int(round(LINE_GLYPH_IN2 * dpi * dpi)))
-    for (x, y, bw, bh), blank in zip(detail.lines, detail.line_first, strict=True):
+    for (x, y, bw, bh), first, second in zip(detail.lines, detail.line_first, detail.line_second, strict=True):
         to_card = anchor_to_card @ np.array([[1.0, 0.0, x - s], [0.0, 1.0, y - s], [0.0, 0.0, 1.0]])
         window = cv2.warpPerspective(upright, to_card, (bw + 2 * s, bh + 2 * s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                      borderMode=cv2.BORDER_REPLICATE)
         ink = _blurred_ink(window, paper)
         dy, dx = min(((dy, dx) for dy in range(-s, s + 1) for dx in range(-s, s + 1)),
-                     key=lambda d: float(np.abs(ink[s + d[0]: s + d[0] + bh, s + d[1]: s + d[1] + bw] - blank).mean()))
+                     key=lambda d: float(np.abs(ink[s + d[0]: s + d[0] + bh, s + d[1]: s + d[1] + bw] - first).mean()))
         card = ink[s + dy: s + dy + bh, s + dx: s + dx + bw]
-        glyphs = (blank >= SOLID_LEVEL).astype(np.uint8)
-        count, labels, stats, _ = cv2.connectedComponentsWithStats(glyphs, connectivity=8)
-        for k in range(1, count):
-            gx, gy, gw, gh, area = (int(v) for v in stats[k])
-            if area < glyph_px:
-                continue
-            y0, x0 = max(0, gy - LINE_PAD_PX), max(0, gx - LINE_PAD_PX)
-            printed, shown = blank[y0: gy + gh + LINE_PAD_PX, x0: gx + gw + LINE_PAD_PX], card[y0: gy + gh + LINE_PAD_PX, x0: gx + gw + LINE_PAD_PX]
-            if float(shown.sum()) < LINE_GLYPH_MASS * float(printed.sum()) or float(shown.std()) < 1e-3:
-                continue  # paper where the glyph was (torn, cut, faded): no other print
-            if float(np.corrcoef(printed.ravel(), shown.ravel())[0, 1]) < LINE_GLYPH_CORR:
-                return f"({(x + gx) / dpi:.2f} in, {(y + gy) / dpi:.2f} in)"
+        judged, wrong, at = 0, 0, None
+        for blank in (first, second):
+            count, _labels, stats, _ = cv2.connectedComponentsWithStats((blank >= SOLID_LEVEL).astype(np.uint8), connectivity=8)
+            glyph_like = _glyph_like(stats, dpi)
+            for k in range(1, count):
+                gx, gy, gw, gh, _area = (int(v) for v in stats[k])
+                if not glyph_like[k]:
+                    continue
+                rows, cols = slice(max(0, gy - LINE_PAD_PX), gy + gh + LINE_PAD_PX), slice(max(0, gx - LINE_PAD_PX), gx + gw + LINE_PAD_PX)
+                printed, shown = first[rows, cols], card[rows, cols]
+                if float(shown.sum()) < LINE_GLYPH_MASS * float(blank[rows, cols].sum()) or float(shown.std()) < 1e-3:
+                    continue  # paper on the card
+                judged += 1
+                if float(printed.std()) < 1e-3 or float(np.corrcoef(printed.ravel(), shown.ravel())[0, 1]) < LINE_GLYPH_CORR:
+                    wrong += 1
+                    at = at or f"({(x + gx) / dpi:.2f} in, {(y + gy) / dpi:.2f} in)"
+                    if not whole_line:
+                        return at
+        if whole_line and wrong >= LINE_WRONG_MIN and wrong >= LINE_WRONG_SHARE * judged:
+            return at
     return None
 
 
