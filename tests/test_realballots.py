@@ -207,3 +207,48 @@ def test_every_card_of_the_set_reads_as_labelled(name: str, card: dict[str, Any]
     if SHARED is None:
         pytest.skip("../shared/realballots is not here")
     _assert_reads_as_labelled(name, card, SHARED / name / card["file"])
+
+
+# --------------------------------------------------------------------------------------
+# A style the election lacks
+
+
+@cache
+def context_without(name: str, style: str) -> InterpretContext:
+    """The set's election with ``style`` taken out (a definition that misses a style)."""
+    path = FIX / name / "election.json"
+    definition, layouts = read_definition(path.resolve())
+    definition = {**definition, "ballot_styles": [s for s in definition["ballot_styles"] if s["id"] != style]}
+    election = parse_election(definition, layouts, base=path.resolve().parent, file=str(path))
+    return InterpretContext(election, load_thresholds(), load_references(election))
+
+
+def _assert_queued_without_its_style(name: str, card: dict[str, Any], path: Path) -> None:
+    (read,) = [c for c in interpret_file(str(path), context_without(name, card["style"]), CardHints(), "t")
+               if c.source.page_index == card.get("page_of_file", 1)]
+    result = read.interpretation
+    assert not isinstance(result, ReadCard), f"{path.name} ({card['style']} left out) read as {result.style}"
+    assert result.reason.value in ("unknown_style", "ambiguous_style"), result
+
+
+# Cards each read as a neighbour's style before the card had to print what its winner prints
+# where the winner differs from the runner-up (the header's district, the town contest, the
+# precinct's name): e.g. rep-tipton-1 as rep-inland, d2demtown as d2dem (its town contest lost).
+ONCE_READ_AS_ANOTHER = {"cedar2008primary": ("voted/20120608170620594_0010.jpg", "voted/20120608170620594_0018.jpg"),
+                        "calhoun2010primary": ("voted/1200_010.tif", "voted/1200_012.tif", "voted/1200_024.tif",
+                                               "voted/1200_039.tif")}
+
+
+@pytest.mark.parametrize(("name", "card", "path"), [c for c in _copied() if c[0] != "nist_demo"],
+                         ids=lambda v: v.name if isinstance(v, Path) else (v if isinstance(v, str) else ""))
+def test_a_copied_card_whose_style_the_election_lacks_is_queued(name: str, card: dict[str, Any], path: Path) -> None:
+    _assert_queued_without_its_style(name, card, path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "file"), [(n, f) for n, files in ONCE_READ_AS_ANOTHER.items() for f in files])
+def test_a_card_once_read_as_a_neighbours_style_is_queued_when_its_own_is_missing(name: str, file: str) -> None:
+    if SHARED is None:
+        pytest.skip("../shared/realballots is not here")
+    card = next(c for c in truth_of(name)["cards"] if c["file"] == file)
+    _assert_queued_without_its_style(name, card, SHARED / name / file)
