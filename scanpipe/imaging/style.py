@@ -446,12 +446,13 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
     # where the winner differs from the runner-up (and from every look-alike compared in
     # detail), the card must print what the winner prints: it fits the winner best, yet may be
     # neither (a style or precinct the election lacks)
-    rivals = {j for i, j in details if i == best} | ({order[1]} if len(order) > 1 else set())
-    for j in sorted(rivals) if upright is not None else ():
+    rivals = ({j for i, j in details if i == best} | ({order[1]} if len(order) > 1 else set())) if upright is not None else set()
+    paper = paper_level(upright) if upright is not None and rivals else None
+    for j in sorted(rivals):
         look_alike = (best, j) in details  # told apart in detail: one glyph decides; else most of a line must
         detail = details.get((best, j)) or group.detail_of(best, j)
-        where = None if detail is None else _line_missing(detail, upright, aligned.matrix, group.anchor.dpi,  # type: ignore[arg-type]
-                                                          whole_line=not look_alike)
+        where = None if detail is None or upright is None else _line_missing(detail, upright, aligned.matrix, group.anchor.dpi,
+                                                                             whole_line=not look_alike, paper=paper)
         if where is not None:
             return StyleUnknown(f"the card does not print what {model.style} page {model.page} prints where it differs from "
                                 f"{group.members[j].style} page {group.members[j].page}: something else is printed near {where}")
@@ -582,7 +583,7 @@ def _glyph_like(stats: np.ndarray, dpi: float) -> np.ndarray:
 
 
 def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarray, dpi: float, *,
-                  whole_line: bool = False) -> str | None:
+                  whole_line: bool = False, paper: float | None = None) -> str | None:
     """Where the card does not print what the first blank prints in the lines of print that
     hold the pair's differences (:func:`_line_boxes`), else None: per glyph of either blank
     there, the card printing something (LINE_GLYPH_MASS of the glyph's ink or more; less is
@@ -591,29 +592,35 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
     number in its place). The card's window (blank resolution) is laid on each line at the
     shift, within DETAIL_SHIFT_PX, that fits it best."""
     s = DETAIL_SHIFT_PX
-    paper = paper_level(upright)
+    paper = paper_level(upright) if paper is None else paper
     for (x, y, bw, bh), first, second in zip(detail.lines, detail.line_first, detail.line_second, strict=True):
         to_card = anchor_to_card @ np.array([[1.0, 0.0, x - s], [0.0, 1.0, y - s], [0.0, 0.0, 1.0]])
         window = cv2.warpPerspective(upright, to_card, (bw + 2 * s, bh + 2 * s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                      borderMode=cv2.BORDER_REPLICATE)
         ink = _blurred_ink(window, paper)
-        dy, dx = min(((dy, dx) for dy in range(-s, s + 1) for dx in range(-s, s + 1)),
-                     key=lambda d: float(np.abs(ink[s + d[0]: s + d[0] + bh, s + d[1]: s + d[1] + bw] - first).mean()))
-        card = ink[s + dy: s + dy + bh, s + dx: s + dx + bw]
+        misfit = cv2.matchTemplate(ink, first, cv2.TM_SQDIFF)  # (2s+1)^2 shifts; of equal fits the first, as min() takes it
+        dy, dx = np.unravel_index(int(np.argmin(misfit)), misfit.shape)
+        card = np.ascontiguousarray(ink[dy: dy + bh, dx: dx + bw])
+        # per-box sums from integral images: each glyph's statistics at a constant cost
+        sum_c, sq_c = cv2.integral2(card, sdepth=cv2.CV_64F)
+        sum_f, sq_f = cv2.integral2(first, sdepth=cv2.CV_64F)
+        sum_s = cv2.integral(second, sdepth=cv2.CV_64F)
+        sum_cf = cv2.integral(card * first, sdepth=cv2.CV_64F)
         judged, wrong, at = 0, 0, None
-        for blank in (first, second):
-            count, _labels, stats, _ = cv2.connectedComponentsWithStats((blank >= SOLID_LEVEL).astype(np.uint8), connectivity=8)
-            glyph_like = _glyph_like(stats, dpi)
-            for k in range(1, count):
-                gx, gy, gw, gh, _area = (int(v) for v in stats[k])
-                if not glyph_like[k]:
-                    continue
-                rows, cols = slice(max(0, gy - LINE_PAD_PX), gy + gh + LINE_PAD_PX), slice(max(0, gx - LINE_PAD_PX), gx + gw + LINE_PAD_PX)
-                printed, shown = first[rows, cols], card[rows, cols]
-                if float(shown.sum()) < LINE_GLYPH_MASS * float(blank[rows, cols].sum()) or float(shown.std()) < 1e-3:
+        for blank_sums, glyphs in ((sum_f, _glyphs_of(first, dpi)), (sum_s, _glyphs_of(second, dpi))):
+            for gx, gy, gw, gh in glyphs:
+                r0, c0 = max(0, gy - LINE_PAD_PX), max(0, gx - LINE_PAD_PX)
+                r1, c1 = min(bh, gy + gh + LINE_PAD_PX), min(bw, gx + gw + LINE_PAD_PX)
+                n = (r1 - r0) * (c1 - c0)
+                c, cc = _box_sum(sum_c, r0, r1, c0, c1), _box_sum(sq_c, r0, r1, c0, c1)
+                var_c = cc / n - (c / n) ** 2
+                if c < LINE_GLYPH_MASS * _box_sum(blank_sums, r0, r1, c0, c1) or var_c < 1e-6:
                     continue  # paper on the card
                 judged += 1
-                if float(printed.std()) < 1e-3 or float(np.corrcoef(printed.ravel(), shown.ravel())[0, 1]) < LINE_GLYPH_CORR:
+                f, ff, cf = _box_sum(sum_f, r0, r1, c0, c1), _box_sum(sq_f, r0, r1, c0, c1), _box_sum(sum_cf, r0, r1, c0, c1)
+                var_f = ff / n - (f / n) ** 2
+                corr = (cf / n - (c / n) * (f / n)) / np.sqrt(var_c * var_f) if var_f >= 1e-6 else -1.0
+                if corr < LINE_GLYPH_CORR:
                     wrong += 1
                     at = at or f"({(x + gx) / dpi:.2f} in, {(y + gy) / dpi:.2f} in)"
                     if not whole_line:
@@ -621,6 +628,17 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
         if whole_line and wrong >= LINE_WRONG_MIN and wrong >= LINE_WRONG_SHARE * judged:
             return at
     return None
+
+
+def _glyphs_of(ink: np.ndarray, dpi: float) -> list[tuple[int, int, int, int]]:
+    """The glyph-like pieces (:func:`_glyph_like`) of a blank's solid print: x, y, w, h."""
+    count, _labels, stats, _ = cv2.connectedComponentsWithStats((ink >= SOLID_LEVEL).astype(np.uint8), connectivity=8)
+    like = _glyph_like(stats, dpi)
+    return [(int(x), int(y), int(w), int(h)) for x, y, w, h, _a in stats[like]]
+
+
+def _box_sum(integral: np.ndarray, r0: int, r1: int, c0: int, c1: int) -> float:
+    return float(integral[r1, c1] - integral[r0, c1] - integral[r1, c0] + integral[r0, c0])
 
 
 def _blurred_ink(gray: np.ndarray, paper: float) -> np.ndarray:
