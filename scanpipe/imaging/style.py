@@ -93,6 +93,7 @@ LINE_STROKE_MIN_IN = 0.02  # narrower: a rule (its correlation is all registrati
 LINE_PAD_PX = 2
 LINE_GLYPH_MASS = 0.3
 LINE_GLYPH_CORR = 0.6
+LINE_GLYPH_COVERED = 0.95  # blanks that differ more: a glyph whose solid print the card shows this much of is there, ink over it or not
 LINE_WRONG_MIN = 3  # blanks that differ more (not look-alikes): a line counts when this many of its glyphs ...
 LINE_WRONG_SHARE = 0.5  # ... and this share of those the card prints something over do not match
 WARP_TILE_PX = 128  # the card warped into the frame: an affine map per tile of this side ...
@@ -606,6 +607,8 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
         sum_f, sq_f = cv2.integral2(first, sdepth=cv2.CV_64F)
         sum_s = cv2.integral(second, sdepth=cv2.CV_64F)
         sum_cf = cv2.integral(card * first, sdepth=cv2.CV_64F)
+        solid_f = (first >= SOLID_LEVEL).astype(np.uint8)
+        sum_solid, sum_hit = cv2.integral(solid_f), cv2.integral(solid_f & (card >= INK_LEVEL))
         judged, wrong, at = 0, 0, None
         for blank_sums, glyphs in ((sum_f, _glyphs_of(first, dpi)), (sum_s, _glyphs_of(second, dpi))):
             for gx, gy, gw, gh in glyphs:
@@ -619,8 +622,11 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
                 judged += 1
                 f, ff, cf = _box_sum(sum_f, r0, r1, c0, c1), _box_sum(sq_f, r0, r1, c0, c1), _box_sum(sum_cf, r0, r1, c0, c1)
                 var_f = ff / n - (f / n) ** 2
-                corr = (cf / n - (c / n) * (f / n)) / np.sqrt(var_c * var_f) if var_f >= 1e-6 else -1.0
-                if corr < LINE_GLYPH_CORR:
+                unlike = var_f < 1e-6 or (cf / n - (c / n) * (f / n)) / np.sqrt(var_c * var_f) < LINE_GLYPH_CORR
+                if whole_line and unlike:  # unless the winner's print is all there (a signature across it)
+                    solid = _box_sum(sum_solid, r0, r1, c0, c1)
+                    unlike = solid == 0 or _box_sum(sum_hit, r0, r1, c0, c1) < LINE_GLYPH_COVERED * solid
+                if unlike:
                     wrong += 1
                     at = at or f"({(x + gx) / dpi:.2f} in, {(y + gy) / dpi:.2f} in)"
                     if not whole_line:
