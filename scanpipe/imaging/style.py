@@ -26,7 +26,10 @@ Where layouts give ``distinguish`` boxes, pairs that differ inside them are comp
 A candidate's standing is its worst margin against another leader. The best must lead by
 :data:`MIN_MARGIN` on enough differing pixels, and it must itself be on the card: a
 candidate whose print is missing from the card in a square inch where the card prints
-something else (another election, a style the election lacks) is refused.
+something else (another election, a style the election lacks) is refused, and so is one
+that does not print, on the card, its own lines of text where it differs from the runner-up
+(and from a look-alike told apart in detail): the nearest style of one the election lacks
+(:func:`_line_missing`).
 
 Pure: arrays and values in, values out.
 """
