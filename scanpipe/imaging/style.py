@@ -94,6 +94,8 @@ LINE_GLYPH_MIN_H_IN = 0.06  # smaller print (a 5-point footer) two scans do not 
 LINE_GLYPH_MAX_IN = 0.35  # taller: a rule, a border, a box, not a glyph
 LINE_STROKE_MIN_IN = 0.02  # narrower: a rule (its correlation is all registration)
 LINE_PAD_PX = 2
+LINE_MAX = 8  # a runner-up that differs in many lines: these many, those holding the most differences, are compared
+DETAIL_MEMO_PAIRS = 256  # pairs of blanks whose differences a worker keeps
 LINE_GLYPH_MASS = 0.3
 LINE_GLYPH_CORR = 0.6
 LINE_GLYPH_COVERED = 0.95  # blanks that differ more: a glyph whose solid print the card shows this much of is there, ink over it or not
@@ -119,6 +121,7 @@ class StyleGroup:
     timing: np.ndarray  # bool: the members' timing marks (grown): a scanner may cut or shift them
     only: dict[tuple[int, int], np.ndarray] = field(default_factory=dict, repr=False)  # memo of :meth:`only_in`
     details: dict[tuple[int, int], _Detail | None] = field(default_factory=dict, repr=False)  # memo of :meth:`detail_of`
+    rival_lines: dict[tuple[int, int], _Detail | None] = field(default_factory=dict, repr=False)  # memo of :meth:`lines_of`
 
     def __reduce__(self) -> tuple[object, ...]:
         """Pickled (to every worker) with its masks packed eight to a byte; the memo is not sent."""
@@ -142,8 +145,26 @@ class StyleGroup:
         """Where members ``i`` and ``j`` differ in detail (:func:`_pair_detail`), learned the
         first time a card needs the pair; None where they do not."""
         if (i, j) not in self.details:
-            self.details[(i, j)] = _pair_detail(self, i, j)
+            _bounded(self.details)[(i, j)] = _pair_detail(self, i, j)
         return self.details[(i, j)]
+
+    def lines_of(self, i: int, j: int) -> _Detail | None:
+        """Only the lines of print where members ``i`` and ``j`` differ (:func:`_pair_detail`
+        with ``lines_only``: no boxes to compare in detail; at most LINE_MAX lines), learned the
+        first time a card needs the pair."""
+        if (i, j) in self.details:
+            return self.details[(i, j)]
+        if (i, j) not in self.rival_lines:
+            _bounded(self.rival_lines)[(i, j)] = _pair_detail(self, i, j, lines_only=True)
+        return self.rival_lines[(i, j)]
+
+
+def _bounded(memo: dict[tuple[int, int], _Detail | None]) -> dict[tuple[int, int], _Detail | None]:
+    """``memo`` with its oldest entries dropped to leave room for one (a county's hundreds of
+    styles make more pairs than memory should hold; the pairs of leaders recur)."""
+    while len(memo) >= DETAIL_MEMO_PAIRS:
+        memo.pop(next(iter(memo)))
+    return memo
 
 
 @dataclass(frozen=True)
@@ -155,7 +176,7 @@ class _Detail:
     second: tuple[np.ndarray, ...]  # the second's
     where: tuple[np.ndarray, ...]  # bool: where the two differ (widened)
     lines: tuple[tuple[int, int, int, int], ...] = ()  # x, y, w, h: the lines of print holding the differences
-    line_first: tuple[np.ndarray, ...] = ()  # per line: the first blank's ink (float32, blurred)
+    line_first: tuple[np.ndarray, ...] = ()  # per line: the first blank's ink (blurred; uint8, 255 solid)
     line_second: tuple[np.ndarray, ...] = ()
 
     def swapped(self) -> _Detail:
@@ -454,7 +475,7 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
     paper = paper_level(upright) if upright is not None and rivals else None
     for j in sorted(rivals):
         look_alike = (best, j) in details  # told apart in detail: one glyph decides; else most of a line must
-        detail = details.get((best, j)) or group.detail_of(best, j)
+        detail = details.get((best, j)) or group.lines_of(best, j)
         where = None if detail is None or upright is None else _line_missing(detail, upright, aligned.matrix, group.anchor.dpi,
                                                                              whole_line=not look_alike, paper=paper)
         if where is not None:
@@ -484,15 +505,16 @@ def _margin(group: StyleGroup, i: int, j: int, card: np.ndarray, seen: np.ndarra
     return shown_i - shown_j
 
 
-def _pair_detail(group: StyleGroup, i: int, j: int) -> _Detail | None:
+def _pair_detail(group: StyleGroup, i: int, j: int, *, lines_only: bool = False) -> _Detail | None:
     """Where members ``i`` and ``j`` print differently, at the anchor blank's resolution: both
     blanks warped into the anchor's pixels, their inks (blurred DETAIL_BLUR_PX) differing by
     DETAIL_DIFF or more outside the targets, write-in areas and timing marks, opened a pixel
     (two scans of one print differ along its edges only), at least DETAIL_MIN_PX of them;
     widened DETAIL_GROW_PX and cut into boxes around the differing pieces. None: the two
-    blanks print alike everywhere (two scans of one blank: never told apart)."""
+    blanks print alike everywhere (two scans of one blank: never told apart). ``lines_only``:
+    no boxes (their crops), and only the LINE_MAX lines holding the most differing pixels."""
     if i > j:
-        found = group.detail_of(j, i)
+        found = group.lines_of(j, i) if lines_only else group.detail_of(j, i)
         return None if found is None else found.swapped()
     h, w = group.anchor.image.shape
     inks = []
@@ -517,12 +539,18 @@ def _pair_detail(group: StyleGroup, i: int, j: int) -> _Detail | None:
     for x, y, bw, bh, _area in stats[1:count]:
         box = (int(x), int(y), int(bw), int(bh))
         boxes.append(box)
+        if lines_only:
+            continue
         for out, a in ((first, inks[0]), (second, inks[1]), (near, where)):
             crop = np.ascontiguousarray(a[y: y + bh, x: x + bw])
             crop.setflags(write=False)
             out.append(crop)
     lines = _line_boxes((inks[0] >= SOLID_LEVEL) | (inks[1] >= SOLID_LEVEL), judged, boxes, dpi)
-    line_first, line_second = (tuple(_read_only(np.where(judged, ink, 0.0)[y: y + bh, x: x + bw].astype(np.float32))
+    if lines_only:
+        lines = tuple(sorted(lines, key=lambda b: -int(differ[b[1]: b[1] + b[3], b[0]: b[0] + b[2]].sum()))[:LINE_MAX])
+        boxes = []
+    # the lines' inks as bytes (a quarter of the memory; 1/255 is far below what is compared)
+    line_first, line_second = (tuple(_read_only(np.round(np.where(judged, ink, 0.0)[y: y + bh, x: x + bw] * 255).astype(np.uint8))
                                      for x, y, bw, bh in lines) for ink in inks)
     return _Detail(tuple(boxes), tuple(first), tuple(second), tuple(near), lines, line_first, line_second)
 
@@ -597,7 +625,8 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
     shift, within DETAIL_SHIFT_PX, that fits it best."""
     s = DETAIL_SHIFT_PX
     paper = paper_level(upright) if paper is None else paper
-    for (x, y, bw, bh), first, second in zip(detail.lines, detail.line_first, detail.line_second, strict=True):
+    for (x, y, bw, bh), first_bytes, second_bytes in zip(detail.lines, detail.line_first, detail.line_second, strict=True):
+        first, second = first_bytes.astype(np.float32) / 255.0, second_bytes.astype(np.float32) / 255.0
         to_card = anchor_to_card @ np.array([[1.0, 0.0, x - s], [0.0, 1.0, y - s], [0.0, 0.0, 1.0]])
         window = cv2.warpPerspective(upright, to_card, (bw + 2 * s, bh + 2 * s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                      borderMode=cv2.BORDER_REPLICATE)
