@@ -181,3 +181,31 @@ def test_vendor_cards_are_told_apart_without_a_stated_style(vendor_dir: Path, tm
     """Look-alike styles (party or precinct name only) told apart from the blanks alone."""
     results = _read(_clean_deck(vendor_dir, tmp_path / "d", ["E-D-11", "E-R-11", "D-16", "H-13", "A-17"]), hinted=False)
     assert _assert_safe(results) <= 2
+
+
+ALONE_IN_ITS_FRAME = pytest.mark.xfail(strict=True, reason=(
+    "its frame's only other blank is then alone: the reader learns where styles differ from the blanks of one frame, "
+    "and one blank has nothing to learn it from (the card reads as that blank, its precinct line unchecked)"))
+
+
+@pytest.mark.parametrize("style", [pytest.param("H-14", marks=ALONE_IN_ITS_FRAME), pytest.param("D-16", marks=ALONE_IN_ITS_FRAME),
+                                   "E-D-12", "E-R-11", "A-17"])
+def test_a_card_of_a_style_the_election_lacks_is_queued_not_read_as_its_neighbour(vendor_dir: Path, tmp_path: Path,
+                                                                                  style: str) -> None:
+    """The election's definition without the card's style (a style missed, a ballot of
+    another precinct mixed in): the nearest style differs in its precinct line, its party or
+    its contests, and the card must be queued with its reason, never read as that style."""
+    deck = _clean_deck(vendor_dir, tmp_path / "d", [style])
+    truth = json.loads((deck / "expected.json").read_text())
+    definition = json.loads((deck / truth["election"]).read_text())
+    definition["ballot_styles"] = [s for s in definition["ballot_styles"] if s["id"] != style]
+    lacking = (deck / truth["election"]).with_name("election-lacking.json")
+    lacking.write_text(json.dumps(definition))
+    election = load_election(lacking)
+    context = InterpretContext(election, load_thresholds(), load_references(election))
+    for card in truth["cards"]:
+        (read,) = [c for c in interpret_file(str(deck / card["file"]), context, CardHints(), "t")
+                   if c.source.page_index == card.get("page_of_file", 1)]
+        result = read.interpretation
+        assert not isinstance(result, ReadCard), f"{card['file']} ({style} left out) read as {result.style}"
+        assert result.reason.value in ("unknown_style", "ambiguous_style"), result
