@@ -144,26 +144,34 @@ class StyleGroup:
     def detail_of(self, i: int, j: int) -> _Detail | None:
         """Where members ``i`` and ``j`` differ in detail (:func:`_pair_detail`), learned the
         first time a card needs the pair; None where they do not."""
-        if (i, j) not in self.details:
-            _bounded(self.details)[(i, j)] = _pair_detail(self, i, j)
-        return self.details[(i, j)]
+        known = self.details.get((i, j), _UNKNOWN)  # one lookup: another thread may drop the pair meanwhile
+        if known is not _UNKNOWN:
+            return known  # type: ignore[return-value]
+        found = _pair_detail(self, i, j)
+        _bounded(self.details)[(i, j)] = found
+        return found
 
     def lines_of(self, i: int, j: int) -> _Detail | None:
         """Only the lines of print where members ``i`` and ``j`` differ (:func:`_pair_detail`
         with ``lines_only``: no boxes to compare in detail; at most LINE_MAX lines), learned the
         first time a card needs the pair."""
-        if (i, j) in self.details:
-            return self.details[(i, j)]
-        if (i, j) not in self.rival_lines:
-            _bounded(self.rival_lines)[(i, j)] = _pair_detail(self, i, j, lines_only=True)
-        return self.rival_lines[(i, j)]
+        for memo in (self.details, self.rival_lines):
+            known = memo.get((i, j), _UNKNOWN)
+            if known is not _UNKNOWN:
+                return known  # type: ignore[return-value]
+        found = _pair_detail(self, i, j, lines_only=True)
+        _bounded(self.rival_lines)[(i, j)] = found
+        return found
+
+
+_UNKNOWN = object()  # a pair not yet learned (None is a pair that prints alike)
 
 
 def _bounded(memo: dict[tuple[int, int], _Detail | None]) -> dict[tuple[int, int], _Detail | None]:
     """``memo`` with its oldest entries dropped to leave room for one (a county's hundreds of
     styles make more pairs than memory should hold; the pairs of leaders recur)."""
     while len(memo) >= DETAIL_MEMO_PAIRS:
-        memo.pop(next(iter(memo)))
+        memo.pop(next(iter(memo)), None)
     return memo
 
 
