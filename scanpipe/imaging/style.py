@@ -629,8 +629,12 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
     there, the card printing something (LINE_GLYPH_MASS of the glyph's ink or more; less is
     paper, torn, cut or faded: no other print) where the first blank prints nothing, or what
     does not correlate with the first blank's print there by LINE_GLYPH_CORR (another precinct's
-    number in its place). The card's window (blank resolution) is laid on each line at the
-    shift, within DETAIL_SHIFT_PX, that fits it best."""
+    number in its place). One such glyph decides; with ``whole_line`` (blanks that differ more
+    than look-alikes, where ink over a name is likelier than another name) a glyph whose solid
+    print the card shows LINE_GLYPH_COVERED of is there whatever its correlation (a signature
+    across it), and a line decides only with LINE_WRONG_MIN glyphs and LINE_WRONG_SHARE of
+    those judged. The card's window (blank resolution) is laid on each line at the shift,
+    within DETAIL_SHIFT_PX, that fits it best; ``paper``: the card's paper level, if known."""
     s = DETAIL_SHIFT_PX
     paper = paper_level(upright) if paper is None else paper
     for (x, y, bw, bh), first_bytes, second_bytes in zip(detail.lines, detail.line_first, detail.line_second, strict=True):
