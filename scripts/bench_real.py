@@ -121,24 +121,17 @@ def run_set(folder: Path, shared: Path, jobs: int) -> tuple[Counter, list[dict[s
 def _read_without_own_style(task: tuple[str, str, list[tuple[str, dict[str, Any]]]]) -> list[tuple[str, str]]:
     """Read the cards of one style against the election without that style: per card, its
     file and what it was read as (a style, or the reason it was queued)."""
-    import tempfile
-
     from scanpipe.classify import load_thresholds
-    from scanpipe.election import load_election
+    from scanpipe.election import parse_election, read_definition
     from scanpipe.interpret import InterpretContext, interpret_file, load_references
     from scanpipe.types import CardHints, ReadCard
 
     election_path, style, cards = task
-    folder = Path(election_path).parent
-    data = json.loads(Path(election_path).read_text())
-    data["ballot_styles"] = [s for s in data["ballot_styles"] if s["id"] != style]
-    with tempfile.NamedTemporaryFile("w", suffix=".json", dir=folder, prefix=".leave-out-", delete=False) as f:
-        json.dump(data, f)  # beside the original: its layouts' relative paths still hold
-    try:
-        election = load_election(f.name)
-        context = InterpretContext(election, load_thresholds(), load_references(election))
-    finally:
-        Path(f.name).unlink()
+    path = Path(election_path).resolve()
+    definition, layouts = read_definition(path)
+    definition = {**definition, "ballot_styles": [s for s in definition["ballot_styles"] if s["id"] != style]}
+    election = parse_election(definition, layouts, base=path.parent, file=str(path))  # nothing written anywhere
+    context = InterpretContext(election, load_thresholds(), load_references(election))
     out = []
     for path, truth in cards:
         read = {c.source.page_index: c for c in interpret_file(path, context, CardHints(), "bench-real")}
