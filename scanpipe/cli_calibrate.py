@@ -141,7 +141,7 @@ def calibrate_layout(blanks: tuple[Path, ...], election_path: Path, style: str, 
     if not proposal.assignments:
         click.echo(f"nothing could be assigned; no layout written to {out}", err=True)
         sys.exit(1)
-    layout = layout_document(proposal, scans, pages, style=style)
+    layout = layout_document(proposal, scans, pages, style=style, contests=contest_values)
     out.parent.mkdir(parents=True, exist_ok=True)
     for blank in pages:
         if blank.reference is not None and blank.source is not None:

@@ -81,14 +81,19 @@ def propose_layout(blanks: Sequence[BlankPage], contests: Sequence[Contest], *,
     return assign(scans, contests), scans
 
 
-def layout_document(proposal: Proposal, scans: Sequence[PageScan], blanks: Sequence[BlankPage], *, style: str) -> dict[str, Any]:
-    """The layout file's JSON for the assigned targets (contract section 3).
+def layout_document(proposal: Proposal, scans: Sequence[PageScan], blanks: Sequence[BlankPage], *, style: str,
+                    contests: Sequence[Contest]) -> dict[str, Any]:
+    """The layout file's JSON for the assigned targets (contract section 3). A target gets a
+    ``write_in_area`` only where its option is a write-in of ``contests``: a rule beside a
+    named candidate (a running mate's line, an underline) is not a place to write a name,
+    and the definition refuses a write-in area on such an option.
 
     Raises
     ------
     ConfigError
         when a page has neither our fiducials nor a reference to record.
     """
+    write_ins = {(c.id, o.id) for c in contests for o in c.options if o.write_in}
     pages = []
     for blank, scan in zip(blanks, scans):
         height, width = blank.gray.shape[:2]
@@ -107,14 +112,14 @@ def layout_document(proposal: Proposal, scans: Sequence[PageScan], blanks: Seque
             page["reference_dpi"] = float(blank.dpi)
         elif fiducials is None:
             raise ConfigError(f"page {blank.page}: no corner fiducials of ours were found; record the blank as the page's reference")
-        page["targets"] = [_target_entry(a, scan) for a in proposal.assignments if a.page == blank.page]
+        page["targets"] = [_target_entry(a, scan, (a.contest, a.option) in write_ins) for a in proposal.assignments if a.page == blank.page]
         pages.append(page)
     return {"style": style, "pages": pages}
 
 
-def _target_entry(a: Assignment, scan: PageScan) -> dict[str, Any]:
+def _target_entry(a: Assignment, scan: PageScan, write_in: bool) -> dict[str, Any]:
     entry: dict[str, Any] = {"contest": a.contest, "option": a.option, "box": list(to_inches(a.box_px, scan.dpi)), "shape": a.shape.value}
-    rule = scan.write_in_rules.get(a.target) if a.target is not None else None
+    rule = scan.write_in_rules.get(a.target) if a.target is not None and write_in else None
     if rule is not None:
         printed = [t.box_px for t in scan.texts or ()] + [t.box_px for t in scan.targets]
         entry["write_in_area"] = list(write_in_area(rule, scan.dpi, printed))

@@ -86,7 +86,7 @@ def test_targets_are_assigned_by_the_names_read_beside_them(kind: str) -> None:
     proposal, scans = propose_layout([blank], CONTESTS)
     assert proposal.names_read and proposal.unassigned_targets == () and proposal.missing_options == ()
     assert {a.option: a.how for a in proposal.assignments} == {**{o: How.NAME for o in where if o != "gov-w"}, "gov-w": How.WRITE_IN}
-    layout = layout_document(proposal, scans, [blank], style="S1")
+    layout = layout_document(proposal, scans, [blank], style="S1", contests=CONTESTS)
     (page,) = layout["pages"]
     assert page["reference"] == "S1-p1.png" and page["reference_dpi"] == 200.0 and page["size"] == [5.5, 5.0]
     assert "fiducials" not in page and "qr" not in page
@@ -99,18 +99,34 @@ def test_targets_are_assigned_by_the_names_read_beside_them(kind: str) -> None:
     assert f"page 1: 7 targets found (7 {kind}{'es' if kind == 'box' else 's'}), 1 write-in rule(s)" in report and "Question 2  Yes" in report
 
 
+def test_a_rule_beside_a_named_candidate_gives_it_no_write_in_area() -> None:
+    """Calhoun's PDFs print a running mate's line ("Not Yet Designated") under a governor's
+    name, which the rule finder took for a write-in line: the layout then carried a
+    ``write_in_area`` on a named option and the election refused to load. Only an option the
+    election calls a write-in gets one."""
+    img, _ = blank_page(fiducials=False, qr=False)
+    blank = BlankPage(1, img, DPI, reference="S1-p1.png")
+    proposal, scans = propose_layout([blank], CONTESTS)
+    assert any(a.option == "gov-w" and a.target in scans[0].write_in_rules for a in proposal.assignments)
+    named = tuple(Contest(c.id, c.title, c.kind, c.vote_for, tuple(Option(o.id, o.name) for o in c.options)) for c in CONTESTS)
+    (page,) = layout_document(proposal, scans, [blank], style="S1", contests=named)["pages"]
+    assert all("write_in_area" not in t for t in page["targets"])
+    (page,) = layout_document(proposal, scans, [blank], style="S1", contests=CONTESTS)["pages"]
+    assert [t["option"] for t in page["targets"] if "write_in_area" in t] == ["gov-w"]
+
+
 def test_our_own_fiducials_and_qr_are_recorded_and_a_page_needs_them_or_a_reference(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(lfb, "read_page_text", _no_ocr)
     img, _ = blank_page()
     blank = BlankPage(1, img, DPI)
     proposal, scans = propose_layout([blank], CONTESTS)
-    (page,) = layout_document(proposal, scans, [blank], style="S1")["pages"]
+    (page,) = layout_document(proposal, scans, [blank], style="S1", contests=CONTESTS)["pages"]
     assert np.allclose(page["fiducials"], FIDUCIALS, atol=0.01)
     side = int(zxingcpp.create_barcode(QR_TEXT, zxingcpp.BarcodeFormat.QRCode).to_image(scale=1, add_quiet_zones=False).shape[0]) * 5 / DPI
     assert np.allclose(page["qr"], [3.6, 0.3, side, side], atol=0.02)
     bare, _ = blank_page(fiducials=False)
     with pytest.raises(ConfigError, match=r"^page 1: no corner fiducials of ours were found; record the blank as the page's reference$"):
-        layout_document(*propose_layout([BlankPage(1, bare, DPI)], CONTESTS), [BlankPage(1, bare, DPI)], style="S1")
+        layout_document(*propose_layout([BlankPage(1, bare, DPI)], CONTESTS), [BlankPage(1, bare, DPI)], style="S1", contests=CONTESTS)
 
 
 def _no_ocr(*_args: object, **_kwargs: object) -> tuple[()]:
