@@ -33,7 +33,7 @@ Similarity of names and titles: :mod:`scanpipe.layout_labels`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from scanpipe.imaging.targets import Rect, TargetShape
@@ -119,11 +119,19 @@ def contest_blocks(scan: PageScan, used: frozenset[int], titles: Sequence[str]) 
     # the last column is as wide as the widest before it: a column whose targets were all lost
     # (a stamp) beyond it lends no text to it
     pitch = max((b - a for a, b in zip(starts, starts[1:])), default=float("inf"))
+    lowest = [max(scan.targets[i].box_px[1] for i in col) for col in columns]
+
+    def right_end(c: int, y: float) -> float:
+        # the next column to the right that has a target at or below the text line ends the
+        # column there: a column whose targets all lie above it (a stray oval-like glyph in
+        # the page's header, a precinct official's box) takes no contest header from it
+        ends = [starts[d] for d in range(c + 1, len(columns)) if lowest[d] >= y]
+        return (ends[0] if ends else starts[c] + pitch) - 0.15 * scan.dpi
+
     blocks: list[Block] = []
     for c, col in enumerate(columns):
         lo = starts[c] - 0.45 * scan.dpi
-        hi = (starts[c + 1] if c + 1 < len(columns) else starts[c] + pitch) - 0.15 * scan.dpi
-        free = [t for i, t in enumerate(texts) if i not in used and lo <= t.box_px[0] + t.box_px[2] / 2.0 < hi]
+        free = [t for i, t in enumerate(texts) if i not in used and lo <= t.box_px[0] + t.box_px[2] / 2.0 < right_end(c, t.box_px[1])]
         x_in = min(scan.targets[i].box_px[0] + scan.targets[i].box_px[2] for i in col)
         borders = [r for r in scan.separators if r[0] <= x_in and r[0] + r[2] >= x_in + 0.5 * scan.dpi]
         items = sorted([(scan.targets[i].box_px[1], 1, i) for i in col] + [(t.box_px[1], 0, k) for k, t in enumerate(free)]
@@ -253,6 +261,14 @@ def _assign_options(block: Block, contest: Contest, labels: Mapping[tuple[int, i
             done_t.add(t)
             done_o.add(o.id)
             out.append(Assignment(contest.id, o.id, t[0], t[1], round(score, 3), how, labels[t].text, *_where(scans, t)))
+    # a contest's write-in lines are alike: its write-in options take them in printed order
+    # (paired by score they would follow the OCR's slips: "Wrte-ln" on the first line)
+    write_ins = [o.id for o in contest.options if o.write_in and o.id in done_o]
+    if len(write_ins) > 1:
+        printed = {t: k for k, t in enumerate(block.targets)}
+        lines = sorted((a for a in out if a.option in write_ins), key=lambda a: printed.get((a.page, a.target if a.target is not None else -1), len(printed)))
+        by_line = {id(a): option for a, option in zip(lines, write_ins)}
+        out = [replace(a, option=by_line[id(a)]) if id(a) in by_line else a for a in out]
     return out
 
 

@@ -202,3 +202,41 @@ def test_an_oval_hidden_under_a_stamp_is_inferred_from_its_name_and_the_rest_fol
     assert by_option["cj-0"].how is How.ORDER and by_option["cj-0"].target == 0
     assert all(a.confidence < 0.75 for a in proposal.assignments)
     assert proposal.unassigned_targets == () and proposal.missing_options == ()
+
+
+def test_a_stray_target_in_the_page_header_takes_no_contest_header_from_the_column_below_it() -> None:
+    """Cedar's gower-springdale blank: an oval-like glyph in the header, right of the last
+    column's left edge, made a column of its own that ended the last column before its
+    centred headers ("FOR COUNTY AUDITOR"), so two write-in-only contests went unassigned."""
+    auditor = Contest("aud", "County Auditor (Democratic Party)", "candidate", 1, (Option("aud-w", "Write-in", write_in=True),))
+    sheriff = Contest("sher", "County Sheriff (Democratic Party)", "candidate", 1, (Option("sher-w", "Write-in", write_in=True),))
+    page = Page()
+    y = page.header(110, 300, "FOR UNITED STATES SENATOR", "(Vote for no more than one)")
+    for k, name in enumerate(("Glenn A. Burkett", "Maurice A. Ferre", "Jeff Greene")):
+        y = page.option(100, y, f"ussen-{k}", name)
+    page.targets.append(FoundTarget(TargetShape.OVAL, (1395, 228, 26, 22)))  # the stray glyph, 0.5 in right of the column's edge
+    page.ids.append("stray")
+    y = page.header(1230, 1190, "FOR COUNTY AUDITOR", "(Vote for no more than one)")
+    y = page.option(1184, y, "aud-w", None, rule=True)
+    y = page.header(1230, y + 20, "FOR COUNTY SHERIFF", "(Vote for no more than one)")
+    page.option(1184, y, "sher-w", None, rule=True)
+    proposal = assign([page.scan()], (ELECTION[0], auditor, sheriff))
+    got = mapping(proposal, [page])
+    assert got == {**{f"ussen-{k}": f"ussen:ussen-{k}" for k in range(3)}, "aud-w": "aud:aud-w", "sher-w": "sher:sher-w"}
+    assert [u[1] for u in proposal.unassigned_targets] == [page.ids.index("stray")]
+
+
+def test_a_contests_write_in_lines_take_its_write_in_options_in_printed_order() -> None:
+    """Cedar's tipton-1 blank: the OCR read the first of three write-in lines as "(Wrte-ln
+    vote, if any)", so that line scored lower and paired by score the three came out as
+    Write-in 3, 1, 2. They are taken in printed order."""
+    board = contest("board", "Board of Supervisors", "Dennis Boedeker", write_ins=3)
+    page = Page()
+    y = page.header(110, 300, "FOR BOARD OF SUPERVISORS", "(Vote for no more than three)")
+    y = page.option(100, y, "board-0", "Dennis Boedeker")
+    for k in range(3):
+        y = page.option(100, y, f"board-w{k}", None, rule=True)
+    slip = next(i for i, t in enumerate(page.texts) if t.text.startswith("(Write-in"))
+    page.texts[slip] = TextLine("(Wrte-ln vote, if any)", page.texts[slip].box_px, 0.99)
+    proposal = assign([page.scan()], (board,))
+    assert mapping(proposal, [page]) == {t: f"board:{t}" for t in page.ids}
