@@ -42,6 +42,7 @@ CORNER_WINDOW_IN = 1.5
 MIN_PDF_TEXT = 20  # letters and digits: a PDF text layer with fewer is not used (OCR instead)
 WRITE_IN_HEIGHT_IN = 0.30  # the writing space above a write-in rule, at most
 WRITE_IN_MIN_IN = 0.10  # and at least
+SAME_SIZE_IN = 0.012  # targets of one shape this close (2 px at 200 dpi) to their median size are printed alike
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,13 +113,34 @@ def layout_document(proposal: Proposal, scans: Sequence[PageScan], blanks: Seque
             page["reference_dpi"] = float(blank.dpi)
         elif fiducials is None:
             raise ConfigError(f"page {blank.page}: no corner fiducials of ours were found; record the blank as the page's reference")
-        page["targets"] = [_target_entry(a, scan, (a.contest, a.option) in write_ins) for a in proposal.assignments if a.page == blank.page]
+        on_page = [a for a in proposal.assignments if a.page == blank.page]
+        boxes = one_size([to_inches(a.box_px, scan.dpi) for a in on_page], [a.shape.value for a in on_page])
+        page["targets"] = [_target_entry(a, box, scan, (a.contest, a.option) in write_ins) for a, box in zip(on_page, boxes)]
         pages.append(page)
     return {"style": style, "pages": pages}
 
 
-def _target_entry(a: Assignment, scan: PageScan, write_in: bool) -> dict[str, Any]:
-    entry: dict[str, Any] = {"contest": a.contest, "option": a.option, "box": list(to_inches(a.box_px, scan.dpi)), "shape": a.shape.value}
+def one_size(boxes: Sequence[tuple[float, float, float, float]], shapes: Sequence[str]) -> list[tuple[float, float, float, float]]:
+    """Boxes (inches) of one page with the targets a vendor prints alike made alike: of each
+    shape, a box within SAME_SIZE_IN of the shape's median width and height takes that
+    median size about its own centre. A detector measures one printed oval a pixel wider or
+    taller here and there; scoring compares targets of one size with each other (its
+    baselines and its search windows), so that jitter cost a few clear marks. A target
+    really printed larger (or smaller) keeps its size."""
+    out = list(boxes)
+    for shape in set(shapes):
+        index = [k for k, s in enumerate(shapes) if s == shape]
+        w = float(np.median([boxes[k][2] for k in index]))
+        h = float(np.median([boxes[k][3] for k in index]))
+        for k in index:
+            x, y, bw, bh = boxes[k]
+            if abs(bw - w) <= SAME_SIZE_IN and abs(bh - h) <= SAME_SIZE_IN:
+                out[k] = (round(x + (bw - w) / 2, 3), round(y + (bh - h) / 2, 3), round(w, 3), round(h, 3))
+    return out
+
+
+def _target_entry(a: Assignment, box: tuple[float, float, float, float], scan: PageScan, write_in: bool) -> dict[str, Any]:
+    entry: dict[str, Any] = {"contest": a.contest, "option": a.option, "box": list(box), "shape": a.shape.value}
     rule = scan.write_in_rules.get(a.target) if a.target is not None and write_in else None
     if rule is not None:
         printed = [t.box_px for t in scan.texts or ()] + [t.box_px for t in scan.targets]

@@ -166,3 +166,16 @@ def test_a_write_in_area_stops_under_the_name_printed_above_its_rule() -> None:
     assert lfb.write_in_area(rule, DPI, [(120, 150, 200, 30)]) == (0.497, 0.902, 2.0, 0.11)  # a name's box ends at 0.9 in
     assert lfb.write_in_area(rule, DPI, [(120, 150, 200, 45)]) == (0.497, 0.912, 2.0, 0.1)  # never under 0.1 in
     assert lfb.write_in_area(rule, DPI, [(600, 150, 200, 30)]) == (0.497, 0.713, 2.0, 0.3)  # beside it, not above it
+
+
+def test_targets_printed_alike_get_one_size_and_a_larger_one_keeps_its_own() -> None:
+    from scanpipe.layout_from_blank import one_size
+
+    boxes = [(0.698, 4.8, 0.195, 0.125), (0.698, 5.04, 0.195, 0.115), (0.7, 6.0, 0.2, 0.12), (3.0, 2.0, 0.3, 0.2), (1.0, 1.0, 0.4, 0.1)]
+    shapes = ["oval", "oval", "oval", "oval", "box"]
+    got = one_size(boxes, shapes)
+    median_w, median_h = 0.1975, 0.1225  # of the four ovals
+    for before, after in zip(boxes[:3], got[:3]):
+        assert after[2:] == pytest.approx((median_w, median_h), abs=0.001)
+        assert (after[0] + after[2] / 2, after[1] + after[3] / 2) == pytest.approx((before[0] + before[2] / 2, before[1] + before[3] / 2), abs=0.001)
+    assert got[3] == boxes[3] and got[4] == boxes[4]  # an oval printed larger; the only box
