@@ -19,6 +19,11 @@ to a person. Run: ``python scripts/bench_real.py [--shared ../shared/realballots
 delivered it (:func:`rescanned`, a PNG in memory): the same truth must come out. The
 reader is judged on other counties' scanners; this is the cheapest stand-in.
 
+``--alone``: every card against the election holding only one style, for each style in
+turn: its own cards must read as labelled (or be queued), every other card must be queued,
+never read as that style (a frame whose page has one blank has no runner-up to tell the
+styles apart: the card must print that blank's own lines).
+
 ``--leave-out``: a style the election lacks (a definition missing a style, a stray ballot of
 another precinct). Every voted card is read against its election with its own style taken
 out: it must be queued (``unknown_style`` or ``ambiguous_style``), never read as another
@@ -202,6 +207,59 @@ def run_leave_out(folder: Path, shared: Path, jobs: int) -> tuple[int, int, list
     return queued, len(wrong), wrong
 
 
+def _read_against_lone_style(task: tuple[str, str, list[tuple[str, dict[str, Any]]]]) -> tuple[Counter, list[str]]:
+    """Read cards against the election holding only ``style``: its own cards must read as
+    labelled (no definite error, the style right or queued), every other card must be queued."""
+    global _CONTEXT
+    from scanpipe.classify import load_thresholds
+    from scanpipe.election import parse_election, read_definition
+    from scanpipe.interpret import InterpretContext, load_references
+
+    election_path, style, cards = task
+    path = Path(election_path).resolve()
+    definition, layouts = read_definition(path)
+    definition = {**definition, "ballot_styles": [s for s in definition["ballot_styles"] if s["id"] == style]}
+    election = parse_election(definition, layouts, base=path.parent, file=str(path))
+    _CONTEXT = InterpretContext(election, load_thresholds(), load_references(election))
+    counts: Counter = Counter()
+    named = []
+    for card_path, truth in cards:
+        out = _read((card_path, truth))
+        if truth["style"] == style:
+            counts["own"] += 1
+            counts[f"own_{out['style']}"] += 1
+            counts["own_definite_errors"] += out["counts"]["definite_errors"]
+            if out["style"] != "right":
+                named.append(f"{truth['file']} ({style}, alone): {out.get('why', '')}")
+        else:
+            counts["other"] += 1
+            counts["other_queued"] += out["style"] == "queued"
+            if out["style"] != "queued":
+                named.append(f"{truth['file']} ({truth['style']}) read as {style}, the election's only style")
+    return counts, named
+
+
+def run_alone(folder: Path, shared: Path, jobs: int) -> tuple[Counter, list[str]]:
+    """Every card against the election holding only one style, for every style of the set."""
+    truth = json.loads((folder / "truth.json").read_text())
+    cards = []
+    for card in truth["cards"]:
+        path = shared / folder.name / card["file"]
+        if not path.is_file():
+            path = folder / card["file"]
+        if path.is_file():
+            cards.append((str(path), card))
+    styles = [s["id"] for s in json.loads((folder / "election.json").read_text())["ballot_styles"]]
+    tasks = [(str(folder / "election.json"), style, cards) for style in styles]
+    total: Counter = Counter()
+    named: list[str] = []
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for counts, lines in pool.map(_read_against_lone_style, tasks):
+            total.update(counts)
+            named.extend(lines)
+    return total, named
+
+
 def report(name: str, c: Counter) -> str:
     clear, amb = c["clear"], c["ambiguous"]
     pct = 100.0 * c["clear_to_person"] / clear if clear else 0.0
@@ -222,6 +280,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--verbose", action="store_true", help="every card that differs from its truth")
     ap.add_argument("--leave-out", action="store_true", help="each card against its election without its own style")
+    ap.add_argument("--alone", action="store_true", help="every card against the election holding only one style, "
+                    "for every style (a frame with one blank: no runner-up to tell styles apart)")
     ap.add_argument("--rescan", choices=RESCANS, help="read each card as another scanner would deliver it (skewed, upside down, "
                     "at 300 dpi, or thresholded bilevel): the same truth must come out")
     args = ap.parse_args(argv)
@@ -241,6 +301,20 @@ def main(argv: list[str] | None = None) -> int:
               f"read as another style {total_wrong}")
         print("target met" if total_wrong == 0 else "target NOT met", "(a card of a style the election lacks is queued, never read as another style)")
         return 0 if total_wrong == 0 else 1
+    if args.alone:
+        ok = True
+        for folder in sorted(p for p in args.sets.iterdir() if (p / "truth.json").is_file()):
+            c, named = run_alone(folder, args.shared, args.jobs)
+            print(f"{folder.name:<20} each style alone: own cards {c['own']:>3} right {c['own_right']:>3} queued "
+                  f"{c['own_queued']:>2} wrong {c['own_wrong']}  definite errors {c['own_definite_errors']}  |  "
+                  f"cards of another style {c['other']:>4} queued {c['other_queued']:>4} read as the lone style "
+                  f"{c['other'] - c['other_queued']}")
+            for line in named:
+                print(f"    {line}")
+            ok = ok and c["own_wrong"] == 0 and c["own_definite_errors"] == 0 and c["other"] == c["other_queued"]
+        print("targets met" if ok else "targets NOT met", "(alone, a style's own cards read right or are queued; "
+              "no card of another style is read as it)")
+        return 0 if ok else 1
     grand: Counter = Counter()
     for folder in sorted(p for p in args.sets.iterdir() if (p / "truth.json").is_file()):
         counts, results = run_set(folder, args.shared, args.jobs, args.rescan)

@@ -168,11 +168,12 @@ def test_copied_card_is_a_labelled_card_of_the_set(name: str, card: dict[str, An
 # Reading: every card exactly as labelled
 
 
-def _assert_reads_as_labelled(name: str, card: dict[str, Any], path: Path) -> None:
+def _assert_reads_as_labelled(name: str, card: dict[str, Any], path: Path, context: InterpretContext | None = None) -> None:
     pending = PENDING_REFERENCES.get(name)
     if pending is not None and not pending.is_file():
         pytest.skip(f"{pending} (the median of the registered voted cards) is not made yet")
-    got = {c.source.page_index: c for c in interpret_file(str(path), context_of(name), CardHints(), "realballots")}
+    context = context_of(name) if context is None else context
+    got = {c.source.page_index: c for c in interpret_file(str(path), context, CardHints(), "realballots")}
     result = got[card["page_of_file"]].interpretation
     assert isinstance(result, ReadCard), result
     assert (result.style, result.page) == (card["style"], card["page"])
@@ -252,3 +253,40 @@ def test_a_card_once_read_as_a_neighbours_style_is_queued_when_its_own_is_missin
         pytest.skip("../shared/realballots is not here")
     card = next(c for c in truth_of(name)["cards"] if c["file"] == file)
     _assert_queued_without_its_style(name, card, SHARED / name / file)
+
+
+# --------------------------------------------------------------------------------------
+# One blank of its page alone in its frame (no runner-up to say where styles differ)
+
+
+@cache
+def context_only(name: str, style: str) -> InterpretContext:
+    """The set's election with ``style`` its only style."""
+    path = FIX / name / "election.json"
+    definition, layouts = read_definition(path.resolve())
+    definition = {**definition, "ballot_styles": [s for s in definition["ballot_styles"] if s["id"] == style]}
+    election = parse_election(definition, layouts, base=path.resolve().parent, file=str(path))
+    return InterpretContext(election, load_thresholds(), load_references(election))
+
+
+@pytest.mark.parametrize(("name", "card", "path"), _copied(), ids=lambda v: v.name if isinstance(v, Path) else (v if isinstance(v, str) else ""))
+def test_a_copied_card_reads_as_labelled_with_its_style_alone(name: str, card: dict[str, Any], path: Path) -> None:
+    """Its blank then has no other style's blank beside it: the card must print every glyph
+    of that blank's own lines of text, and a card of that very style does."""
+    _assert_reads_as_labelled(name, card, path, context_only(name, card["style"]))
+
+
+@pytest.mark.parametrize("alone", ["dem-tipton-1", "dem-tipton-2", "dem-inland", "rep-tipton-3"])
+def test_a_card_of_another_precinct_is_queued_against_a_lone_style_that_differs_in_one_digit(alone: str) -> None:
+    """Cedar's dem-tipton-3 card against an election holding only dem-tipton-1 (or -2): the
+    two print "TIPTON 3" and "TIPTON 1" and nothing else apart. Before each lone blank's own
+    lines were checked such a card was read as the lone style (182 of 220 same-party pairs
+    of Cedar's cards): votes counted in another precinct. A card of the other party's
+    tipton-3 differs in its contests: queued as well."""
+    name = "cedar2008primary"
+    card = next(c for c in truth_of(name)["cards"] if c["file"] == "voted/20120608170620594_0021.jpg")
+    assert card["style"] == "dem-tipton-3"
+    (read,) = interpret_file(str(FIX / name / card["file"]), context_only(name, alone), CardHints(), "t")
+    result = read.interpretation
+    assert not isinstance(result, ReadCard), f"dem-tipton-3 read as {result.style}"
+    assert result.reason.value in ("unknown_style", "ambiguous_style"), result

@@ -101,6 +101,22 @@ LINE_GLYPH_CORR = 0.6
 LINE_GLYPH_COVERED = 0.95  # blanks that differ more: a glyph whose solid print the card shows this much of is there, ink over it or not
 LINE_WRONG_MIN = 3  # blanks that differ more (not look-alikes): a line counts when this many of its glyphs ...
 LINE_WRONG_SHARE = 0.5  # ... and this share of those the card prints something over do not match
+# A frame with one blank of the page (no other style's) has no runner-up to say where styles differ: the card must print every
+# glyph of that blank's own lines of text (outside targets, write-in areas and timing marks),
+# each laid on the card at its best shift within OWN_GLYPH_SHIFT_PX of its line's, none within
+# EDGE_IN of the page's edges: a glyph is missing below OWN_GLYPH_CORR with under
+# OWN_GLYPH_COVERED of its solid print shown (levels set on every real card checked against its
+# own blank alone: of ~40,000 glyphs none fell below 0.8 and 0.95 together away from the
+# edges; a "3" printed for a "2": 0.62 and 0.86)
+OWN_GLYPH_SHIFT_PX = 2
+OWN_GLYPH_CORR = 0.75
+OWN_GLYPH_COVERED = 0.9
+OWN_UNLIKE_CORR = 0.3  # below this a glyph is missing however much the card prints over it (other print in a larger type)
+OWN_PRINT_SHARE = 0.5  # a glyph's solid print counts as shown where the card is this share of its line's print darkness (INK_LEVEL at most)
+OWN_NARROW = 0.5  # ... except a glyph narrower than this share of its height (a "1": most digits cover its print) ...
+OWN_NARROW_MASS = 1.5  # ... printed over no more heavily than this times its own ink ...
+OWN_NARROW_CORR = 0.6  # ... missing below this correlation alone
+OWN_BAND_PX = 6  # each line is kept with this much of the blank around it (its glyphs' search stays inside)
 WARP_TILE_PX = 128  # the card warped into the frame: an affine map per tile of this side ...
 WARP_TILE_TOLERANCE_PX = 0.02  # ... where it misses the homography by at most this at a tile's corner
 ACROSS_GROUPS_MARGIN = 0.1  # a card fitting blanks of several frames: the clearly (this much) better alignment wins
@@ -161,6 +177,18 @@ class StyleGroup:
                 return known  # type: ignore[return-value]
         found = _pair_detail(self, i, j, lines_only=True)
         _bounded(self.rival_lines)[(i, j)] = found
+        return found
+
+
+    def own_lines_of(self, i: int) -> _Detail | None:
+        """Every line of text member ``i`` prints outside its targets, write-in areas and
+        timing marks (:func:`_own_lines`), learned the first time a card needs it: what a
+        card must print when the frame offers no second blank to say where styles differ."""
+        known = self.rival_lines.get((i, i), _UNKNOWN)  # (i, i): no pair of two members is keyed so
+        if known is not _UNKNOWN:
+            return known  # type: ignore[return-value]
+        found = _own_lines(self, i)
+        _bounded(self.rival_lines)[(i, i)] = found
         return found
 
 
@@ -489,6 +517,14 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
         if where is not None:
             return StyleUnknown(f"the card does not print what {model.style} page {model.page} prints where it differs from "
                                 f"{group.members[j].style} page {group.members[j].page}: something else is printed near {where}")
+    if upright is not None and not any(group.members[j].page == model.page for j in order[1:]):
+        # no other style's blank of this page in the frame to tell where styles differ
+        own = group.own_lines_of(best)
+        where = None if own is None else _own_line_missing(own, upright, aligned.matrix, group.anchor.dpi,
+                                                            paper if paper is not None else paper_level(upright))
+        if where is not None:
+            return StyleUnknown(f"the card does not print what {model.style} page {model.page}, the only blank of its frame, "
+                                f"prints: something else is printed near {where}")
     to_model = aligned.matrix @ group.to_anchor[best]
     measured = refined if group.members[best] is group.anchor else None
     return StyleMatch(model, group, aligned, to_model, standing[best], measured)
@@ -561,6 +597,37 @@ def _pair_detail(group: StyleGroup, i: int, j: int, *, lines_only: bool = False)
     line_first, line_second = (tuple(_read_only(np.round(np.where(judged, ink, 0.0)[y: y + bh, x: x + bw] * 255).astype(np.uint8))
                                      for x, y, bw, bh in lines) for ink in inks)
     return _Detail(tuple(boxes), tuple(first), tuple(second), tuple(near), lines, line_first, line_second)
+
+
+def _own_lines(group: StyleGroup, i: int) -> _Detail | None:
+    """Member ``i``'s own lines of text (:func:`_line_boxes` of every glyph it prints outside
+    the targets, write-in areas and timing marks, at the anchor blank's resolution) as a
+    :class:`_Detail` whose second blank prints nothing; None when it prints no text there."""
+    member = group.members[i]
+    h, w = group.anchor.image.shape
+    ink = cv2.warpPerspective(_blurred_ink(member.image, paper_level(member.image)), group.to_anchor[i], (w, h),
+                              flags=cv2.INTER_LINEAR, borderValue=-1.0)
+    judged = cv2.resize((group.keep & ~group.timing).astype(np.uint8), (w, h), interpolation=cv2.INTER_NEAREST).astype(bool)
+    judged &= ink >= 0
+    # a piece of print the judged area cuts (a name running into a target's margin) is no glyph
+    # to compare: only its cut half would be
+    count, labels = cv2.connectedComponents((ink >= SOLID_LEVEL).astype(np.uint8), connectivity=8)
+    cut = np.zeros(count, bool)
+    cut[np.unique(labels[~judged])] = True
+    cut[0] = False
+    kept = judged & ~cv2.dilate(cut[labels].astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
+    edge = int(round(EDGE_IN * group.anchor.dpi))  # a scanner may cut or shift the page's edges
+    kept[:edge], kept[-edge:], kept[:, :edge], kept[:, -edge:] = False, False, False, False
+    ink = np.where(kept, ink, 0.0).astype(np.float32)
+    glyphs = _glyphs_of(ink, group.anchor.dpi)
+    if not glyphs:
+        return None
+    b = OWN_BAND_PX  # each line with a band of the blank around it: a glyph is searched for within what the blank is known to print
+    lines = tuple((x - b, y - b, bw + 2 * b, bh + 2 * b) for x, y, bw, bh in _line_boxes(ink >= SOLID_LEVEL, kept, glyphs, group.anchor.dpi)
+                  if x >= b and y >= b and x + bw + b <= w and y + bh + b <= h)
+    line_first = tuple(_read_only(np.round(ink[y: y + bh, x: x + bw] * 255).astype(np.uint8)) for x, y, bw, bh in lines)
+    line_second = tuple(_read_only(np.zeros_like(a)) for a in line_first)
+    return _Detail((), (), (), (), lines, line_first, line_second)
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:
@@ -677,6 +744,67 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
                         return at
         if whole_line and wrong >= LINE_WRONG_MIN and wrong >= LINE_WRONG_SHARE * judged:
             return at
+    return None
+
+
+def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarray, dpi: float, paper: float) -> str | None:
+    """Where the card does not print a glyph of the blank's own lines of text
+    (:func:`_own_lines`: each line with OWN_BAND_PX of the blank around it), else None.
+
+    Each line is laid on the card at the shift within DETAIL_SHIFT_PX that fits it best, then
+    each glyph (with LINE_PAD_PX around it) at the shift within OWN_GLYPH_SHIFT_PX more that
+    correlates best (a page's hundreds of glyphs include some a line's one shift misses by a
+    pixel or two). A glyph is not judged where the card shows no pixels (a cut margin) or where
+    it prints little there (LINE_GLYPH_MASS of the glyph's ink: torn, cut or faded). A judged
+    glyph is missing when it correlates under
+    OWN_GLYPH_CORR and the card shows under OWN_GLYPH_COVERED of its solid print (at the best
+    shift or the line's), or, narrower than OWN_NARROW of its height and printed over no more
+    heavily than OWN_NARROW_MASS times its own ink (a "3" where a "1" was covers the 1's
+    stroke too), when it correlates under OWN_NARROW_CORR; and any glyph correlating under
+    OWN_UNLIKE_CORR (a precinct's name set in a larger type covers the smaller one's print)."""
+    s, g, band = DETAIL_SHIFT_PX, OWN_GLYPH_SHIFT_PX, OWN_BAND_PX
+    pad = LINE_PAD_PX
+    for (x, y, bw, bh), first_bytes in zip(detail.lines, detail.line_first, strict=True):
+        first = first_bytes.astype(np.float32) / 255.0
+        size = (bw + 2 * (s + g), bh + 2 * (s + g))
+        to_card = anchor_to_card @ np.array([[1.0, 0.0, x - s - g], [0.0, 1.0, y - s - g], [0.0, 0.0, 1.0]])
+        window = cv2.warpPerspective(upright, to_card, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                     borderMode=cv2.BORDER_REPLICATE)
+        ink = _blurred_ink(window, paper)
+        on_card = cv2.warpPerspective(np.ones(upright.shape[:2], np.uint8), to_card, size,
+                                      flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0)
+        misfit = cv2.matchTemplate(ink[g: g + bh + 2 * s, g: g + bw + 2 * s], first, cv2.TM_SQDIFF)
+        dy, dx = np.unravel_index(int(np.argmin(misfit)), misfit.shape)
+        oy, ox = g + int(dy), g + int(dx)  # the line's origin in the window
+        printed = first >= SOLID_LEVEL
+        if not printed.any():
+            continue
+        card = ink[oy: oy + bh, ox: ox + bw]  # the card at the line's shift
+        # the line's print as the card shows it: a faint scan's text is judged by its own darkness
+        level = min(INK_LEVEL, OWN_PRINT_SHARE * float(np.median(card[printed])))
+        for gx, gy, gw, gh in _glyphs_of(first, dpi):
+            if gx < band or gy < band or gx + gw > bw - band or gy + gh > bh - band:
+                continue  # a neighbouring line's glyph, cut by this one's band
+            r0, r1, c0, c1 = gy - pad, gy + gh + pad, gx - pad, gx + gw + pad
+            if not on_card[oy + r0 - g: oy + r1 + g, ox + c0 - g: ox + c1 + g].all():
+                continue  # off the scanned image, wholly or in part
+            glyph = first[r0:r1, c0:c1]
+            here = card[r0:r1, c0:c1]
+            if float(here.sum()) < LINE_GLYPH_MASS * float(glyph.sum()) or float(here.std()) < 1e-3 or float(glyph.std()) < 1e-3:
+                continue  # paper on the card (torn, cut, faded): no other print
+            around = ink[oy + r0 - g: oy + r1 + g, ox + c0 - g: ox + c1 + g]  # the glyph's place on the card, +-g
+            fit = cv2.matchTemplate(around, glyph, cv2.TM_CCOEFF_NORMED)
+            by, bx = np.unravel_index(int(np.argmax(fit)), fit.shape)
+            corr = float(fit[by, bx])
+            if corr >= OWN_GLYPH_CORR:
+                continue
+            solid = glyph >= SOLID_LEVEL
+            if not solid.any():
+                continue
+            shown = max(float((around[by: by + r1 - r0, bx: bx + c1 - c0][solid] >= level).mean()), float((here[solid] >= level).mean()))
+            narrow = gw < OWN_NARROW * gh and float(here.sum()) <= OWN_NARROW_MASS * float(glyph.sum())
+            if shown < OWN_GLYPH_COVERED or (narrow and corr < OWN_NARROW_CORR) or corr < OWN_UNLIKE_CORR:
+                return f"({(x + gx) / dpi:.2f} in, {(y + gy) / dpi:.2f} in)"
     return None
 
 
