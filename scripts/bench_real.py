@@ -207,15 +207,15 @@ def run_leave_out(folder: Path, shared: Path, jobs: int) -> tuple[int, int, list
     return queued, len(wrong), wrong
 
 
-def _read_against_lone_style(task: tuple[str, str, list[tuple[str, dict[str, Any]]]]) -> tuple[Counter, list[str]]:
+def _read_against_lone_style(task: tuple[str, str, list[tuple[str, dict[str, Any]]], str | None]) -> tuple[Counter, list[str]]:
     """Read cards against the election holding only ``style``: its own cards must read as
     labelled (no definite error, the style right or queued), every other card must be queued."""
-    global _CONTEXT
+    global _CONTEXT, _RESCAN
     from scanpipe.classify import load_thresholds
     from scanpipe.election import parse_election, read_definition
     from scanpipe.interpret import InterpretContext, load_references
 
-    election_path, style, cards = task
+    election_path, style, cards, _RESCAN = task
     path = Path(election_path).resolve()
     definition, layouts = read_definition(path)
     definition = {**definition, "ballot_styles": [s for s in definition["ballot_styles"] if s["id"] == style]}
@@ -239,7 +239,7 @@ def _read_against_lone_style(task: tuple[str, str, list[tuple[str, dict[str, Any
     return counts, named
 
 
-def run_alone(folder: Path, shared: Path, jobs: int) -> tuple[Counter, list[str]]:
+def run_alone(folder: Path, shared: Path, jobs: int, rescan: str | None = None) -> tuple[Counter, list[str]]:
     """Every card against the election holding only one style, for every style of the set."""
     truth = json.loads((folder / "truth.json").read_text())
     cards = []
@@ -250,7 +250,7 @@ def run_alone(folder: Path, shared: Path, jobs: int) -> tuple[Counter, list[str]
         if path.is_file():
             cards.append((str(path), card))
     styles = [s["id"] for s in json.loads((folder / "election.json").read_text())["ballot_styles"]]
-    tasks = [(str(folder / "election.json"), style, cards) for style in styles]
+    tasks = [(str(folder / "election.json"), style, cards, rescan) for style in styles]
     total: Counter = Counter()
     named: list[str] = []
     with ProcessPoolExecutor(max_workers=jobs) as pool:
@@ -304,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.alone:
         ok = True
         for folder in sorted(p for p in args.sets.iterdir() if (p / "truth.json").is_file()):
-            c, named = run_alone(folder, args.shared, args.jobs)
+            c, named = run_alone(folder, args.shared, args.jobs, args.rescan)
             print(f"{folder.name:<20} each style alone: own cards {c['own']:>3} right {c['own_right']:>3} queued "
                   f"{c['own_queued']:>2} wrong {c['own_wrong']}  definite errors {c['own_definite_errors']}  |  "
                   f"cards of another style {c['other']:>4} queued {c['other_queued']:>4} read as the lone style "

@@ -101,21 +101,22 @@ LINE_GLYPH_CORR = 0.6
 LINE_GLYPH_COVERED = 0.95  # blanks that differ more: a glyph whose solid print the card shows this much of is there, ink over it or not
 LINE_WRONG_MIN = 3  # blanks that differ more (not look-alikes): a line counts when this many of its glyphs ...
 LINE_WRONG_SHARE = 0.5  # ... and this share of those the card prints something over do not match
-# A frame with one blank of the page (no other style's) has no runner-up to say where styles differ: the card must print every
-# glyph of that blank's own lines of text (outside targets, write-in areas and timing marks),
-# each laid on the card at its best shift within OWN_GLYPH_SHIFT_PX of its line's, none within
-# EDGE_IN of the page's edges: a glyph is missing below OWN_GLYPH_CORR with under
-# OWN_GLYPH_COVERED of its solid print shown (levels set on every real card checked against its
-# own blank alone: of ~40,000 glyphs none fell below 0.8 and 0.95 together away from the
-# edges; a "3" printed for a "2": 0.62 and 0.86)
+# A frame whose page has one blank (no other style's blank of that page) has no runner-up to
+# say where styles differ: the card must print every glyph of that blank's own lines of text
+# (outside targets, write-in areas, timing marks and EDGE_IN of the page's edges), each laid
+# on the card at its best shift within OWN_GLYPH_SHIFT_PX of its line's (:func:`_own_line_missing`).
+# Levels set with `scripts/bench_real.py --alone` (every real card against its own blank alone:
+# none queued; against every other style alone: all queued, Cedar's "TIPTON 2" and "TIPTON 3"
+# among them) and on the synthetic decks
 OWN_GLYPH_SHIFT_PX = 2
-OWN_GLYPH_CORR = 0.75
-OWN_GLYPH_COVERED = 0.9
-OWN_UNLIKE_CORR = 0.3  # below this a glyph is missing however much the card prints over it (other print in a larger type)
-OWN_PRINT_SHARE = 0.5  # a glyph's solid print counts as shown where the card is this share of its line's print darkness (INK_LEVEL at most)
-OWN_NARROW = 0.5  # ... except a glyph narrower than this share of its height (a "1": most digits cover its print) ...
+OWN_GLYPH_CORR = 0.75  # a glyph correlating under this with the card ...
+OWN_GLYPH_COVERED = 0.9  # ... is missing unless the card shows this share of its solid print (ink over a name leaves it there)
+OWN_NARROW = 0.5  # a glyph narrower than this share of its height (a "1": most digits cover its print) ...
 OWN_NARROW_MASS = 1.5  # ... printed over no more heavily than this times its own ink ...
-OWN_NARROW_CORR = 0.6  # ... missing below this correlation alone
+OWN_NARROW_CORR = 0.6  # ... is missing below this correlation alone
+OWN_UNLIKE_CORR = 0.3  # any glyph below this is missing, however much the card prints over it (other print in a larger type)
+OWN_PRINT_SHARE = 0.5  # solid print counts as shown where the card is this share of its line's print darkness ...
+OWN_PRINT_PCT = 99  # ... (this percentile of the card's ink in the line; INK_LEVEL at most, PAPER_LEVEL at least)
 OWN_BAND_PX = 6  # each line is kept with this much of the blank around it (its glyphs' search stays inside)
 WARP_TILE_PX = 128  # the card warped into the frame: an affine map per tile of this side ...
 WARP_TILE_TOLERANCE_PX = 0.02  # ... where it misses the homography by at most this at a tile's corner
@@ -178,7 +179,6 @@ class StyleGroup:
         found = _pair_detail(self, i, j, lines_only=True)
         _bounded(self.rival_lines)[(i, j)] = found
         return found
-
 
     def own_lines_of(self, i: int) -> _Detail | None:
         """Every line of text member ``i`` prints outside its targets, write-in areas and
@@ -756,9 +756,8 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
     correlates best (a page's hundreds of glyphs include some a line's one shift misses by a
     pixel or two). A glyph is not judged where the card shows no pixels (a cut margin) or where
     it prints little there (LINE_GLYPH_MASS of the glyph's ink: torn, cut or faded). A judged
-    glyph is missing when it correlates under
-    OWN_GLYPH_CORR and the card shows under OWN_GLYPH_COVERED of its solid print (at the best
-    shift or the line's), or, narrower than OWN_NARROW of its height and printed over no more
+    glyph is missing when it correlates under OWN_GLYPH_CORR and the card shows under
+    OWN_GLYPH_COVERED of its solid print (at the best shift or the line's), or, narrower than OWN_NARROW of its height and printed over no more
     heavily than OWN_NARROW_MASS times its own ink (a "3" where a "1" was covers the 1's
     stroke too), when it correlates under OWN_NARROW_CORR; and any glyph correlating under
     OWN_UNLIKE_CORR (a precinct's name set in a larger type covers the smaller one's print)."""
@@ -780,8 +779,9 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
         if not printed.any():
             continue
         card = ink[oy: oy + bh, ox: ox + bw]  # the card at the line's shift
-        # the line's print as the card shows it: a faint scan's text is judged by its own darkness
-        level = min(INK_LEVEL, OWN_PRINT_SHARE * float(np.median(card[printed])))
+        # the card's own print in the line (its darkest, whatever it prints there): a faint
+        # scan's text is judged by its own darkness, never below the paper's noise
+        level = max(PAPER_LEVEL, min(INK_LEVEL, OWN_PRINT_SHARE * float(np.percentile(card, OWN_PRINT_PCT))))
         for gx, gy, gw, gh in _glyphs_of(first, dpi):
             if gx < band or gy < band or gx + gw > bw - band or gy + gh > bh - band:
                 continue  # a neighbouring line's glyph, cut by this one's band
