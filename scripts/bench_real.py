@@ -72,7 +72,8 @@ def rescanned(path: str, how: str) -> bytes:
     elif how == "bilevel":
         gray = np.where(gray < THRESHOLD, 0, 255).astype(np.uint8)
     ok, png = cv2.imencode(".png", gray)
-    assert ok
+    if not ok:
+        raise RuntimeError(f"{path}: could not encode the rescanned card")
     return png.tobytes()
 
 

@@ -778,20 +778,32 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
         printed = first >= SOLID_LEVEL
         if not printed.any():
             continue
-        card = ink[oy: oy + bh, ox: ox + bw]  # the card at the line's shift
+        card = np.ascontiguousarray(ink[oy: oy + bh, ox: ox + bw])  # the card at the line's shift
         # the card's own print in the line (its darkest, whatever it prints there): a faint
         # scan's text is judged by its own darkness, never below the paper's noise
         level = max(PAPER_LEVEL, min(INK_LEVEL, OWN_PRINT_SHARE * float(np.percentile(card, OWN_PRINT_PCT))))
+        # per-box sums from integral images: most glyphs correlate well at the line's shift and
+        # are done at a constant cost; only the others are searched
+        sum_c, sq_c = cv2.integral2(card, sdepth=cv2.CV_64F)
+        sum_f, sq_f = cv2.integral2(first, sdepth=cv2.CV_64F)
+        sum_cf = cv2.integral(card * first, sdepth=cv2.CV_64F)
+        missing_px = cv2.integral((on_card == 0).astype(np.uint8))
         for gx, gy, gw, gh in _glyphs_of(first, dpi):
             if gx < band or gy < band or gx + gw > bw - band or gy + gh > bh - band:
                 continue  # a neighbouring line's glyph, cut by this one's band
             r0, r1, c0, c1 = gy - pad, gy + gh + pad, gx - pad, gx + gw + pad
-            if not on_card[oy + r0 - g: oy + r1 + g, ox + c0 - g: ox + c1 + g].all():
+            if _box_sum(missing_px, oy + r0 - g, oy + r1 + g, ox + c0 - g, ox + c1 + g) > 0:
                 continue  # off the scanned image, wholly or in part
+            n = (r1 - r0) * (c1 - c0)
+            c, f = _box_sum(sum_c, r0, r1, c0, c1), _box_sum(sum_f, r0, r1, c0, c1)
+            var_c = _box_sum(sq_c, r0, r1, c0, c1) / n - (c / n) ** 2
+            var_f = _box_sum(sq_f, r0, r1, c0, c1) / n - (f / n) ** 2
+            if c < LINE_GLYPH_MASS * f or var_c < 1e-6 or var_f < 1e-6:
+                continue  # paper on the card (torn, cut, faded): no other print
+            if (_box_sum(sum_cf, r0, r1, c0, c1) / n - (c / n) * (f / n)) / np.sqrt(var_c * var_f) >= OWN_GLYPH_CORR:
+                continue  # at the line's shift already (the search below only finds better)
             glyph = first[r0:r1, c0:c1]
             here = card[r0:r1, c0:c1]
-            if float(here.sum()) < LINE_GLYPH_MASS * float(glyph.sum()) or float(here.std()) < 1e-3 or float(glyph.std()) < 1e-3:
-                continue  # paper on the card (torn, cut, faded): no other print
             around = ink[oy + r0 - g: oy + r1 + g, ox + c0 - g: ox + c1 + g]  # the glyph's place on the card, +-g
             fit = cv2.matchTemplate(around, glyph, cv2.TM_CCOEFF_NORMED)
             by, bx = np.unravel_index(int(np.argmax(fit)), fit.shape)
@@ -802,7 +814,7 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
             if not solid.any():
                 continue
             shown = max(float((around[by: by + r1 - r0, bx: bx + c1 - c0][solid] >= level).mean()), float((here[solid] >= level).mean()))
-            narrow = gw < OWN_NARROW * gh and float(here.sum()) <= OWN_NARROW_MASS * float(glyph.sum())
+            narrow = gw < OWN_NARROW * gh and c <= OWN_NARROW_MASS * f
             if shown < OWN_GLYPH_COVERED or (narrow and corr < OWN_NARROW_CORR) or corr < OWN_UNLIKE_CORR:
                 return f"({(x + gx) / dpi:.2f} in, {(y + gy) / dpi:.2f} in)"
     return None
