@@ -37,6 +37,7 @@ import json
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -160,20 +161,28 @@ def run_set(folder: Path, shared: Path, jobs: int, rescan: str | None = None) ->
     return total, results
 
 
+def _context_with_styles(election_path: str, keep: Callable[[str], bool]) -> Any:
+    """The reading context of the election at ``election_path`` holding only the styles
+    ``keep`` admits, parsed in memory (nothing written beside the fixture)."""
+    from scanpipe.classify import load_thresholds
+    from scanpipe.election import parse_election, read_definition
+    from scanpipe.interpret import InterpretContext, load_references
+
+    path = Path(election_path).resolve()
+    definition, layouts = read_definition(path)
+    definition = {**definition, "ballot_styles": [s for s in definition["ballot_styles"] if keep(s["id"])]}
+    election = parse_election(definition, layouts, base=path.parent, file=str(path))
+    return InterpretContext(election, load_thresholds(), load_references(election))
+
+
 def _read_without_own_style(task: tuple[str, str, list[tuple[str, dict[str, Any]]]]) -> list[tuple[str, str]]:
     """Read the cards of one style against the election without that style: per card, its
     file and what it was read as (a style, or the reason it was queued)."""
-    from scanpipe.classify import load_thresholds
-    from scanpipe.election import parse_election, read_definition
-    from scanpipe.interpret import InterpretContext, interpret_file, load_references
+    from scanpipe.interpret import interpret_file
     from scanpipe.types import CardHints, ReadCard
 
     election_path, style, cards = task
-    path = Path(election_path).resolve()
-    definition, layouts = read_definition(path)
-    definition = {**definition, "ballot_styles": [s for s in definition["ballot_styles"] if s["id"] != style]}
-    election = parse_election(definition, layouts, base=path.parent, file=str(path))  # nothing written anywhere
-    context = InterpretContext(election, load_thresholds(), load_references(election))
+    context = _context_with_styles(election_path, lambda s: s != style)
     out = []
     for path, truth in cards:
         read = {c.source.page_index: c for c in interpret_file(path, context, CardHints(), "bench-real")}
@@ -212,16 +221,8 @@ def _read_against_lone_style(task: tuple[str, str, list[tuple[str, dict[str, Any
     """Read cards against the election holding only ``style``: its own cards must read as
     labelled (no definite error, the style right or queued), every other card must be queued."""
     global _CONTEXT, _RESCAN
-    from scanpipe.classify import load_thresholds
-    from scanpipe.election import parse_election, read_definition
-    from scanpipe.interpret import InterpretContext, load_references
-
     election_path, style, cards, _RESCAN = task
-    path = Path(election_path).resolve()
-    definition, layouts = read_definition(path)
-    definition = {**definition, "ballot_styles": [s for s in definition["ballot_styles"] if s["id"] == style]}
-    election = parse_election(definition, layouts, base=path.parent, file=str(path))
-    _CONTEXT = InterpretContext(election, load_thresholds(), load_references(election))
+    _CONTEXT = _context_with_styles(election_path, lambda s: s == style)
     counts: Counter = Counter()
     named = []
     for card_path, truth in cards:

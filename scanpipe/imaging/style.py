@@ -757,12 +757,14 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
     pixel or two). A glyph is not judged where the card shows no pixels (a cut margin) or where
     it prints little there (LINE_GLYPH_MASS of the glyph's ink: torn, cut or faded). A judged
     glyph is missing when it correlates under OWN_GLYPH_CORR and the card shows under
-    OWN_GLYPH_COVERED of its solid print (at the best shift or the line's), or, narrower than OWN_NARROW of its height and printed over no more
-    heavily than OWN_NARROW_MASS times its own ink (a "3" where a "1" was covers the 1's
-    stroke too), when it correlates under OWN_NARROW_CORR; and any glyph correlating under
-    OWN_UNLIKE_CORR (a precinct's name set in a larger type covers the smaller one's print)."""
+    OWN_GLYPH_COVERED of its solid print (at the best shift or the line's); or, narrower than
+    OWN_NARROW of its height and printed over no more heavily than OWN_NARROW_MASS times its
+    own ink (a "3" where a "1" was covers the 1's stroke too), when it correlates under
+    OWN_NARROW_CORR; and any glyph correlating under OWN_UNLIKE_CORR (a precinct's name set in
+    a larger type covers the smaller one's print)."""
     s, g, band = DETAIL_SHIFT_PX, OWN_GLYPH_SHIFT_PX, OWN_BAND_PX
     pad = LINE_PAD_PX
+    scanned = np.ones(upright.shape[:2], np.uint8)  # where the card has pixels, once for every line
     for (x, y, bw, bh), first_bytes in zip(detail.lines, detail.line_first, strict=True):
         first = first_bytes.astype(np.float32) / 255.0
         size = (bw + 2 * (s + g), bh + 2 * (s + g))
@@ -770,7 +772,7 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
         window = cv2.warpPerspective(upright, to_card, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                      borderMode=cv2.BORDER_REPLICATE)
         ink = _blurred_ink(window, paper)
-        on_card = cv2.warpPerspective(np.ones(upright.shape[:2], np.uint8), to_card, size,
+        on_card = cv2.warpPerspective(scanned, to_card, size,
                                       flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0)
         misfit = cv2.matchTemplate(ink[g: g + bh + 2 * s, g: g + bw + 2 * s], first, cv2.TM_SQDIFF)
         dy, dx = np.unravel_index(int(np.argmin(misfit)), misfit.shape)
