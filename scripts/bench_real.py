@@ -15,8 +15,9 @@ board would read it (no ``--style``) and the script prints, per set and in all:
 Targets: 0 definite errors; every card's style right or queued; at most 2 % of clear targets
 to a person. Run: ``python scripts/bench_real.py [--shared ../shared/realballots] [--jobs 2]``.
 
-``--rescan skew|turned|dpi300|bilevel``: every card read as another scanner would have
-delivered it (:func:`rescanned`, a PNG in memory): the same truth must come out. The
+``--rescan skew|turned|dpi300|bilevel|dpi150|background|stretch|blurred|photo``: every card
+read as another scanner would have delivered it (:func:`rescanned`, a PNG in memory): the same
+truth must come out, or the card be queued (never a definite error). The
 reader is judged on other counties' scanners; this is the cheapest stand-in.
 
 ``--alone``: every card against the election holding only one style, for each style in
@@ -46,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 STATUS = {"vote": "yes", "no_vote": "no", "ambiguous": "unknown"}
 _CONTEXT: Any = None
 _RESCAN: str | None = None
-RESCANS = ("skew", "turned", "dpi300", "bilevel")
+RESCANS = ("skew", "turned", "dpi300", "bilevel", "dpi150", "background", "stretch", "blurred", "photo")
 THRESHOLD = 160  # --rescan bilevel: a gray pixel darker than this is black
 
 
@@ -54,7 +55,12 @@ def rescanned(path: str, how: str) -> bytes:
     """The card's file as another scanner would have delivered it (``--rescan``): ``skew``
     turned by up to 2.5 degrees either way (per file, from its name's CRC), ``turned`` fed
     upside down, ``dpi300`` at 300 dpi (1.5 times the pixels, the file's dpi tag dropped),
-    ``bilevel`` thresholded black and white; written as a PNG in memory."""
+    ``bilevel`` thresholded black and white, ``dpi150`` at three quarters of the pixels (Marin's
+    cards are 150 dpi scans: they fall under the reader's 120 dpi floor), ``background`` on a
+    scanner bed wider than the card (dark around it, the card off centre), ``stretch`` fed by a
+    roller that slips (the feed stretched unevenly along the card, 0 to 1.5 %: no single
+    mapping fits it), ``blurred`` out of focus and saved at a low JPEG quality, ``photo`` in a
+    mild perspective (a photograph: queued by design); written as a PNG in memory."""
     import zlib
 
     import cv2
@@ -72,6 +78,28 @@ def rescanned(path: str, how: str) -> bytes:
         gray = cv2.resize(gray, (w * 3 // 2, h * 3 // 2), interpolation=cv2.INTER_CUBIC)
     elif how == "bilevel":
         gray = np.where(gray < THRESHOLD, 0, 255).astype(np.uint8)
+    elif how == "dpi150":
+        gray = cv2.resize(gray, (w * 3 // 4, h * 3 // 4), interpolation=cv2.INTER_AREA)
+    elif how == "background":  # a scanner bed wider than the card, dark around it, the card off centre
+        pad = int(0.25 * w / 8.5)
+        canvas = np.full((h + 2 * pad, w + 3 * pad), 40, np.uint8)
+        canvas[pad // 2: pad // 2 + h, 2 * pad: 2 * pad + w] = gray
+        gray = canvas
+    elif how == "stretch":  # a roller that slips: the feed stretched unevenly (0 to 1.5 %), the width 1 % narrower
+        ys = np.arange(int(h * 1.0075), dtype=np.float32)
+        src_y = ys - 0.015 * ys * ys / (2 * h)
+        map_y = np.repeat(src_y[:, None], int(w * 0.99), axis=1)
+        map_x = np.repeat((np.arange(int(w * 0.99), dtype=np.float32) / 0.99)[None, :], len(ys), axis=0)
+        gray = cv2.remap(gray, map_x, map_y, cv2.INTER_LINEAR, borderValue=255)
+    elif how == "blurred":  # out of focus, then a low JPEG quality
+        gray = cv2.GaussianBlur(gray, (0, 0), 1.2)
+        ok, jpeg = cv2.imencode(".jpg", gray, [cv2.IMWRITE_JPEG_QUALITY, 40])
+        gray = cv2.imdecode(jpeg, cv2.IMREAD_GRAYSCALE)
+    elif how == "photo":  # a mild perspective: each corner moved by up to 1 % of the card
+        rng = np.random.default_rng(zlib.crc32(Path(path).name.encode()))
+        src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+        dst = src + rng.uniform(-0.01, 0.01, (4, 2)).astype(np.float32) * np.float32([w, h])
+        gray = cv2.warpPerspective(gray, cv2.getPerspectiveTransform(src, dst), (w, h), borderValue=255)
     ok, png = cv2.imencode(".png", gray)
     if not ok:
         raise RuntimeError(f"{path}: could not encode the rescanned card")
@@ -284,8 +312,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--leave-out", action="store_true", help="each card against its election without its own style")
     ap.add_argument("--alone", action="store_true", help="every card against the election holding only one style, "
                     "for every style (a frame with one blank: no runner-up to tell styles apart)")
-    ap.add_argument("--rescan", choices=RESCANS, help="read each card as another scanner would deliver it (skewed, upside down, "
-                    "at 300 dpi, or thresholded bilevel): the same truth must come out")
+    ap.add_argument("--rescan", choices=RESCANS, help="read each card as another scanner would deliver it (see rescanned()): the same "
+                    "truth must come out, or the card be queued")
     args = ap.parse_args(argv)
     print("command: python scripts/bench_real.py " + " ".join(sys.argv[1:]))
     if args.leave_out:
