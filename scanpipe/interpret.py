@@ -129,11 +129,12 @@ def load_references(election: Election, stored: dict[tuple[str, int], bytes] | N
     known = learned_cache.load(blanks, folder)
     if known is not None:
         models = [learn_page(b.key[0], b.key[1], image, dpi, p, source) for b, (image, dpi, source), p in zip(blanks, images, known.points, strict=True)]
-        groups = known.style_groups(models)
+        groups = known.style_groups(models, learned_cache.pair_keeper(blanks, folder))
         if groups is not None:
             return ReferenceIndex({m.key: m for m in models}, groups)
     models = [learn_page(b.key[0], b.key[1], image, dpi, source=source) for b, (image, dpi, source) in zip(blanks, images, strict=True)]
-    groups = build_style_groups(models, {b.key: b.boxes for b in blanks}, {b.key: b.distinguish for b in blanks})
+    groups = build_style_groups(models, {b.key: b.boxes for b in blanks}, {b.key: b.distinguish for b in blanks},
+                                keeper=learned_cache.pair_keeper(blanks, folder))
     learned_cache.save(blanks, models, groups, folder)
     return ReferenceIndex({m.key: m for m in models}, groups)
 

@@ -40,7 +40,7 @@ import cv2
 import numpy as np
 
 from scanpipe.imaging.reference import LearnedPoints, PageModel
-from scanpipe.imaging.style import StyleGroup, packed_mask, unpacked_mask
+from scanpipe.imaging.style import StyleGroup, _Detail, packed_mask, unpacked_mask
 from scanpipe.types import Box
 
 log = logging.getLogger(__name__)
@@ -87,9 +87,10 @@ class Learned:
     points: tuple[LearnedPoints, ...]
     groups: tuple[CachedGroup, ...]
 
-    def style_groups(self, models: Sequence[PageModel]) -> tuple[StyleGroup, ...] | None:
-        """The style groups over freshly decoded ``models`` (in input order); None when an
-        array does not fit its blank (everything is then learned again)."""
+    def style_groups(self, models: Sequence[PageModel], keeper: PairKeeper | None = None) -> tuple[StyleGroup, ...] | None:
+        """The style groups over freshly decoded ``models`` (in input order), keeping what
+        they learn of their pairs with ``keeper``; None when an array does not fit its blank
+        (everything is then learned again)."""
         out = []
         for g in self.groups:
             anchor = models[g.members[0]]
@@ -99,7 +100,7 @@ class Learned:
             for a in g.solid:  # the masks are read-only as unpacked
                 a.setflags(write=False)
             out.append(StyleGroup(anchor, tuple(models[k] for k in g.members), g.to_anchor, g.ink, g.solid, g.near,
-                                  g.focus, g.keep, g.timing))
+                                  g.focus, g.keep, g.timing, keeper=keeper))
         return tuple(out)
 
 
@@ -194,6 +195,103 @@ def _prune(directory: Path) -> None:
     entries = sorted(directory.glob("blanks-*.npz"), key=lambda p: p.stat().st_mtime, reverse=True)
     for old in entries[KEEP_ENTRIES:]:
         old.unlink(missing_ok=True)
+    kept = {p.name[len("blanks-"): -len(".npz")] for p in entries[:KEEP_ENTRIES]}
+    for pairs in directory.glob("pairs-*"):
+        if pairs.is_dir() and pairs.name[len("pairs-"):] not in kept:
+            for f in pairs.iterdir():
+                f.unlink(missing_ok=True)
+            pairs.rmdir()
+
+
+@dataclass(frozen=True)
+class PairKeeper:
+    """What the style groups of one cache entry learn of their pairs of blanks, kept between
+    runs (:class:`scanpipe.imaging.style.DetailKeeper`): where two look-alike styles differ,
+    learned the first time a card needs the pair (tens of milliseconds each; a run of a
+    county's cards needs dozens). One ``.npz`` per pair in the entry's own folder
+    (``pairs-<entry key>/``, removed with the entry), named by the SHA-256 of the pair's
+    name; written whole or not at all, used only when private, as an entry is. Picklable: the
+    workers of one run share what any of them learned."""
+
+    folder: Path
+
+    def _path(self, name: str) -> Path:
+        return self.folder / (hashlib.sha256(name.encode()).hexdigest()[:40] + ".npz")
+
+    def load(self, name: str) -> tuple[bool, _Detail | None]:
+        path = self._path(name)
+        try:
+            if not _private(path):
+                return False, None
+            with np.load(path, allow_pickle=False) as data:
+                return True, _unpack_detail(data, name)
+        except FileNotFoundError:
+            return False, None
+        except Exception as e:  # damaged or foreign: learn again (and overwrite it)
+            log.warning("%s: a cached pair of blanks cannot be used (%s); learning it again", path, e)
+            return False, None
+
+    def save(self, name: str, detail: _Detail | None) -> None:
+        try:
+            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            buffer = io.BytesIO()
+            np.savez(buffer, **_pack_detail(detail, name))  # type: ignore[arg-type]
+            fd, temporary = tempfile.mkstemp(prefix=".pair-", suffix=".tmp", dir=self.folder)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(buffer.getvalue())
+                os.replace(temporary, self._path(name))
+            except BaseException:
+                Path(temporary).unlink(missing_ok=True)
+                raise
+        except OSError as e:
+            log.info("%s: a pair of blanks is not cached (%s)", self.folder, e)
+
+
+def pair_keeper(blanks: Sequence[BlankInput], directory: Path | None) -> PairKeeper | None:
+    """The keeper of the pairs of the entry for ``blanks``; None without a cache."""
+    if directory is None or not blanks:
+        return None
+    return PairKeeper(directory / f"pairs-{entry_key(blanks)}")
+
+
+_DETAIL_ARRAYS = ("first", "second", "where", "line_first", "line_second")
+
+
+def _pack_detail(detail: _Detail | None, name: str) -> dict[str, np.ndarray]:
+    manifest: dict[str, object] = {"format": FORMAT, "name": name, "none": detail is None}
+    out: dict[str, np.ndarray] = {}
+    if detail is not None:
+        manifest["counts"] = {k: len(getattr(detail, k)) for k in _DETAIL_ARRAYS}
+        out["boxes"] = np.array(detail.boxes, np.int64).reshape(-1, 4)
+        out["lines"] = np.array(detail.lines, np.int64).reshape(-1, 4)
+        for k in _DETAIL_ARRAYS:
+            for n, a in enumerate(getattr(detail, k)):
+                out[f"{k}{n}"] = a
+    out["manifest"] = np.frombuffer(json.dumps(manifest).encode(), np.uint8)
+    return out
+
+
+def _unpack_detail(data: np.lib.npyio.NpzFile, name: str) -> _Detail | None:
+    manifest = json.loads(bytes(data["manifest"]).decode())
+    if manifest.get("format") != FORMAT or manifest.get("name") != name:
+        raise ValueError("kept for another pair")
+    if manifest["none"]:
+        return None
+
+    def arrays(k: str) -> tuple[np.ndarray, ...]:
+        out = []
+        for n in range(int(manifest["counts"][k])):
+            a = np.array(data[f"{k}{n}"])
+            a.setflags(write=False)
+            out.append(a)
+        return tuple(out)
+
+    def boxes(k: str) -> tuple[tuple[int, int, int, int], ...]:
+        return tuple((int(x), int(y), int(w), int(h)) for x, y, w, h in data[k])
+
+    return _Detail(boxes("boxes"), arrays("first"), arrays("second"), arrays("where"), boxes("lines"),
+                   arrays("line_first"), arrays("line_second"))
 
 
 # --------------------------------------------------------------------------------------

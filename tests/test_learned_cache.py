@@ -163,3 +163,59 @@ def test_what_a_worker_receives_is_the_reference_files_and_rebuilds_the_same(ven
     assert all(m.memo == {} for m in received)
     for g, h in zip(index.groups, received.groups, strict=True):
         assert np.array_equal(g.keep, h.keep) and np.array_equal(g.timing, h.timing)
+
+
+def _pairs_learned(index: ReferenceIndex) -> list[object]:
+    """What every group learns of its first pair and of its first member's own lines."""
+    out: list[object] = []
+    for g in index.groups:
+        if len(g.members) > 1:
+            out += [g.detail_of(0, 1), g.lines_of(1, 0), g.own_lines_of(0)]
+    return out
+
+
+def _same_details(a: list[object], b: list[object]) -> None:
+    assert len(a) == len(b) > 0
+    for x, y in zip(a, b, strict=True):
+        assert (x is None) == (y is None)
+        if x is not None:
+            for name in ("boxes", "first", "second", "where", "lines", "line_first", "line_second"):
+                assert _same(getattr(x, name), getattr(y, name)), name
+
+
+def test_what_is_learned_of_pairs_is_kept_and_given_back_bit_for_bit(vendor_election: Election, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    fresh = _pairs_learned(load_references(vendor_election, cache=False))
+    assert any(d is not None for d in fresh)
+    _same_details(fresh, _pairs_learned(load_references(vendor_election, cache=tmp_path)))  # learned, then kept
+    (pairs,) = tmp_path.glob("pairs-*")
+    assert len(list(pairs.iterdir())) >= 2
+    import scanpipe.imaging.style as style
+
+    def refuse(*args: object, **kwargs: object) -> object:
+        raise AssertionError("a kept pair learned again")
+
+    with monkeypatch.context() as m:
+        m.setattr(style, "_pair_detail", refuse)
+        m.setattr(style, "_own_lines", refuse)
+        _same_details(fresh, _pairs_learned(load_references(vendor_election, cache=tmp_path)))
+    # a damaged pair, or one file standing in for another, is learned again (and kept again)
+    files = sorted(pairs.iterdir())
+    files[0].write_bytes(files[0].read_bytes()[:200])
+    files[1].write_bytes(files[-1].read_bytes()) if len(files) > 2 else None
+    _same_details(fresh, _pairs_learned(load_references(vendor_election, cache=tmp_path)))
+    with monkeypatch.context() as m:
+        m.setattr(style, "_pair_detail", refuse)
+        m.setattr(style, "_own_lines", refuse)
+        _same_details(fresh, _pairs_learned(load_references(vendor_election, cache=tmp_path)))
+
+
+def test_kept_pairs_go_with_their_entry(tmp_path: Path) -> None:
+    for n in range(learned_cache.KEEP_ENTRIES + 1):
+        (tmp_path / f"blanks-{n:02d}.npz").write_bytes(b"x")
+        os.utime(tmp_path / f"blanks-{n:02d}.npz", (n, n))
+        (tmp_path / f"pairs-{n:02d}").mkdir()
+        (tmp_path / f"pairs-{n:02d}" / "a.npz").write_bytes(b"x")
+    learned_cache._prune(tmp_path)
+    assert not (tmp_path / "pairs-00").exists() and not (tmp_path / "blanks-00.npz").exists()
+    assert (tmp_path / "pairs-01" / "a.npz").exists()

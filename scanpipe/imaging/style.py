@@ -36,8 +36,10 @@ Pure: arrays and values in, values out.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 import cv2
 import numpy as np
@@ -123,6 +125,18 @@ WARP_TILE_TOLERANCE_PX = 0.02  # ... where it misses the homography by at most t
 ACROSS_GROUPS_MARGIN = 0.1  # a card fitting blanks of several frames: the clearly (this much) better alignment wins
 
 
+class DetailKeeper(Protocol):
+    """Where what a :class:`StyleGroup` learns of its pairs of blanks (:func:`_pair_detail`,
+    :func:`_own_lines`) is kept between runs (:mod:`scanpipe.learned_cache`): ``name`` names
+    the pair and what was learned of it within one election's blanks."""
+
+    def load(self, name: str) -> tuple[bool, _Detail | None]:
+        """``(True, detail)`` when kept (None: the pair prints alike), else ``(False, None)``."""
+        ...
+
+    def save(self, name: str, detail: _Detail | None) -> None: ...
+
+
 @dataclass(frozen=True, eq=False)
 class StyleGroup:
     """Blanks sharing one frame, compared in the frame of ``anchor`` (read-only arrays)."""
@@ -139,13 +153,14 @@ class StyleGroup:
     only: dict[tuple[int, int], np.ndarray] = field(default_factory=dict, repr=False)  # memo of :meth:`only_in`
     details: dict[tuple[int, int], _Detail | None] = field(default_factory=dict, repr=False)  # memo of :meth:`detail_of`
     rival_lines: dict[tuple[int, int], _Detail | None] = field(default_factory=dict, repr=False)  # memo of :meth:`lines_of`
+    keeper: DetailKeeper | None = field(default=None, repr=False)  # what is learned of pairs, kept between runs
 
     def __reduce__(self) -> tuple[object, ...]:
         """Pickled (to every worker) with its masks packed eight to a byte; the memo is not sent."""
         masks = tuple(tuple(packed_mask(a) for a in getattr(self, name)) for name in ("ink", "near"))
         focus = tuple(None if f is None else packed_mask(f) for f in self.focus)
         return (_unpacked_group, (self.anchor, self.members, self.to_anchor, masks, self.solid, focus,
-                                  packed_mask(self.keep), packed_mask(self.timing), self.keep.shape))
+                                  packed_mask(self.keep), packed_mask(self.timing), self.keep.shape, self.keeper))
 
     def only_in(self, i: int, j: int) -> np.ndarray:
         """Member ``i``'s solid print where member ``j`` prints nothing (flat indices, in
@@ -164,7 +179,7 @@ class StyleGroup:
         known = self.details.get((i, j), _UNKNOWN)  # one lookup: another thread may drop the pair meanwhile
         if known is not _UNKNOWN:
             return known  # type: ignore[return-value]
-        found = _pair_detail(self, i, j)
+        found = self._learned("detail", i, j, lambda: _pair_detail(self, i, j))
         _bounded(self.details)[(i, j)] = found
         return found
 
@@ -176,7 +191,7 @@ class StyleGroup:
             known = memo.get((i, j), _UNKNOWN)
             if known is not _UNKNOWN:
                 return known  # type: ignore[return-value]
-        found = _pair_detail(self, i, j, lines_only=True)
+        found = self._learned("lines", i, j, lambda: _pair_detail(self, i, j, lines_only=True))
         _bounded(self.rival_lines)[(i, j)] = found
         return found
 
@@ -187,8 +202,24 @@ class StyleGroup:
         known = self.rival_lines.get((i, i), _UNKNOWN)  # (i, i): no pair of two members is keyed so
         if known is not _UNKNOWN:
             return known  # type: ignore[return-value]
-        found = _own_lines(self, i)
+        found = self._learned("own", i, i, lambda: _own_lines(self, i))
         _bounded(self.rival_lines)[(i, i)] = found
+        return found
+
+    def _learned(self, kind: str, i: int, j: int, learn: Callable[[], _Detail | None]) -> _Detail | None:
+        """What ``learn`` gives, kept by the keeper (a pair learned by an earlier run, or by
+        another worker of this one, is loaded, not learned again)."""
+        if self.keeper is None:
+            return learn()
+        if i > j:  # the pair (j, i), seen from the other side
+            found = (self.detail_of if kind == "detail" else self.lines_of)(j, i)
+            return None if found is None else found.swapped()
+        name = json.dumps([kind, list(self.anchor.key), list(self.members[i].key), list(self.members[j].key)])
+        kept, found = self.keeper.load(name)
+        if kept:
+            return found
+        found = learn()
+        self.keeper.save(name, found)
         return found
 
 
@@ -234,12 +265,12 @@ def unpacked_mask(packed: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 def _unpacked_group(anchor: PageModel, members: tuple[PageModel, ...], to_anchor: tuple[np.ndarray, ...],
                     masks: tuple[tuple[np.ndarray, ...], ...], solid: tuple[np.ndarray, ...], focus: tuple[np.ndarray | None, ...],
-                    keep: np.ndarray, timing: np.ndarray, shape: tuple[int, int]) -> StyleGroup:
+                    keep: np.ndarray, timing: np.ndarray, shape: tuple[int, int], keeper: DetailKeeper | None = None) -> StyleGroup:
     for a in solid:
         a.setflags(write=False)
     ink, near = (tuple(unpacked_mask(p, shape) for p in packed) for packed in masks)
     return StyleGroup(anchor, members, to_anchor, ink, solid, near, tuple(None if f is None else unpacked_mask(f, shape) for f in focus),
-                      unpacked_mask(keep, shape), unpacked_mask(timing, shape))
+                      unpacked_mask(keep, shape), unpacked_mask(timing, shape), keeper=keeper)
 
 
 @dataclass(frozen=True)
@@ -272,9 +303,11 @@ StyleResult = StyleMatch | StyleUnknown | StyleAmbiguous
 
 
 def build_style_groups(models: Sequence[PageModel], boxes: dict[tuple[str, int], tuple[Box, ...]],
-                       distinguish: dict[tuple[str, int], tuple[Box, ...]]) -> tuple[StyleGroup, ...]:
-    """Group the blanks by frame and learn where the members of each group differ."""
-    return tuple(_group(anchor, members, boxes, distinguish) for anchor, members in group_by_frame(models))
+                       distinguish: dict[tuple[str, int], tuple[Box, ...]], *,
+                       keeper: DetailKeeper | None = None) -> tuple[StyleGroup, ...]:
+    """Group the blanks by frame and learn where the members of each group differ; what the
+    groups learn later of their pairs is kept by ``keeper``."""
+    return tuple(replace(_group(anchor, members, boxes, distinguish), keeper=keeper) for anchor, members in group_by_frame(models))
 
 
 def group_by_frame(models: Sequence[PageModel]) -> list[tuple[PageModel, list[tuple[PageModel, np.ndarray]]]]:
