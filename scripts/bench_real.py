@@ -25,6 +25,9 @@ turn: its own cards must read as labelled (or be queued), every other card must 
 never read as that style (a frame whose page has one blank has no runner-up to tell the
 styles apart: the card must print that blank's own lines).
 
+``--foreign``: every set's cards against every other set's election (a batch of another
+county or election fed by mistake): every card must be queued, none read.
+
 ``--leave-out``: a style the election lacks (a definition missing a style, a stray ballot of
 another precinct). Every voted card is read against its election with its own style taken
 out: it must be queued (``unknown_style`` or ``ambiguous_style``), never read as another
@@ -290,6 +293,53 @@ def run_alone(folder: Path, shared: Path, jobs: int, rescan: str | None = None) 
     return total, named
 
 
+def _read_against_election(task: tuple[str, list[tuple[str, dict[str, Any]]]]) -> list[tuple[str, str]]:
+    """``(file, what came of it)`` for cards read against another county's election: a
+    style read (a definite error) or the reason the card was queued."""
+    from scanpipe.classify import load_thresholds
+    from scanpipe.election import load_election
+    from scanpipe.interpret import InterpretContext, interpret_file, load_references
+    from scanpipe.types import CardHints, ReadCard
+
+    election_path, cards = task
+    election = load_election(election_path)
+    context = InterpretContext(election, load_thresholds(), load_references(election))
+    out = []
+    for path, truth in cards:
+        read = {c.source.page_index: c for c in interpret_file(path, context, CardHints(), "bench-real")}
+        result = read[truth.get("page_of_file", 1)].interpretation
+        out.append((truth["file"], f"read as {result.style}" if isinstance(result, ReadCard) else result.reason.value))
+    return out
+
+
+def run_foreign(sets: list[Path], shared: Path, jobs: int) -> tuple[Counter, list[str]]:
+    """Every set's cards against every other set's election (a batch of another county, or
+    another election, fed by mistake): every card must be queued, none read."""
+    cards_of = {}
+    for folder in sets:
+        truth = json.loads((folder / "truth.json").read_text())
+        cards = []
+        for card in truth["cards"]:
+            path = shared / folder.name / card["file"]
+            if not path.is_file():
+                path = folder / card["file"]
+            if path.is_file():
+                cards.append((str(path), card))
+        cards_of[folder] = cards
+    tasks = [(str(election / "election.json"), cards_of[own], own.name, election.name)
+             for election in sets for own in sets if own != election]
+    total: Counter = Counter()
+    named: list[str] = []
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for (_, _, own, election), read in zip(tasks, pool.map(_read_against_election, [t[:2] for t in tasks]), strict=True):
+            for file, got in read:
+                total["cards"] += 1
+                total[got] += 1
+                if got.startswith("read as"):
+                    named.append(f"{own}/{file} against {election}: {got}")
+    return total, named
+
+
 def report(name: str, c: Counter) -> str:
     clear, amb = c["clear"], c["ambiguous"]
     pct = 100.0 * c["clear_to_person"] / clear if clear else 0.0
@@ -314,8 +364,21 @@ def main(argv: list[str] | None = None) -> int:
                     "for every style (a frame with one blank: no runner-up to tell styles apart)")
     ap.add_argument("--rescan", choices=RESCANS, help="read each card as another scanner would deliver it (see rescanned()): the same "
                     "truth must come out, or the card be queued")
+    ap.add_argument("--foreign", action="store_true", help="every set's cards against every other set's election: "
+                    "all must be queued")
     args = ap.parse_args(argv)
     print("command: python scripts/bench_real.py " + " ".join(sys.argv[1:]))
+    if args.foreign:
+        sets = sorted(p for p in args.sets.iterdir() if (p / "truth.json").is_file())
+        total, named = run_foreign(sets, args.shared, args.jobs)
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(total.items()) if k != "cards" and not k.startswith("read as"))
+        read = sum(v for k, v in total.items() if k.startswith("read as"))
+        print(f"another election's cards: {total['cards']}  queued {total['cards'] - read} ({reasons})  read {read}")
+        for line in named:
+            print(f"    {line}")
+        print("target met (a card of another election is queued, never read)" if not read else
+              "target NOT met (a card of another election is queued, never read)")
+        return 0 if not read else 1
     if args.leave_out:
         total_queued = total_wrong = 0
         for folder in sorted(p for p in args.sets.iterdir() if (p / "truth.json").is_file()):
