@@ -38,7 +38,7 @@ from scanpipe.imaging.codes import (
 )
 from scanpipe.imaging.decode import DecodedPage, ImageDecodeError, decode_card_bytes, iter_card_pages
 from scanpipe.imaging.marks import score_targets
-from scanpipe.imaging.reference import PageModel, ReferenceIndex, learn_page
+from scanpipe.imaging.reference import PageModel, ReferenceIndex, learn_page, printed_share
 from scanpipe.imaging.registration import RegistrationFailure, register_card
 from scanpipe.imaging.style import StyleAmbiguous, StyleMatch, StyleUnknown, build_style_groups, identify_style
 from scanpipe.types import (
@@ -71,6 +71,10 @@ log = logging.getLogger(__name__)
 HYPOTHESIS_MIN_FIT = 0.9
 # The smallest image side worth reading: a 3-inch VVPAT record at 100 dpi.
 MIN_PAGE_SIDE_PX = 300
+# A page with print on less than this share of it is blank (the back of a card printed on one
+# side, scanned on both; a sheet fed by mistake): a ballot side, timing marks and all, carries
+# a few percent; a blank sheet's specks and dust 0.001%
+BLANK_PAGE_PRINTED = 0.0005
 
 
 @dataclass(frozen=True)
@@ -290,6 +294,11 @@ def interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHint
         detail = (f"the image is only {gray.shape[1]} x {gray.shape[0]} pixels: too small to be a scanned card "
                   f"(at least {MIN_PAGE_SIDE_PX} pixels on the short side)")
         return InterpretedCard(source, hints.kind or CardKind.BALLOT, None, None, UnreadableCard(Reason.UNREADABLE_IMAGE, detail))
+    printed = printed_share(gray)
+    if printed is not None and printed < BLANK_PAGE_PRINTED:
+        detail = (f"the page is blank: print on {printed:.3%} of it (a ballot side carries a few percent): the back of a "
+                  "card printed on one side, a sheet fed by mistake, or a card fed face down on a one-sided scanner")
+        return InterpretedCard(source, hints.kind or CardKind.BALLOT, None, None, UnreadableCard(Reason.BLANK_PAGE, detail))
     codes = read_page_codes(gray, context, page.dpi)
     if codes.label is None and codes.label_problem is None and hints.serial and hints.kind in (CardKind.DUPLICATE, CardKind.ORIGINAL):
         stated = parse_pairing_label(f"{'DUP' if hints.kind is CardKind.DUPLICATE else 'ORG'}-{hints.serial}")

@@ -142,6 +142,11 @@ REASONS: dict[str, ReasonText] = {
     Reason.NO_SERIAL: ReasonText("serial not found",
                                  "The batch holds duplicates or originals but this card's serial could not be read. Read "
                                  "the serial on the paper and state it with `scanpipe identify --serial`."),
+    Reason.BLANK_PAGE: ReasonText("blank page",
+                                  "Nothing is printed on this page. Find the paper by its batch and position: the blank back "
+                                  "of a card printed on one side holds nothing of the voter's (its other side is read as a "
+                                  "card of its own); a card fed face down, or a ballot side scanned blank, is rescanned; a "
+                                  "sheet of another kind fed by mistake goes to the board."),
     Reason.FILE_UNREAD: ReasonText("card file not read",
                                    "Ingest found this file (or folder) but could not read it at all: no read permission, a "
                                    "link to nothing, a pipe, a name that is not UTF-8. Fix what the ingest summary said "

@@ -96,6 +96,7 @@ class Reason(StrEnum):
     LOW_RESOLUTION = "low_resolution"  # scanned below the resolution marks can be read at
     INTERNAL_ERROR = "internal_error"  # reading this card raised an unexpected error (a bug; traceback logged)
     FILE_UNREAD = "file_unread"  # a card file (or folder) found by ingest could not be read at all
+    BLANK_PAGE = "blank_page"  # nothing printed on the page (a card's blank back, a sheet fed by mistake)
 
 
 # --------------------------------------------------------------------------------------

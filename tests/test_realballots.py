@@ -290,3 +290,59 @@ def test_a_card_of_another_precinct_is_queued_against_a_lone_style_that_differs_
     result = read.interpretation
     assert not isinstance(result, ReadCard), f"dem-tipton-3 read as {result.style}"
     assert result.reason.value in ("unknown_style", "ambiguous_style"), result
+
+
+# --------------------------------------------------------------------------------------
+# Pages that are no card of the election
+
+
+@pytest.mark.parametrize(("name", "card", "path"), _copied(), ids=lambda v: v.name if isinstance(v, Path) else (v if isinstance(v, str) else ""))
+def test_a_copied_card_of_another_county_is_queued_never_read(name: str, card: dict[str, Any], path: Path) -> None:
+    """A batch of another county's (or election's) cards fed by mistake: every card is
+    queued as a style the election lacks, none read (`bench_real.py --foreign` does this for
+    every labelled card)."""
+    for other in SETS:
+        if other == name:
+            continue
+        for read in interpret_file(str(path), context_of(other), CardHints(), "t"):
+            assert not isinstance(read.interpretation, ReadCard), f"{path.name} read against {other}"
+            assert read.interpretation.reason.value == "unknown_style", read.interpretation
+
+
+def _sheet(kind: str) -> bytes:
+    import cv2
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    page = (rng.integers(236, 250, (2200, 1700))).astype(np.uint8)  # paper with the scanner's noise
+    page[:, :6] = 30  # a dark strip the feed shadows along one edge
+    for y, x in ((310, 400), (1500, 1210), (2000, 90)):  # specks of dust
+        page[y: y + 3, x: x + 4] = 40
+    if kind == "footer":
+        cv2.putText(page, "VOTE BOTH SIDES OF THE BALLOT", (420, 2120), cv2.FONT_HERSHEY_SIMPLEX, 1.2, 0, 3)
+    elif kind == "dark":
+        page[:] = 12  # the lid open, the lamp out
+    elif kind == "bilevel":
+        page = np.where(page < 128, 0, 255).astype(np.uint8)
+    ok, png = cv2.imencode(".png", page)
+    assert ok
+    return png.tobytes()
+
+
+@pytest.mark.parametrize("kind", ["gray", "bilevel"])
+def test_a_blank_sheet_is_queued_as_a_blank_page(kind: str) -> None:
+    (read,) = interpret_file("back.png", context_of("cedar2008primary"), CardHints(), "t", data=_sheet(kind))
+    result = read.interpretation
+    assert not isinstance(result, ReadCard)
+    assert result.reason.value == "blank_page", result
+    assert result.detail.startswith("the page is blank: print on 0.00")
+
+
+@pytest.mark.parametrize("kind", ["footer", "dark"])
+def test_a_sheet_with_some_print_or_a_dark_scan_is_no_blank_page(kind: str) -> None:
+    """A line of print, or a scan of nothing at all, is not called blank: the card goes on to
+    be told from the blanks and is queued as no style of the election."""
+    (read,) = interpret_file("back.png", context_of("cedar2008primary"), CardHints(), "t", data=_sheet(kind))
+    result = read.interpretation
+    assert not isinstance(result, ReadCard)
+    assert result.reason.value != "blank_page", result
