@@ -131,14 +131,15 @@ def load_references(election: Election, stored: dict[tuple[str, int], bytes] | N
             images.append((image, float(page.reference_dpi), (data, str(page.reference))))
     folder = learned_cache.cache_dir() if cache is True else (cache or None)
     known = learned_cache.load(blanks, folder)
+    keeper = learned_cache.pair_keeper(blanks, folder)
     if known is not None:
         models = [learn_page(b.key[0], b.key[1], image, dpi, p, source) for b, (image, dpi, source), p in zip(blanks, images, known.points, strict=True)]
-        groups = known.style_groups(models, learned_cache.pair_keeper(blanks, folder))
+        groups = known.style_groups(models, keeper)
         if groups is not None:
             return ReferenceIndex({m.key: m for m in models}, groups)
     models = [learn_page(b.key[0], b.key[1], image, dpi, source=source) for b, (image, dpi, source) in zip(blanks, images, strict=True)]
     groups = build_style_groups(models, {b.key: b.boxes for b in blanks}, {b.key: b.distinguish for b in blanks},
-                                keeper=learned_cache.pair_keeper(blanks, folder))
+                                keeper=keeper)
     learned_cache.save(blanks, models, groups, folder)
     return ReferenceIndex({m.key: m for m in models}, groups)
 
