@@ -15,7 +15,7 @@ board would read it (no ``--style``) and the script prints, per set and in all:
 Targets: 0 definite errors; every card's style right or queued; at most 2 % of clear targets
 to a person. Run: ``python scripts/bench_real.py [--shared ../shared/realballots] [--jobs 2]``.
 
-``--rescan skew|turned|dpi300|bilevel|dpi150|background|stretch|blurred|photo``: every card
+``--rescan skew|turned|dpi300|bilevel|dpi150|background|stretch|blurred|tinted|photo``: every card
 read as another scanner would have delivered it (:func:`rescanned`, a PNG in memory): the same
 truth must come out, or the card be queued (never a definite error). The
 reader is judged on other counties' scanners; this is the cheapest stand-in.
@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 STATUS = {"vote": "yes", "no_vote": "no", "ambiguous": "unknown"}
 _CONTEXT: Any = None
 _RESCAN: str | None = None
-RESCANS = ("skew", "turned", "dpi300", "bilevel", "dpi150", "background", "stretch", "blurred", "photo")
+RESCANS = ("skew", "turned", "dpi300", "bilevel", "dpi150", "background", "stretch", "blurred", "tinted", "photo")
 THRESHOLD = 160  # --rescan bilevel: a gray pixel darker than this is black
 
 
@@ -62,7 +62,8 @@ def rescanned(path: str, how: str) -> bytes:
     cards are 150 dpi scans: they fall under the reader's 120 dpi floor), ``background`` on a
     scanner bed wider than the card (dark around it, the card off centre), ``stretch`` fed by a
     roller that slips (the feed stretched unevenly along the card, 0 to 1.5 %: no single
-    mapping fits it), ``blurred`` out of focus and saved at a low JPEG quality, ``photo`` in a
+    mapping fits it), ``blurred`` out of focus and saved at a low JPEG quality, ``tinted``
+    printed on coloured stock (the paper darker, the blanks left white), ``photo`` in a
     mild perspective (a photograph: queued by design); written as a PNG in memory."""
     import zlib
 
@@ -98,6 +99,8 @@ def rescanned(path: str, how: str) -> bytes:
         gray = cv2.GaussianBlur(gray, (0, 0), 1.2)
         ok, jpeg = cv2.imencode(".jpg", gray, [cv2.IMWRITE_JPEG_QUALITY, 40])
         gray = cv2.imdecode(jpeg, cv2.IMREAD_GRAYSCALE)
+    elif how == "tinted":  # printed on coloured stock (a party's primary ballot): the paper at 78 % of white, the print as dark
+        gray = (gray.astype(np.float32) * 0.78).astype(np.uint8)
     elif how == "photo":  # a mild perspective: each corner moved by up to 1 % of the card
         rng = np.random.default_rng(zlib.crc32(Path(path).name.encode()))
         src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
