@@ -433,12 +433,30 @@ def _match_by_reference(gray: np.ndarray, page: DecodedPage, context: InterpretC
         return UnreadableCard(Reason.UNKNOWN_STYLE, what)
     result = identify_style(gray, context.index.groups, dpi_hint=page.dpi, accept=accept)
     if isinstance(result, StyleUnknown):
-        return UnreadableCard(Reason.UNKNOWN_STYLE, f"no card code, and the card matches no layout's blank: {result.detail}")
+        sideways = ("; the page stands a quarter turn from every blank (its long side across): the card was fed "
+                    "sideways, rescan it upright" if _sideways(gray.shape, [m.size_in for m in context.index if accept(m)]) else "")
+        return UnreadableCard(Reason.UNKNOWN_STYLE, f"no card code, and the card matches no layout's blank: {result.detail}{sideways}")
     if isinstance(result, StyleAmbiguous):
         a, b = result.first, result.second
         return UnreadableCard(Reason.AMBIGUOUS_STYLE, f"no card code; the card fits {a.style} page {a.page} and {b.style} page {b.page} "
                                                       f"about equally (margin {result.margin:.2f}): a person states its style")
     return _Style(result.model.style, result.model.page, "reference", match=result)
+
+
+SIDEWAYS_FITS = 0.04  # a page within this share of a blank's shape turned a quarter ...
+SIDEWAYS_MISSES = 0.1  # ... and further than this from every blank's shape as it stands was fed sideways
+
+
+def _sideways(shape: tuple[int, ...], sizes_in: Sequence[tuple[float, float]]) -> bool:
+    """Whether a page of ``shape`` (rows, columns) has the proportions of one of the blanks
+    (``sizes_in``: width, height) turned a quarter, and of none as it stands (a scanner cuts a
+    margin or stretches a feed by a few percent, never by a tenth)."""
+    if not sizes_in:
+        return False
+    aspect = shape[0] / shape[1]
+    stands = min(abs(aspect / (h / w) - 1.0) for w, h in sizes_in)
+    turned = min(abs(aspect / (w / h) - 1.0) for w, h in sizes_in)
+    return turned <= SIDEWAYS_FITS and stands > SIDEWAYS_MISSES
 
 
 def _precinct_of(style_precincts: Sequence[str], code: CardCode | None, hints: CardHints) -> tuple[str | None, tuple[Reason, ...]]:

@@ -346,3 +346,22 @@ def test_a_sheet_with_some_print_or_a_dark_scan_is_no_blank_page(kind: str) -> N
     result = read.interpretation
     assert not isinstance(result, ReadCard)
     assert result.reason.value != "blank_page", result
+
+
+def test_a_card_fed_sideways_is_queued_with_what_to_do() -> None:
+    """Only a half turn (an upside-down feed) is read; a card fed a quarter turn is queued,
+    and the reason says it was fed sideways."""
+    import cv2
+    import numpy as np
+
+    name = "cedar2008primary"
+    path = next((FIX / name / "voted").iterdir())
+    gray = cv2.imread(str(path), cv2.IMREAD_GRAYSCALE)
+    ok, png = cv2.imencode(".png", np.ascontiguousarray(np.rot90(gray)))
+    (read,) = interpret_file("sideways.png", context_of(name), CardHints(), "t", data=png.tobytes())
+    result = read.interpretation
+    assert not isinstance(result, ReadCard)
+    assert result.reason.value == "unknown_style"
+    assert "fed sideways" in result.detail, result.detail
+    (upright,) = interpret_file(str(path), context_of(name), CardHints(), "t")
+    assert isinstance(upright.interpretation, ReadCard)
