@@ -173,16 +173,21 @@ def _under_print(model: Any, box: tuple[float, float, float, float]) -> bool:
     return bool(inside.size and (inside < 128).mean() >= 0.5)
 
 
-def run_set(folder: Path, shared: Path, jobs: int, rescan: str | None = None) -> tuple[Counter, list[dict[str, Any]]]:
-    truth = json.loads((folder / "truth.json").read_text())
-    source = shared / folder.name
-    tasks = []
-    for card in truth["cards"]:
-        path = source / card["file"]
+def labelled_cards(folder: Path, shared: Path) -> list[tuple[str, dict[str, Any]]]:
+    """``(path, truth)`` of every labelled card of a set that is here: its scan in ``shared``,
+    else the few cards copied into the repository."""
+    out = []
+    for card in json.loads((folder / "truth.json").read_text())["cards"]:
+        path = shared / folder.name / card["file"]
         if not path.is_file():
-            path = folder / card["file"]  # the few cards copied into the repository
+            path = folder / card["file"]
         if path.is_file():
-            tasks.append((str(path), card))
+            out.append((str(path), card))
+    return out
+
+
+def run_set(folder: Path, shared: Path, jobs: int, rescan: str | None = None) -> tuple[Counter, list[dict[str, Any]]]:
+    tasks = labelled_cards(folder, shared)
     election = str(folder / "election.json")
     with ProcessPoolExecutor(max_workers=jobs, initializer=_init, initargs=(election, rescan)) as pool:
         results = list(pool.map(_read, tasks))
@@ -227,14 +232,9 @@ def _read_without_own_style(task: tuple[str, str, list[tuple[str, dict[str, Any]
 
 def run_leave_out(folder: Path, shared: Path, jobs: int) -> tuple[int, int, list[str]]:
     """Cards queued, cards read as another style (and those named) with their own style left out."""
-    truth = json.loads((folder / "truth.json").read_text())
     by_style: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-    for card in truth["cards"]:
-        path = shared / folder.name / card["file"]
-        if not path.is_file():
-            path = folder / card["file"]
-        if path.is_file():
-            by_style.setdefault(card["style"], []).append((str(path), card))
+    for path, card in labelled_cards(folder, shared):
+        by_style.setdefault(card["style"], []).append((path, card))
     styles = json.loads((folder / "election.json").read_text())["ballot_styles"]
     if len(styles) < 2:
         return 0, 0, []  # nothing left to read against
@@ -277,14 +277,7 @@ def _read_against_lone_style(task: tuple[str, str, list[tuple[str, dict[str, Any
 
 def run_alone(folder: Path, shared: Path, jobs: int, rescan: str | None = None) -> tuple[Counter, list[str]]:
     """Every card against the election holding only one style, for every style of the set."""
-    truth = json.loads((folder / "truth.json").read_text())
-    cards = []
-    for card in truth["cards"]:
-        path = shared / folder.name / card["file"]
-        if not path.is_file():
-            path = folder / card["file"]
-        if path.is_file():
-            cards.append((str(path), card))
+    cards = labelled_cards(folder, shared)
     styles = [s["id"] for s in json.loads((folder / "election.json").read_text())["ballot_styles"]]
     tasks = [(str(folder / "election.json"), style, cards, rescan) for style in styles]
     total: Counter = Counter()
@@ -318,17 +311,7 @@ def _read_against_election(task: tuple[str, list[tuple[str, dict[str, Any]]]]) -
 def run_foreign(sets: list[Path], shared: Path, jobs: int) -> tuple[Counter, list[str]]:
     """Every set's cards against every other set's election (a batch of another county, or
     another election, fed by mistake): every card must be queued, none read."""
-    cards_of = {}
-    for folder in sets:
-        truth = json.loads((folder / "truth.json").read_text())
-        cards = []
-        for card in truth["cards"]:
-            path = shared / folder.name / card["file"]
-            if not path.is_file():
-                path = folder / card["file"]
-            if path.is_file():
-                cards.append((str(path), card))
-        cards_of[folder] = cards
+    cards_of = {folder: labelled_cards(folder, shared) for folder in sets}
     tasks = [(str(election / "election.json"), cards_of[own], own.name, election.name)
              for election in sets for own in sets if own != election]
     total: Counter = Counter()
