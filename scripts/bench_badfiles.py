@@ -106,6 +106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
 
 
+STORED_UNREADABLE = ("unreadable_image", "image_too_large", "blank_page")  # stored as a card with that reason
+
+
 def report(db: str, batch: Path, good: list[str], corpus: list, untestable: list, out: str, samples: list) -> int:
     from scanpipe.sources.files import shown_path, storable_path
     from scanpipe.store.repository import Store
@@ -124,14 +127,14 @@ def report(db: str, batch: Path, good: list[str], corpus: list, untestable: list
     for b in bad:
         path = os.path.join(str(batch), b.name)
         key = storable_path(path.rstrip("/") + ("/" if b.name.endswith("/") else ""))
-        if b.expect in ("unreadable_image", "image_too_large"):
+        if b.expect in STORED_UNREADABLE:
             got = [c.interpretation.reason.value for c in cards.get(path, []) if isinstance(c.interpretation, UnreadableCard)]
             ok = got == [b.expect]
         elif b.expect == "file_unread":
             got, ok = [queued.get(key, "not queued")], key in queued
         else:
             got, ok = [skipped.get(key, "not recorded")], key in skipped
-        named = any(line.startswith(SUMMARY_PREFIXES) and not line.startswith(COUNT_PREFIX) and f" {shown_path(key if b.expect != 'unreadable_image' and b.expect != 'image_too_large' else path)}" in line
+        named = any(line.startswith(SUMMARY_PREFIXES) and not line.startswith(COUNT_PREFIX) and f" {shown_path(path if b.expect in STORED_UNREADABLE else key)}" in line
                     for line in lines)
         quarantined.append(ok and named)
         if not (ok and named):

@@ -4,7 +4,8 @@ the outcome ingest must give it.
 Every entry is written into one batch folder (beside good cards the caller adds) and says
 what a board must see afterwards:
 
-* ``unreadable_image`` / ``image_too_large``: stored as an unreadable card with that reason;
+* ``unreadable_image`` / ``image_too_large`` / ``blank_page``: stored as an unreadable card
+  with that reason;
 * ``file_unread``: listed by the queue as a card file (or folder) that could not be read;
 * ``skipped``: listed in the summary and recorded as skipped (not a card, or read elsewhere);
 * ``read``: a good card despite its odd name or extension (it must be read).
@@ -34,7 +35,7 @@ class BadFile:
 
     name: str  # path relative to the batch folder (str: may hold a newline)
     kind: str
-    expect: str  # "unreadable_image" | "image_too_large" | "file_unread" | "skipped" | "read"
+    expect: str  # "unreadable_image" | "image_too_large" | "blank_page" | "file_unread" | "skipped" | "read"
     needs_unprivileged: bool = False  # only holds when ingest runs without root's read-anything power
 
 
@@ -162,6 +163,7 @@ def write_bad_files(folder: Path, good_card: bytes, *, with_huge_sparse: bool = 
     put("text-not-image.png", "text named as an image", "unreadable_image", b"this is a note, not a scan\n" * 20)
     put("corrupt.pdf", "corrupt PDF", "unreadable_image", b"%PDF-1.7\n" + bytes(np.random.default_rng(1).integers(0, 256, 4000, dtype=np.uint8)))
     put("tiff-ifd-loop.tif", "TIFF page directories in a loop", "unreadable_image", tiff_ifd_loop())
+    put("blank-sheet.png", "a blank sheet (a card's blank back, a sheet fed by mistake)", "blank_page", png_bilevel(1700, 2200))
     put("bomb-tiff-500-pages.tif", "500-page TIFF bomb", "image_too_large", tiff_pages(500, 2550, 3300))
     put("bomb-tiff-8x100mp.tif", "8 pages of 100 megapixels", "image_too_large", tiff_pages(8, 10000, 10000))
     put("bomb-tiff-3x90mp.tif", "3 pages of 90 megapixels (each under the page limit)", "image_too_large", tiff_pages(3, 9000, 10000))
