@@ -205,3 +205,38 @@ def test_a_card_of_a_style_the_election_lacks_is_queued_not_read_as_its_neighbou
         result = read.interpretation
         assert not isinstance(result, ReadCard), f"{card['file']} ({style} left out) read as {result.style}"
         assert result.reason.value in ("unknown_style", "ambiguous_style"), result
+
+
+def test_a_frameless_card_under_a_big_stamp_reads_when_refinement_finds_it_all_over(vendor_dir: Path, tmp_path: Path) -> None:
+    """A stamp over the empty part of a card without timing marks lowers its print's
+    correlation with the blank under the dense alignment's gate (the fit itself is right):
+    local refinement finding the blank's places all over the card lets the fit stand, and the
+    card reads as it would without the stamp. Another layout's card never gets that far (its
+    places are not found: `bench_real.py --foreign`, `--leave-out`)."""
+    from scanpipe.imaging.align import AlignmentFailure, CardView, align_densely
+
+    deck = _clean_deck(vendor_dir, tmp_path / "d", ["D-15"])
+    truth = json.loads((deck / "expected.json").read_text())
+    card = next(c for c in truth["cards"] if c["page"] == 1)
+    path = deck / card["file"]
+    gray = _gray(path)
+    h, w = gray.shape
+    stamped = gray.copy()
+    # a big "SAMPLE" stamp across the lower half, where a D-15 card prints nothing
+    for k, y in enumerate((0.62, 0.78)):
+        cv2.putText(stamped, "SAMPLE", (w // 12 + k * w // 20, int(h * y)), cv2.FONT_HERSHEY_DUPLEX, w / 400, 25, thickness=w // 80)
+    out = tmp_path / "stamped.png"
+    cv2.imwrite(str(out), stamped)
+    election = load_election(deck / truth["election"])
+    index = load_references(election)
+    model = index.get("D-15", 1)
+    assert model is not None and not model.has_timing_marks
+    dense = align_densely(CardView(stamped), model)
+    assert isinstance(dense, AlignmentFailure) and dense.fit is not None, dense  # under the gate: the new path
+    context = InterpretContext(election, load_thresholds(), index)
+    (read,) = interpret_file(str(out), context, CardHints(), "t")
+    result = read.interpretation
+    assert isinstance(result, ReadCard), result
+    assert (result.style, result.page) == ("D-15", 1)
+    got = {t.score.option: t.status.value for t in result.targets}
+    assert {t["option"]: got[t["option"]] for t in card["targets"]} == {t["option"]: STATUS_OF[t["intent"]] for t in card["targets"]}

@@ -62,6 +62,7 @@ MAX_RESIDUAL_IN = 0.012  # RMS misfit of the local offsets the homography leaves
 MIN_INLIER_SHARE = 0.5
 FINE_ONLY_AGREE_IN = 0.02  # a start refined by the fine pass alone: no point moved more than this (two thirds of its search) ...
 FINE_ONLY_QUADRANT_FOUND = 2  # ... and at least this many agreeing offsets found in every quarter of the page ...
+FOUND_ALL_SHARE = 0.75  # a dense fit under MIN_COARSE_CC stands when refinement finds this share of the blank's places (:func:`found_all_over`)
 FINE_ONLY_QUADRANT_MIN = 4  # ... holding at least this many of the blank's points
 # Alignment by the timing marks (:func:`align_by_marks`)
 MARK_SIZE_TOL = 0.4  # a card blob is mark-like when both sides are within 40% of the blank's marks (scaled)
@@ -102,6 +103,7 @@ class Alignment:
 class AlignmentFailure:
     detail: str
     score: float = 0.0
+    fit: Alignment | None = None  # the dense alignment's fit where only its correlation fell short (local refinement may confirm it)
 
 
 @dataclass(frozen=True)
@@ -549,9 +551,10 @@ def align_densely(view: CardView, model: PageModel, *, dpi_hint: float | None = 
     if found is None:
         return AlignmentFailure("the card's print could not be aligned with the blank (no correlation)")
     cc, warp = found
-    if cc < MIN_COARSE_CC:
-        return AlignmentFailure(f"the card's print matches the blank poorly (correlation {cc:.2f} < {MIN_COARSE_CC})", cc)
     matrix = _to_full(warp, model, model.coarse.shape, upright_shape, coarse_card.shape)
+    if cc < MIN_COARSE_CC:
+        return AlignmentFailure(f"the card's print matches the blank poorly (correlation {cc:.2f} < {MIN_COARSE_CC})", cc,
+                                Alignment(matrix, turn, float(cc)))
     return Alignment(matrix, turn, float(cc))
 
 
@@ -722,6 +725,27 @@ def _start_was_close(fine: Refined, start: np.ndarray, model: PageModel) -> bool
             quarter = ((points[:, 0] > mx) == right) & ((points[:, 1] > my) == lower)
             found = ((agreeing[:, 0] > mx) == right) & ((agreeing[:, 1] > my) == lower)
             if quarter.sum() >= FINE_ONLY_QUADRANT_MIN and found.sum() < FINE_ONLY_QUADRANT_FOUND:
+                return False
+    return True
+
+
+def found_all_over(refined: Refined, model: PageModel) -> bool:
+    """Whether local refinement found the blank on the card all over it: FOUND_ALL_SHARE of
+    the blank's refinement points agreeing on one mapping, and in every quarter of the page
+    (split at the points' medians) holding FINE_ONLY_QUADRANT_MIN of them, half. What a
+    stamp or heavy ink over a card's empty parts leaves of a right fit (the print's
+    correlation falls, its places are all there), and what a wrong page never shows (a page
+    of another layout: a quarter of its places at most, none in some quarter)."""
+    points = np.asarray(model.patches_px, np.float64)
+    if refined.agreeing is None or len(points) == 0 or refined.points < FOUND_ALL_SHARE * len(points):
+        return False
+    mx, my = np.median(points[:, 0]), np.median(points[:, 1])
+    agreeing = refined.agreeing
+    for right in (False, True):
+        for lower in (False, True):
+            quarter = int((((points[:, 0] > mx) == right) & ((points[:, 1] > my) == lower)).sum())
+            found = int((((agreeing[:, 0] > mx) == right) & ((agreeing[:, 1] > my) == lower)).sum())
+            if quarter >= FINE_ONLY_QUADRANT_MIN and found < 0.5 * quarter:
                 return False
     return True
 

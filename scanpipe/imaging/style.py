@@ -52,6 +52,7 @@ from scanpipe.imaging.align import (
     align_by_marks,
     align_densely,
     align_to_page,
+    found_all_over,
     refine,
     surer_of,
 )
@@ -421,20 +422,26 @@ def _compare(view: CardView, batch: list[tuple[StyleGroup, list[int], Alignment 
     ACROSS_GROUPS_MARGIN worse cannot win (:func:`_across_groups`): it is not refined or
     compared at all."""
     failure = None
-    candidates: list[tuple[StyleGroup, list[int], Alignment, bool]] = []  # ..., aligned by the timing marks
+    # ..., aligned by the timing marks, why the print's correlation fell short (a dense fit under the gate)
+    candidates: list[tuple[StyleGroup, list[int], Alignment, bool, str | None]] = []
     for group, members, found in batch:
         aligned = align_densely(view, group.anchor, dpi_hint=dpi_hint) if found is None else surer_of(found, view, group.anchor, dpi_hint=dpi_hint)
         if isinstance(aligned, AlignmentFailure):
             failure = aligned.detail
+            if aligned.fit is not None:  # a stamp or heavy ink over empty parts lowers the correlation of a right fit
+                candidates.append((group, members, aligned.fit, False, aligned.detail))
             continue
-        candidates.append((group, members, aligned, aligned is found))
+        candidates.append((group, members, aligned, aligned is found, None))
     candidates.sort(key=lambda c: -c[2].score)
-    for group, members, aligned, by_marks in candidates:
+    for group, members, aligned, by_marks, short in candidates:
         matched = [r.alignment.score for r in results if isinstance(r, StyleMatch)]
         if matched and max(matched) - aligned.score >= ACROSS_GROUPS_MARGIN:
             break
         upright = view.upright(aligned.turned)
         refined = refine(upright, group.anchor, aligned.matrix, close=by_marks)
+        if short is not None and not (isinstance(refined, Refined) and found_all_over(refined, group.anchor)):
+            failure = short  # the fit stands only where local refinement finds the blank all over the card
+            continue
         if isinstance(refined, Refined):
             aligned = replace(aligned, matrix=refined.matrix, precise=True)
         measured = refined if isinstance(refined, Refined) else None
