@@ -214,20 +214,23 @@ def _context_with_styles(election_path: str, keep: Callable[[str], bool]) -> Any
     return InterpretContext(election, load_thresholds(), load_references(election))
 
 
-def _read_without_own_style(task: tuple[str, str, list[tuple[str, dict[str, Any]]]]) -> list[tuple[str, str]]:
-    """Read the cards of one style against the election without that style: per card, its
-    file and what it was read as (a style, or the reason it was queued)."""
+def _outcomes(context: Any, cards: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, bool, str]]:
+    """Per card, ``(file, read, what)``: the style it was read as, or the reason it was queued."""
     from scanpipe.interpret import interpret_file
     from scanpipe.types import CardHints, ReadCard
 
-    election_path, style, cards = task
-    context = _context_with_styles(election_path, lambda s: s != style)
     out = []
     for path, truth in cards:
         read = {c.source.page_index: c for c in interpret_file(path, context, CardHints(), "bench-real")}
         result = read[truth.get("page_of_file", 1)].interpretation
-        out.append((truth["file"], result.style if isinstance(result, ReadCard) else result.reason.value))
+        out.append((truth["file"], True, result.style) if isinstance(result, ReadCard) else (truth["file"], False, result.reason.value))
     return out
+
+
+def _read_without_own_style(task: tuple[str, str, list[tuple[str, dict[str, Any]]]]) -> list[tuple[str, bool, str]]:
+    """The cards of one style read against the election without that style (:func:`_outcomes`)."""
+    election_path, style, cards = task
+    return _outcomes(_context_with_styles(election_path, lambda s: s != style), cards)
 
 
 def run_leave_out(folder: Path, shared: Path, jobs: int) -> tuple[int, int, list[str]]:
@@ -243,11 +246,11 @@ def run_leave_out(folder: Path, shared: Path, jobs: int) -> tuple[int, int, list
         results = list(pool.map(_read_without_own_style, tasks))
     queued, wrong = 0, []
     for (_, style, _), read in zip(tasks, results, strict=True):
-        for file, got in read:
-            if got in ("unknown_style", "ambiguous_style"):
+        for file, was_read, got in read:
+            if not was_read and got in ("unknown_style", "ambiguous_style"):
                 queued += 1
             else:
-                wrong.append(f"{file} ({style}, left out): read as {got}")
+                wrong.append(f"{file} ({style}, left out): {'read as ' if was_read else ''}{got}")
     return queued, len(wrong), wrong
 
 
@@ -289,23 +292,10 @@ def run_alone(folder: Path, shared: Path, jobs: int, rescan: str | None = None) 
     return total, named
 
 
-def _read_against_election(task: tuple[str, list[tuple[str, dict[str, Any]]]]) -> list[tuple[str, str]]:
-    """``(file, what came of it)`` for cards read against another county's election: a
-    style read (a definite error) or the reason the card was queued."""
-    from scanpipe.classify import load_thresholds
-    from scanpipe.election import load_election
-    from scanpipe.interpret import InterpretContext, interpret_file, load_references
-    from scanpipe.types import CardHints, ReadCard
-
+def _read_against_election(task: tuple[str, list[tuple[str, dict[str, Any]]]]) -> list[tuple[str, bool, str]]:
+    """Cards read against another county's election (:func:`_outcomes`)."""
     election_path, cards = task
-    election = load_election(election_path)
-    context = InterpretContext(election, load_thresholds(), load_references(election))
-    out = []
-    for path, truth in cards:
-        read = {c.source.page_index: c for c in interpret_file(path, context, CardHints(), "bench-real")}
-        result = read[truth.get("page_of_file", 1)].interpretation
-        out.append((truth["file"], f"read as {result.style}" if isinstance(result, ReadCard) else result.reason.value))
-    return out
+    return _outcomes(_context_with_styles(election_path, lambda s: True), cards)
 
 
 def run_foreign(sets: list[Path], shared: Path, jobs: int) -> tuple[Counter, list[str]]:
@@ -318,11 +308,11 @@ def run_foreign(sets: list[Path], shared: Path, jobs: int) -> tuple[Counter, lis
     named: list[str] = []
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         for (_, _, own, election), read in zip(tasks, pool.map(_read_against_election, [t[:2] for t in tasks]), strict=True):
-            for file, got in read:
+            for file, was_read, got in read:
                 total["cards"] += 1
-                total[got] += 1
-                if got.startswith("read as"):
-                    named.append(f"{own}/{file} against {election}: {got}")
+                total[f"read as {got}" if was_read else got] += 1
+                if was_read:
+                    named.append(f"{own}/{file} against {election}: read as {got}")
     return total, named
 
 

@@ -62,8 +62,8 @@ MAX_RESIDUAL_IN = 0.012  # RMS misfit of the local offsets the homography leaves
 MIN_INLIER_SHARE = 0.5
 FINE_ONLY_AGREE_IN = 0.02  # a start refined by the fine pass alone: no point moved more than this (two thirds of its search) ...
 FINE_ONLY_QUADRANT_FOUND = 2  # ... and at least this many agreeing offsets found in every quarter of the page ...
-FOUND_ALL_SHARE = 0.75  # a dense fit under MIN_COARSE_CC stands when refinement finds this share of the blank's places (:func:`found_all_over`)
 FINE_ONLY_QUADRANT_MIN = 4  # ... holding at least this many of the blank's points
+FOUND_ALL_SHARE = 0.75  # a dense fit under MIN_COARSE_CC stands when refinement finds this share of the blank's places (:func:`found_all_over`)
 # Alignment by the timing marks (:func:`align_by_marks`)
 MARK_SIZE_TOL = 0.4  # a card blob is mark-like when both sides are within 40% of the blank's marks (scaled)
 MARK_ANGLE_MAX_DEG = 5.0  # rows' direction looked for within this of the axes
@@ -713,41 +713,38 @@ def _start_was_close(fine: Refined, start: np.ndarray, model: PageModel) -> bool
     moved = cv2.perspectiveTransform(points.reshape(-1, 1, 2), fine.matrix) - cv2.perspectiveTransform(points.reshape(-1, 1, 2), start)
     if float(np.sqrt((moved.reshape(-1, 2) ** 2).sum(axis=1)).max()) > FINE_ONLY_AGREE_IN * model.dpi * start_scale(start):
         return False
-    if fine.agreeing is None:
-        return False
-    # points on the timing marks do not count: evenly spaced, they match a start a spacing off as well
-    points, agreeing = points[~_on_marks(points, model)], fine.agreeing[~_on_marks(fine.agreeing, model)]
+    quarters = _quarters(fine, model)
+    return bool(quarters) and all(found >= FINE_ONLY_QUADRANT_FOUND for held, found in quarters if held >= FINE_ONLY_QUADRANT_MIN)
+
+
+def _quarters(refined: Refined, model: PageModel) -> list[tuple[int, int]]:
+    """Per quarter of the page (split at the medians of the blank's refinement points), how
+    many of those points it holds and how many of them agree in ``refined``; points on the
+    timing marks do not count (evenly spaced, they match a start a spacing off as well).
+    Empty where no point is left to count."""
+    points = np.asarray(model.patches_px, np.float64)
+    if refined.agreeing is None or len(points) == 0:
+        return []
+    points, agreeing = points[~_on_marks(points, model)], refined.agreeing[~_on_marks(refined.agreeing, model)]
     if len(points) == 0:
-        return False
+        return []
     mx, my = np.median(points[:, 0]), np.median(points[:, 1])
-    for right in (False, True):
-        for lower in (False, True):
-            quarter = ((points[:, 0] > mx) == right) & ((points[:, 1] > my) == lower)
-            found = ((agreeing[:, 0] > mx) == right) & ((agreeing[:, 1] > my) == lower)
-            if quarter.sum() >= FINE_ONLY_QUADRANT_MIN and found.sum() < FINE_ONLY_QUADRANT_FOUND:
-                return False
-    return True
+    return [(int((((points[:, 0] > mx) == right) & ((points[:, 1] > my) == lower)).sum()),
+             int((((agreeing[:, 0] > mx) == right) & ((agreeing[:, 1] > my) == lower)).sum()))
+            for right in (False, True) for lower in (False, True)]
 
 
 def found_all_over(refined: Refined, model: PageModel) -> bool:
     """Whether local refinement found the blank on the card all over it: FOUND_ALL_SHARE of
-    the blank's refinement points agreeing on one mapping, and in every quarter of the page
-    (split at the points' medians) holding FINE_ONLY_QUADRANT_MIN of them, half. What a
-    stamp or heavy ink over a card's empty parts leaves of a right fit (the print's
-    correlation falls, its places are all there), and what a wrong page never shows (a page
-    of another layout: a quarter of its places at most, none in some quarter)."""
-    points = np.asarray(model.patches_px, np.float64)
-    if refined.agreeing is None or len(points) == 0 or refined.points < FOUND_ALL_SHARE * len(points):
+    the blank's refinement points agreeing on one mapping, and half of them in every quarter
+    of the page holding FINE_ONLY_QUADRANT_MIN (:func:`_quarters`). What a stamp or heavy ink
+    over a card's empty parts leaves of a right fit (the print's correlation falls, its places
+    are all there), and what a wrong page never shows (a page of another layout: a quarter of
+    its places at most, none in some quarter)."""
+    if refined.points < FOUND_ALL_SHARE * len(model.patches_px):
         return False
-    mx, my = np.median(points[:, 0]), np.median(points[:, 1])
-    agreeing = refined.agreeing
-    for right in (False, True):
-        for lower in (False, True):
-            quarter = int((((points[:, 0] > mx) == right) & ((points[:, 1] > my) == lower)).sum())
-            found = int((((agreeing[:, 0] > mx) == right) & ((agreeing[:, 1] > my) == lower)).sum())
-            if quarter >= FINE_ONLY_QUADRANT_MIN and found < 0.5 * quarter:
-                return False
-    return True
+    quarters = _quarters(refined, model)
+    return bool(quarters) and all(found >= 0.5 * held for held, found in quarters if held >= FINE_ONLY_QUADRANT_MIN)
 
 
 def _on_marks(points_px: np.ndarray, model: PageModel) -> np.ndarray:
