@@ -318,7 +318,7 @@ def dark_components(dark: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     count, labels = cv2.connectedComponents(dark, connectivity=8)
     if count <= 1:
         return None
-    where = np.flatnonzero(dark)
+    where = np.flatnonzero(dark.view(bool) if dark.dtype == np.uint8 else dark)  # numpy finds a bool array's non-zeros ~8x faster
     label = labels.ravel()[where]
     order = np.argsort(label, kind="stable")  # by label, then raster order within one
     label, where = label[order], where[order]
