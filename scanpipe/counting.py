@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from scanpipe.types import (
+    NOTHING_TO_DECIDE,
     CardKind,
     ContestOutcome,
     ContestReading,
@@ -135,6 +136,8 @@ def _count_unreadable(
     """An unreadable card counts only once a person identified it and decided every contest."""
     result = card.interpretation
     assert isinstance(result, UnreadableCard)
+    if result.reason in NOTHING_TO_DECIDE:  # a one-sided card's blank back: kept, counts nothing, awaits no one
+        return CardCount(card.source.card_id, None, None, False, (), (), False, (result.reason,))
     style, precinct = identified
     if style is None or not election.has_style(style):
         return CardCount(card.source.card_id, None, None, counts, (), (), True, (result.reason,))

@@ -173,7 +173,7 @@ def interpret_file(path: str, context: InterpretContext, hints: CardHints, batch
         return [unreadable_file_card(path, sha, batch, hints, UnreadableCard(e.reason, f"{path}: {e.detail}"), time.perf_counter() - started)]
     except Exception as e:  # noqa: BLE001 - one card never stops a batch (see internal_error)
         return [unreadable_file_card(path, sha, batch, hints, internal_error(path, "decoding", e), time.perf_counter() - started)]
-    cards = share_sheet_identity(cards)
+    cards = blank_backs(share_sheet_identity(cards), context.election)
     elapsed = (time.perf_counter() - started) / max(1, len(cards))
     return [replace(c, seconds=elapsed) for c in cards]
 
@@ -207,6 +207,38 @@ def internal_error(where: str, stage: str, error: BaseException) -> UnreadableCa
     return UnreadableCard(Reason.INTERNAL_ERROR,
                           f"{where}: internal error while {stage} this card ({type(error).__name__}: {message}{at}); "
                           "it is kept for a person and the error is logged")
+
+
+def blank_back(front: InterpretedCard, back: InterpretedCard, election: Election) -> InterpretedCard:
+    """``back`` as the blank back of a card printed on one side, where it is one: a page
+    with nothing printed on it (``blank_page``) scanned with a front read as a style whose
+    layout has a single page, or with a machine-printed record. Such a page holds nothing of the voter's and nothing for a
+    person to decide (``blank_back``: kept, neither counted nor queued). Every other blank
+    page stays ``blank_page`` for a person: one of a two-sided style (its print is missing),
+    one beside a front that was not read, or a sheet alone."""
+    back_result, front_result = back.interpretation, front.interpretation
+    if not (isinstance(back_result, UnreadableCard) and back_result.reason is Reason.BLANK_PAGE):
+        return back
+    where = (f"page {front.source.page_index} of this sheet" if front.source.path == back.source.path
+             else f"its front, {Path(front.source.path).name},")
+    if isinstance(front_result, MachinePrintedCard):  # a printed record has one side
+        front_is = f"{where} is a machine-printed record"
+    elif (isinstance(front_result, ReadCard) and election.has_style(front_result.style)
+          and len(election.style(front_result.style).layout.pages) == 1):
+        front_is = f"{where} is read as style {front_result.style}, which prints one side only"
+    else:
+        return back
+    detail = f"the blank back of a card printed on one side: {front_is} ({back_result.detail.split(' (a ballot side', 1)[0]})"
+    return replace(back, interpretation=UnreadableCard(Reason.BLANK_BACK, detail))
+
+
+def blank_backs(cards: list[InterpretedCard], election: Election) -> list[InterpretedCard]:
+    """The pages of one sheet (a two-page file: front and back), a blank back of a one-sided
+    card told as such (:func:`blank_back`)."""
+    if len(cards) != 2:
+        return cards
+    first, second = cards
+    return [blank_back(second, first, election), blank_back(first, second, election)]
 
 
 def share_sheet_identity(cards: list[InterpretedCard]) -> list[InterpretedCard]:

@@ -147,6 +147,10 @@ REASONS: dict[str, ReasonText] = {
                                   "of a card printed on one side holds nothing of the voter's (its other side is read as a "
                                   "card of its own); a card fed face down, or a ballot side scanned blank, is rescanned; a "
                                   "sheet of another kind fed by mistake goes to the board."),
+    Reason.BLANK_BACK: ReasonText("blank back of a one-sided card",
+                                  "The blank back of a card printed on one side, scanned with its front (the front is read "
+                                  "as the card). Nothing is printed on it and nothing is for a person to decide: it is kept "
+                                  "with its sheet and counts nothing."),
     Reason.FILE_UNREAD: ReasonText("card file not read",
                                    "Ingest found this file (or folder) but could not read it at all: no read permission, a "
                                    "link to nothing, a pipe, a name that is not UTF-8. Fix what the ingest summary said "

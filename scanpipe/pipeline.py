@@ -27,6 +27,7 @@ from scanpipe.lifeline import die_with
 from scanpipe.names import reason_label
 from scanpipe.sources.files import may_hold_cards, shown_path
 from scanpipe.types import (
+    NOTHING_TO_DECIDE,
     CardHints,
     InterpretedCard,
     MachinePrintedCard,
@@ -61,6 +62,7 @@ class IngestSummary:
     unreadable: Counter[str] = field(default_factory=Counter)
     unreadable_cards: list[tuple[str, str, str]] = field(default_factory=list)  # (file [page], reason, detail)
     needs_person: int = 0
+    blank_backs: int = 0  # blank backs of one-sided cards (kept, nothing to decide)
     seconds: float = 0.0
 
     def not_read(self) -> list[tuple[str, str]]:
@@ -78,6 +80,8 @@ class IngestSummary:
                + (f", {self.files_already} file(s) stored by an earlier run (not read again)" if self.files_already else "")
                + (f", {self.needs_person} need a person" if self.needs_person else "")
                + f" ({self.seconds:.1f} s)"]
+        if self.blank_backs:
+            out.append(f"  {self.blank_backs} blank back(s) of cards printed on one side: kept with their fronts, nothing to decide")
         for reason, n in sorted(self.unreadable.items()):
             out.append(f"  unreadable: {n} x {reason} ({reason_label(reason)})")
         for where, reason, detail in self.unreadable_cards[:SHOWN_UNREADABLE]:
@@ -209,7 +213,7 @@ def run_local(files: Sequence[str], context: InterpretContext, hints: CardHints,
 def needs_person(card: InterpretedCard) -> bool:
     result = card.interpretation
     if isinstance(result, UnreadableCard):
-        return True
+        return result.reason not in NOTHING_TO_DECIDE
     assert isinstance(result, ReadCard | MachinePrintedCard)
     return bool(result.reasons) or any(c.outcome.value == "pending" for c in result.contests)
 
@@ -245,7 +249,9 @@ def store_results(
             for card in result.cards:
                 flagged = needs_person(card)
                 summary.needs_person += flagged
-                if isinstance(card.interpretation, UnreadableCard):
+                if isinstance(card.interpretation, UnreadableCard) and card.interpretation.reason in NOTHING_TO_DECIDE:
+                    summary.blank_backs += 1
+                elif isinstance(card.interpretation, UnreadableCard):
                     summary.unreadable[card.interpretation.reason.value] += 1
                     src = card.source
                     where = src.path + (f" (page {src.page_index} of {src.page_count})" if src.page_count > 1 else "")

@@ -26,7 +26,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,7 @@ from scanpipe.names import Names, reason_label
 from scanpipe.pipeline import interpret_path, needs_person
 from scanpipe.sources.base import AcquiredPage, AcquisitionError, DeviceInfo, PageSource, ScanSettings
 from scanpipe.store.repository import Store
-from scanpipe.types import CardHints, InterpretedCard, MachinePrintedCard, ReadCard, Reason, UnreadableCard
+from scanpipe.types import NOTHING_TO_DECIDE, CardHints, InterpretedCard, MachinePrintedCard, ReadCard, Reason, UnreadableCard
 
 MANIFEST = "manifest.jsonl"
 PAGE_NAME = re.compile(r"^(\d{5,})\.(png|jpe?g|tiff?|pdf)$", re.IGNORECASE)
@@ -161,6 +161,7 @@ class ScanSummary:
     recovered: int = 0  # pages of an earlier run stored by this --resume
     discarded: list[str] = field(default_factory=list)  # half-written pages found on resume
     unreadable: Counter[str] = field(default_factory=Counter)
+    blank_backs: int = 0  # blank backs of one-sided cards scanned duplex (kept, nothing to decide)
     first_seq: int | None = None
     last_seq: int = 0
     stopped_on: tuple[int, str, tuple[str, ...]] | None = None  # (seq, file, reasons) with --stop-on-flag
@@ -177,6 +178,8 @@ class ScanSummary:
             out.append(f"  {self.recovered} page(s) written before the interruption were stored first")
         for name in self.discarded:
             out.append(f"  {name}: was cut short while being written and was removed; feed that card again")
+        if self.blank_backs:
+            out.append(f"  {self.blank_backs} blank back(s) of cards printed on one side: kept with their fronts, nothing to decide")
         for reason, n in sorted(self.unreadable.items()):
             out.append(f"  unreadable: {n} x {reason}")
         return out
@@ -217,6 +220,8 @@ def describe_card(card: InterpretedCard, names: Names | None = None) -> str:
         return f"  ({', '.join(shown)})" if shown else ""
 
     r = card.interpretation
+    if isinstance(r, UnreadableCard) and r.reason in NOTHING_TO_DECIDE:
+        return r.detail if names is not None else f"{r.reason.value}: {r.detail}"
     if isinstance(r, UnreadableCard):
         return f"unreadable ({reason_label(r.reason.value) if names is not None else r.reason.value}): {r.detail}"
     if isinstance(r, ReadCard):
@@ -334,6 +339,8 @@ def _store_page(run: _Run, entry: ManifestEntry) -> tuple[str, ...]:
     if result.sha256 != entry.sha256:
         raise SourceError(f"{path}: its bytes changed after it was written (SHA-256 {result.sha256}, "
                           f"manifest {entry.sha256}); it is left as it is for someone to look at")
+    if entry.side == "back":
+        result = replace(result, cards=tuple(_as_back(run, entry, card) for card in result.cards))
     stored = run.store.save_cards(result.cards) if result.cards else 0
     s = run.summary
     s.cards_stored += stored
@@ -346,7 +353,9 @@ def _store_page(run: _Run, entry: ManifestEntry) -> tuple[str, ...]:
         if flagged:
             s.needs_person += 1
             reasons += tuple(r for r in card_reasons(card) if r not in reasons)
-        if isinstance(card.interpretation, UnreadableCard):
+        if isinstance(card.interpretation, UnreadableCard) and card.interpretation.reason in NOTHING_TO_DECIDE:
+            s.blank_backs += 1
+        elif isinstance(card.interpretation, UnreadableCard):
             s.unreadable[card.interpretation.reason.value] += 1
         run.on_line(card_line(label, card, flagged, run.cards_seen, run.started, Names(run.context.election)))
     if result.already_stored:
@@ -354,6 +363,18 @@ def _store_page(run: _Run, entry: ManifestEntry) -> tuple[str, ...]:
     run.manifest.append(ManifestEntry(entry.seq, entry.file, entry.sha256, "stored", entry.side),
                         cards=len(result.cards), stored=stored, needs_person=bool(reasons))
     return reasons
+
+
+def _as_back(run: _Run, entry: ManifestEntry, card: InterpretedCard) -> InterpretedCard:
+    """The back side of a duplex scan, told a one-sided card's blank back where it is one
+    (:func:`scanpipe.interpret.blank_back`): its front is the page scanned just before it."""
+    from scanpipe.interpret import blank_back
+
+    front_entry = run.manifest.entries.get(entry.seq - 1)
+    if front_entry is None or front_entry.side != "front" or not isinstance(card.interpretation, UnreadableCard):
+        return card
+    front = run.store.get_card(front_entry.sha256)  # a one-page file's card id is its SHA-256
+    return card if front is None else blank_back(front.card, card, run.context.election)
 
 
 def _recover(run: _Run) -> None:

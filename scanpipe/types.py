@@ -97,6 +97,12 @@ class Reason(StrEnum):
     INTERNAL_ERROR = "internal_error"  # reading this card raised an unexpected error (a bug; traceback logged)
     FILE_UNREAD = "file_unread"  # a card file (or folder) found by ingest could not be read at all
     BLANK_PAGE = "blank_page"  # nothing printed on the page (a card's blank back, a sheet fed by mistake)
+    BLANK_BACK = "blank_back"  # the blank back of a card printed on one side, its front read: nothing for a person
+
+
+# Reasons of a stored page that holds nothing of a voter's and nothing for a person to decide:
+# kept (its image, hash and reason) but neither counted nor queued
+NOTHING_TO_DECIDE = frozenset({Reason.BLANK_BACK})
 
 
 # --------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from scanpipe.types import CardKind, InterpretedCard, MachinePrintedCard, ReadCard, Reason, UnreadableCard
+from scanpipe.types import NOTHING_TO_DECIDE, CardKind, InterpretedCard, MachinePrintedCard, ReadCard, Reason, UnreadableCard
 
 MAX_SIDES = 2  # a sheet has two sides
 
@@ -144,6 +144,12 @@ def _other_election(card: InterpretedCard) -> bool:
     return isinstance(r, UnreadableCard) and r.reason is Reason.WRONG_ELECTION
 
 
+def _blank_back(card: InterpretedCard) -> bool:
+    """A one-sided card's blank back: its sheet is paired by the front (it carries no contest)."""
+    r = card.interpretation
+    return isinstance(r, UnreadableCard) and r.reason in NOTHING_TO_DECIDE
+
+
 def pair_cards(cards: Iterable[InterpretedCard], stated: dict[str, str] | None = None) -> list[Pairing]:
     """Group labelled cards by base serial. The result does not depend on input order."""
     dups: dict[str, list[InterpretedCard]] = defaultdict(list)
@@ -151,7 +157,7 @@ def pair_cards(cards: Iterable[InterpretedCard], stated: dict[str, str] | None =
     reprints: dict[str, list[InterpretedCard]] = defaultdict(list)
     for card in cards:
         found = serial_of(card, stated)
-        if found is None or card.kind not in (CardKind.DUPLICATE, CardKind.ORIGINAL) or _other_election(card):
+        if found is None or card.kind not in (CardKind.DUPLICATE, CardKind.ORIGINAL) or _other_election(card) or _blank_back(card):
             continue
         base, revision = found
         if card.kind is CardKind.DUPLICATE and revision is not None:

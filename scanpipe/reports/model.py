@@ -312,7 +312,8 @@ def build_status(store: Store, election: Election, items: Sequence[QueueItem]) -
     """Cards read, what waits for a person (by reason and precinct), pairs, new duplicates to print."""
     names = Names(election)
     by_status = store.card_status_counts()
-    words = {"read": "read", "machine_printed": "machine-printed records read", "unreadable": "could not be read (queued)"}
+    words = {"read": "read", "machine_printed": "machine-printed records read", "unreadable": "could not be read (queued)",
+             "blank_back": "blank backs of cards printed on one side (kept, nothing to decide)"}
     counts = store.batch_card_counts()
     batches = tuple((b.name, counts.get(b.name, 0), f"voided: {b.void_reason}" if b.voided else "active") for b in store.list_batches())
     reasons = Counter(reason_label(i.reason) for i in items)

@@ -20,6 +20,7 @@ from scanpipe.names import CardPlace, file_name
 from scanpipe.store.database import Database
 from scanpipe.store.models import card_table
 from scanpipe.store.models_view import write_in_table
+from scanpipe.types import NOTHING_TO_DECIDE
 
 IN_CHUNK = 500
 PLACE_REF = re.compile(r"(?P<batch>.+)#(?P<seq>[0-9]{1,7})(?:/p(?P<page>[0-9]{1,5}))?")
@@ -52,9 +53,16 @@ class ViewMixin(Database):
                 for r in rows}
 
     def card_status_counts(self) -> dict[str, int]:
-        """``status -> cards`` (read, machine_printed, unreadable)."""
+        """``status -> cards`` (read, machine_printed, unreadable; ``blank_back``: the blank
+        backs of one-sided cards, kept with nothing to decide, apart from the unreadable)."""
+        quiet = {r.value for r in NOTHING_TO_DECIDE}
+        out: dict[str, int] = {}
         with self._read() as conn:
-            return {r[0]: int(r[1]) for r in conn.execute(select(card_table.c.status, func.count()).group_by(card_table.c.status))}
+            rows = conn.execute(select(card_table.c.status, card_table.c.reason, func.count()).group_by(card_table.c.status, card_table.c.reason))
+            for status, reason, n in rows:
+                key = "blank_back" if reason in quiet else status
+                out[key] = out.get(key, 0) + int(n)
+        return out
 
     def card_place(self, card_id: str) -> CardPlace | None:
         return self.card_places([card_id]).get(card_id)

@@ -1,0 +1,140 @@
+"""The blank back of a card printed on one side: scanned with its front (a two-page sheet
+file, or the back side of a duplex scan), it is kept as ``blank_back`` and neither counted nor
+queued; every other blank page (a sheet alone, one beside a front that was not read, the back
+of a two-sided style) stays ``blank_page`` for a person."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from PIL import Image
+
+from scanpipe.counting import count_card
+from scanpipe.interpret import blank_back, interpret_file
+from scanpipe.pipeline import needs_person
+from scanpipe.queue import build_queue
+from scanpipe.types import CardHints, InterpretedCard, ReadCard, Reason, UnreadableCard
+from tests.test_realballots import FIX, context_of
+
+SET = "cedar2008primary"
+CARD = FIX / SET / "voted" / "20120608170620594_0002.jpg"  # one-sided: every Cedar style has one page
+
+
+def _blank(shape: tuple[int, int], seed: int = 7) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.clip(rng.normal(236, 4, shape), 0, 255).astype(np.uint8)  # paper with a scanner's noise
+
+
+def _sheet(*pages: np.ndarray) -> bytes:
+    """A multi-page TIFF: one sheet, its sides in the order given."""
+    images = [Image.fromarray(p) for p in pages]
+    out = io.BytesIO()
+    images[0].save(out, format="TIFF", save_all=True, append_images=images[1:], dpi=(200, 200))
+    return out.getvalue()
+
+
+def _front() -> np.ndarray:
+    gray = cv2.imread(str(CARD), cv2.IMREAD_GRAYSCALE)
+    assert gray is not None
+    return gray
+
+
+def _read(data: bytes) -> list[InterpretedCard]:
+    return interpret_file("sheet.tif", context_of(SET), CardHints(), "t", data=data)
+
+
+def _reason(card: InterpretedCard) -> Reason | None:
+    result = card.interpretation
+    return result.reason if isinstance(result, UnreadableCard) else None
+
+
+@pytest.mark.parametrize("front_first", [True, False], ids=["front-then-back", "back-then-front"])
+def test_the_blank_back_of_a_one_sided_card_is_kept_and_awaits_no_one(front_first: bool) -> None:
+    front = _front()
+    pages = (front, _blank(front.shape)) if front_first else (_blank(front.shape), front)
+    cards = _read(_sheet(*pages))
+    read, back = (cards[0], cards[1]) if front_first else (cards[1], cards[0])
+    assert isinstance(read.interpretation, ReadCard)
+    assert _reason(back) is Reason.BLANK_BACK, back.interpretation
+    detail = back.interpretation.detail  # type: ignore[union-attr]
+    assert detail.startswith(f"the blank back of a card printed on one side: page {read.source.page_index} of this sheet "
+                             f"is read as style {read.interpretation.style}, which prints one side only (the page is blank: "
+                             "print on 0.0"), detail
+    assert not needs_person(back)
+    election = context_of(SET).election
+    count = count_card(election, back, {})
+    assert (count.counts, count.card_pending, count.reasons) == (False, False, (Reason.BLANK_BACK,))
+    queue = build_queue([count_card(election, c, {}) for c in cards], [])
+    assert back.source.card_id not in {i.item for i in queue}
+
+
+def test_two_blank_pages_or_a_blank_beside_an_unread_page_stay_for_a_person() -> None:
+    shape = _front().shape
+    both = _read(_sheet(_blank(shape), _blank(shape)))
+    assert [_reason(c) for c in both] == [Reason.BLANK_PAGE, Reason.BLANK_PAGE]
+    noise = np.random.default_rng(3).integers(0, 256, shape, dtype=np.uint8)  # not a card of the election
+    beside = _read(_sheet(noise, _blank(shape)))
+    assert _reason(beside[0]) not in (None, Reason.BLANK_BACK)
+    assert _reason(beside[1]) is Reason.BLANK_PAGE
+    assert needs_person(beside[1])
+
+
+def test_a_blank_side_of_a_two_sided_style_stays_for_a_person() -> None:
+    """Where the front's style prints two sides, a blank one is missing print: a person looks."""
+    front = _front()
+    read, back = _read(_sheet(front, _blank(front.shape)))
+    assert isinstance(read.interpretation, ReadCard)
+    election = context_of(SET).election
+    style = election.style(read.interpretation.style)
+    second = replace(style.layout.pages[0], page=2)
+    two_sided = replace(election, ballot_styles=tuple(
+        replace(s, layout=replace(s.layout, pages=(*s.layout.pages, second))) if s.id == style.id else s
+        for s in election.ballot_styles))
+    as_blank = replace(back, interpretation=UnreadableCard(Reason.BLANK_PAGE, "the page is blank: print on 0.000% of it"))
+    assert blank_back(read, as_blank, election).interpretation.reason is Reason.BLANK_BACK  # type: ignore[union-attr]
+    assert blank_back(read, as_blank, two_sided) is as_blank
+
+
+def test_a_duplex_scan_keeps_the_blank_backs_with_their_fronts(tmp_path: Path) -> None:
+    """``scan --duplex``: each side is a page file; a back side the scanner found blank after a
+    front read as a one-sided style is ``blank_back``, said once in the summary; a blank sheet
+    fed as a front is still ``blank_page`` for a person."""
+    from scanpipe.scan import scan_batch
+    from scanpipe.sources.base import ScanSettings
+    from scanpipe.sources.replay import ReplaySource
+    from scanpipe.store.repository import Store
+    from scanpipe.workflow import init_election, queue
+
+    stack = tmp_path / "stack"
+    stack.mkdir()
+    front = _front()
+    (stack / "1.jpg").write_bytes(CARD.read_bytes())  # the front ...
+    for name, seed in (("2.png", 1), ("3.png", 2), ("4.png", 3)):  # ... its blank back; a blank sheet fed face up, its back
+        assert cv2.imwrite(str(stack / name), _blank(front.shape, seed))
+    store = Store.open(f"sqlite:///{tmp_path / 'scan.db'}")
+    try:
+        store.migrate()
+        init_election(store, FIX / SET / "election.json")
+        lines: list[str] = []
+        summary = scan_batch(store, ReplaySource(f"replay:{stack}", ScanSettings(duplex=True)), batch="d1",
+                             out_dir=tmp_path / "scans", on_line=lines.append)
+        reasons = {c.card.source.path.rsplit("/", 1)[-1]: _reason(c.card) for c in store.iter_cards()}
+        assert reasons == {"00001.jpg": None, "00002.png": Reason.BLANK_BACK, "00003.png": Reason.BLANK_PAGE,
+                           "00004.png": Reason.BLANK_PAGE}, reasons
+        assert summary.blank_backs == 1
+        assert summary.unreadable == {"blank_page": 2}
+        assert "  1 blank back(s) of cards printed on one side: kept with their fronts, nothing to decide" in summary.lines()
+        assert "NEEDS A PERSON" not in lines[1], lines
+        assert lines[1].startswith("d1/00002  the blank back of a card printed on one side: its front, 00001.jpg, is read as "
+                                   "style "), lines
+        queued = {i.item for i in queue(store)}
+        by_file = {c.card.source.path.rsplit("/", 1)[-1]: c.card_id for c in store.iter_cards()}
+        assert by_file["00002.png"] not in queued
+        assert {by_file["00003.png"], by_file["00004.png"]} <= queued
+    finally:
+        store.close()
