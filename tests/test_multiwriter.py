@@ -10,10 +10,15 @@ lost, none stored twice, and both processes exit 0 or 1 (never 2: no deadlock, n
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,7 +29,7 @@ pytestmark = pytest.mark.slow  # two ingest processes at once, through the CLI, 
 
 REAL_SHEETS = 4
 JUNK_PER_FOLDER = 300
-ATTEMPTS = 3  # runs on fresh databases until the two ingests overlap in time
+ATTEMPTS = 3  # runs on fresh databases until the two ingests overlap in time (on SQLite they are made to: _hold_the_first)
 
 
 def cli(db: str, *args: str) -> list[str]:
@@ -36,13 +41,58 @@ def run(db: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def run_together(db: str, *arg_lists: list[str]) -> list[tuple[int, str, str]]:
-    """Start every ingest at once; wait for all; return (exit status, stdout, stderr) of each."""
+    """Start every ingest at once; wait for all; return (exit status, stdout, stderr) of each.
+    On SQLite the two are made to overlap (:func:`_hold_the_first`)."""
     procs = [subprocess.Popen(cli(db, *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for args in arg_lists]
+    try:
+        if db.startswith("sqlite:///") and len(procs) == 2:
+            _hold_the_first(db.removeprefix("sqlite:///"), procs, arg_lists)
+    finally:
+        for p in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p.pid, signal.SIGCONT)
     out = []
     for p in procs:
         said, err = p.communicate(timeout=300)
         out.append((p.returncode, said, err))
     return out
+
+
+def _started(path: str) -> list[list[str]]:
+    """The ``paths`` of every ``ingest_started`` event so far, in log order."""
+    with contextlib.closing(sqlite3.connect(path, timeout=60)) as con:
+        try:
+            rows = con.execute("SELECT detail FROM event WHERE action = 'ingest_started' ORDER BY id").fetchall()
+        except sqlite3.OperationalError:  # the tables are not there yet
+            return []
+    return [list(json.loads(r[0])["paths"]) for r in rows]
+
+
+def _hold_the_first(path: str, procs: list[subprocess.Popen[str]], arg_lists: tuple[list[str], ...]) -> None:
+    """Make the two ingests overlap for certain, however loaded the machine: SQLite's busy
+    wait is not fair, so a writer committing batch after batch can keep the other waiting until
+    it is done, and on a loaded machine one may even finish before the other starts. The first
+    to log ``ingest_started`` is stopped (SIGSTOP) at a moment it holds no write lock (this
+    process holds it then), and let go (SIGCONT) once the other has logged its start too (or
+    ended): both then started before either finished, and the first still has its cards to store."""
+    own = [args[1: args.index("--batch")] for args in arg_lists]
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and all(p.poll() is None for p in procs):
+        started = _started(path)
+        if len(started) >= 2:
+            return
+        if started:
+            first = own.index(started[0])
+            with contextlib.closing(sqlite3.connect(path, timeout=60, isolation_level=None)) as con:
+                con.execute("BEGIN IMMEDIATE")  # the writers are between transactions now
+                if procs[first].poll() is None:
+                    os.kill(procs[first].pid, signal.SIGSTOP)
+                con.execute("ROLLBACK")
+            other = procs[1 - first]
+            while time.monotonic() < deadline and other.poll() is None and len(_started(path)) < 2:
+                time.sleep(0.02)
+            return  # the first is let go by the caller
+        time.sleep(0.01)
 
 
 def export(db: str, out: Path) -> dict[str, Any]:
