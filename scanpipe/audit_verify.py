@@ -191,6 +191,9 @@ class VerifiedView:
     def board_rulings(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         return {k: r for k, r in self._store.board_rulings(*args, **kwargs).items() if str(r.id) not in self._bad.get("board_ruling", ())}
 
+    def page_rulings(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return {k: r for k, r in self._store.page_rulings(*args, **kwargs).items() if str(r.id) not in self._bad.get("card_ruling", ())}
+
     def comparison_scopes(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         return {k: v for k, v in self._store.comparison_scopes(*args, **kwargs).items() if k not in self._bad.get("duplication_log", ())}
 

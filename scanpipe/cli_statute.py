@@ -92,7 +92,7 @@ def duplicates_stored(ctx: object, serial: str, by: str, where: str) -> None:
 
 @click.group()
 def board() -> None:
-    """The board: rulings on orphans and conflicts, sign-off of matched pairs."""
+    """The board: rulings on orphans and conflicts and on pages that are no ballot, sign-off of matched pairs."""
 
 
 @board.command("rule")
@@ -120,6 +120,32 @@ def board_rule(ctx: object, serial: str, ruling: str, card: str | None, members:
     made = rule_on_serial(store, serial, ruling=RulingKind(ruling.replace("-", "_")), card=card, members=votes, actor=by,
                           note=note, no_accounts=no_accounts)
     click.echo(f"ruling {made.id} on {serial} ({made.matter.value}): {made.ruling.value}; for: {', '.join(made.ayes)} [{made.rule_set}]")
+
+
+@board.command("set-aside")
+@click.argument("card")
+@click.option("--why", required=True, help="What the board saw on the paper (a blank sheet, a batch header, another election's card).")
+@click.option("--member", "members", multiple=True, required=True, help="NAME=for|against|abstain, one per member present.")
+@click.option("--by", "by", required=True, help="Who enters the board's ruling.")
+@click.option("--note", default=None)
+@click.option("--no-accounts", is_flag=True, help="A database without review accounts (a test deck): accept the names given (logged).")
+@click.option("--password-stdin", is_flag=True, help="Each member's password from stdin, one line each, in --member order (scripts).")
+@click.pass_obj
+def board_set_aside(ctx: object, card: str, why: str, members: tuple[str, ...], by: str, note: str | None, no_accounts: bool,
+                    password_stdin: bool) -> None:
+    """The board's ruling that a stored page is not a ballot card (a sheet fed by mistake, a
+    batch header, a card of another election): it counts nothing and leaves the queue; its
+    image and reading are kept. Only for a page read as no card of the election and carrying
+    no serial. Each member present types their own password."""
+    from scanpipe.cli_people import authenticate_members
+    from scanpipe.reconcile.board import set_aside_page
+
+    store = _store(ctx)
+    votes = _members(members)
+    if not no_accounts:
+        authenticate_members(store, list(votes), password_stdin=password_stdin)
+    made = set_aside_page(store, card, why=why, members=votes, actor=by, note=note, no_accounts=no_accounts)
+    click.echo(f"page ruling {made.id}: card {made.card} is not a ballot card ({made.why}); for: {', '.join(made.ayes)} [{made.rule_set}]")
 
 
 @board.command("sign-off")

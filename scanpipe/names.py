@@ -60,7 +60,7 @@ class ReasonText:
 REASONS: dict[str, ReasonText] = {
     Reason.UNREADABLE_IMAGE: ReasonText("image could not be read",
                                         "The file could not be opened as an image. Find the paper card by its batch and position, "
-                                        "rescan it, and void or keep this scan as the board directs."),
+                                        "rescan it; once the rescan is stored, the board sets this scan aside (`scanpipe board set-aside`)."),
     Reason.IMAGE_TOO_LARGE: ReasonText("image too large",
                                        "The file is too large to be a card scan. Check the scanner settings and rescan the card."),
     Reason.NO_FIDUCIALS: ReasonText("card corners not found",
@@ -68,14 +68,17 @@ REASONS: dict[str, ReasonText] = {
                                     "card, state its style and precinct below so it is read again; otherwise pull the paper."),
     Reason.UNKNOWN_STYLE: ReasonText("ballot style not recognised",
                                      "The machine could not tell which ballot style this is. Compare the card with the styles "
-                                     "and state its style (and precinct) below; it is then read again."),
+                                     "and state its style (and precinct) below; it is then read again. A page that is no ballot of this "
+                                     "election (a batch header, another election's card) goes to the board, which sets it "
+                                     "aside (`scanpipe board set-aside`)."),
     Reason.AMBIGUOUS_STYLE: ReasonText("ballot style unclear",
                                        "The card looks like more than one ballot style. State which one it is below."),
     Reason.STYLE_CONFLICT: ReasonText("style differs from the batch",
                                       "The card's code names a different style from the one stated for the batch. State the "
                                       "card's real style below."),
     Reason.WRONG_ELECTION: ReasonText("card of another election",
-                                      "The card's code names another election. Pull the paper card and give it to the board."),
+                                      "The card's code names another election. Pull the paper card and give it to the board, which "
+                                      "sets the scan aside (`scanpipe board set-aside`)."),
     Reason.NO_PRECINCT: ReasonText("precinct not known",
                                    "The ballot style serves several precincts and the card does not say which. State the "
                                    "precinct below."),
@@ -143,10 +146,10 @@ REASONS: dict[str, ReasonText] = {
                                  "The batch holds duplicates or originals but this card's serial could not be read. Read "
                                  "the serial on the paper and state it with `scanpipe identify --serial`."),
     Reason.BLANK_PAGE: ReasonText("blank page",
-                                  "Nothing is printed on this page. Find the paper by its batch and position: the blank back "
-                                  "of a card printed on one side holds nothing of the voter's (its other side is read as a "
-                                  "card of its own); a card fed face down, or a ballot side scanned blank, is rescanned; a "
-                                  "sheet of another kind fed by mistake goes to the board."),
+                                  "Nothing is printed on this page. Find the paper by its batch and position: a card fed face "
+                                  "down, or a ballot side scanned blank, is rescanned; a sheet fed by mistake, a card's blank "
+                                  "back scanned as a file of its own, or a page rescanned, the board sets aside "
+                                  "(`scanpipe board set-aside`)."),
     Reason.BLANK_BACK: ReasonText("blank back of a one-sided card",
                                   "The blank back of a card printed on one side, scanned with its front (the front is read "
                                   "as the card). Nothing is printed on it and nothing is for a person to decide: it is kept "

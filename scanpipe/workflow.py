@@ -235,6 +235,7 @@ def standing(store: Store, *, serial: str | None = None) -> Standing:
     finals = final_decisions(decisions)
     identified = store.identifications()
     stated = store.stated_serials()
+    set_aside = store.page_rulings()  # pages the board ruled are no ballot card: like a voided batch's, they count nothing
     cards: list[InterpretedCard] = []  # only cards that may pair: the rest is not kept in memory
     per_card: dict[str, CardCount] = {}
     if serial is None:
@@ -246,7 +247,7 @@ def standing(store: Store, *, serial: str | None = None) -> Standing:
     for stored in stored_cards:
         if stored.card.label is not None or stored.card_id in stated:
             cards.append(stored.card)
-        per_card[stored.card_id] = count_card(election, stored.card, finals, voided=stored.batch_voided,
+        per_card[stored.card_id] = count_card(election, stored.card, finals, voided=stored.batch_voided or stored.card_id in set_aside,
                                               identified=identified.get(stored.card_id, (None, None)))
     voided = {cid for cid, c in per_card.items() if c.voided}
     current = store.new_duplicates(base_serial=serial)

@@ -182,3 +182,25 @@ def test_an_edited_board_ruling_is_named(world: ReviewWorld) -> None:
     r = _verify(world)
     assert r.exit_code == 1 and f"board ruling {made.id} was edited outside the log" in r.output
     assert "TALLY: P01 / gov / gov-a: the store says 2, verified data gives 1" in r.output, r.output
+
+
+def test_a_board_ruling_on_a_page_deleted_or_forged_is_named(world: ReviewWorld) -> None:
+    """The board's ruling that a page is no ballot card is covered like its other rulings:
+    one deleted outside the log (the page back in the queue), or one inserted outside it (a
+    page quietly dropped from the count), is named."""
+    from scanpipe.reconcile.board import set_aside_page
+    from scanpipe.store.models_statute import card_ruling_table
+    from tests.test_review_support import UNREADABLE
+
+    made = set_aside_page(world.store, UNREADABLE, why="a batch header sheet", members={"carol": "for", "dave": "for"},
+                          actor="carol")
+    assert _verify(world).exit_code == 0
+    with world.store._write() as conn:
+        row = dict(conn.execute(select(card_ruling_table).where(card_ruling_table.c.id == made.id)).mappings().one())
+        conn.execute(delete(card_ruling_table).where(card_ruling_table.c.id == made.id))
+    r = _verify(world)
+    assert r.exit_code == 1 and f"board ruling on a page {made.id} was deleted outside the log" in r.output, r.output
+    with world.store._write() as conn:
+        conn.execute(insert(card_ruling_table).values({**row, "id": made.id + 1}))
+    r = _verify(world)
+    assert r.exit_code == 1 and f"board ruling on a page {made.id + 1} was inserted outside the log" in r.output, r.output

@@ -138,3 +138,35 @@ def test_a_duplex_scan_keeps_the_blank_backs_with_their_fronts(tmp_path: Path) -
         assert {by_file["00003.png"], by_file["00004.png"]} <= queued
     finally:
         store.close()
+
+
+def test_the_board_sets_a_page_that_is_no_ballot_aside(tmp_path: Path) -> None:
+    """A sheet fed by mistake (blank, or printed with something else) waits in the queue until
+    the board rules it is no ballot card (``board set-aside``): it then counts nothing and
+    leaves the queue, kept as evidence, the ruling in the audit log. A ballot, or a page
+    already ruled, is refused."""
+    import json as _json
+
+    from tests.test_reconcile import Run
+    from tests.test_statute_cli import fails
+
+    folder = tmp_path / "cards"
+    folder.mkdir()
+    (folder / "ballot.jpg").write_bytes(CARD.read_bytes())
+    assert cv2.imwrite(str(folder / "stray.png"), _blank(_front().shape, 11))
+    run = Run(tmp_path)
+    run("init", "--election", str(FIX / SET / "election.json"), code=0)
+    run("ingest", str(folder), "-q")
+    queue = _json.loads(run("queue", "--json", code=(0, 1)))
+    stray = next(i["item"] for i in queue if i["reason"] == "blank_page")
+    ballot = next(i["item"] for i in queue if i["item"] != stray)  # the ballot's marks for a person
+    board = ("--member", "carol=for", "--member", "dave=for", "--by", "carol", "--no-accounts")
+    said = run("board", "set-aside", stray, "--why", "a blank sheet fed with the stack", *board, code=0)
+    assert said.startswith(f"page ruling 1: card {stray} is not a ballot card (a blank sheet fed with the stack); for: carol, dave")
+    assert stray not in {i["item"] for i in _json.loads(run("queue", "--json", code=(0, 1)))}
+    refused = fails(run, "board", "set-aside", ballot, "--why", "x", *board)
+    assert "is read as a ballot card; the board does not set a ballot aside" in refused
+    again = fails(run, "board", "set-aside", stray, "--why", "again", *board)
+    assert "was set aside by the board already (page ruling 1: a blank sheet fed with the stack)" in again
+    assert "1 set aside by the board as no ballot card (kept, counted nowhere)" in run("status", code=0)
+    run("audit", "verify", code=0)

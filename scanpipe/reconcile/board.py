@@ -4,6 +4,9 @@ every pair (the store side; the values and vote rules are :mod:`scanpipe.reconci
 * :func:`rule_on_serial`: a missing original or duplicate, or a serial used twice, is the
   board's question (§12-108(c)); its ruling, with each member's vote, says whether and how
   the serial counts, and the serial is reconciled at once.
+* :func:`set_aside_page`: a stored page that is no ballot card (a sheet fed by mistake, a
+  batch header, a card of another election) is set aside by the board's ruling: it counts
+  nothing and leaves the queue, kept as evidence.
 * :func:`sign_off_pairs`: the board examines matched pairs in batches (§12-108(d)(1)): one
   decision per batch, logged, the cards it saw kept with it. A mismatched pair is examined
   through the auditors' decisions, an orphan or conflict through the board's ruling.
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 
 from scanpipe.errors import DecisionError
 from scanpipe.reconcile.pairing import PairStatus
-from scanpipe.reconcile.rulings import BOARD_MATTERS, BoardRuling, RulingKind, check_board_votes
+from scanpipe.reconcile.rulings import BOARD_MATTERS, BoardRuling, PageRuling, RulingKind, check_board_votes
 from scanpipe.rules import rule_set
 from scanpipe.store.repository import Store
 from scanpipe.workflow import Standing, standing
@@ -66,6 +69,40 @@ def rule_on_serial(store: Store, serial: str, *, ruling: RulingKind, card: str |
     if no_accounts:
         store.log_event("no_accounts", {"what": "board ruling", "serial": serial, "members": sorted(members)}, actor=actor)
     reconcile(store, serial=serial)
+    return made
+
+
+def set_aside_page(store: Store, card_ref: str, *, why: str, members: Mapping[str, str], actor: str, note: str | None = None,
+                   no_accounts: bool = False) -> PageRuling:
+    """Record the board's ruling that a stored page is not a ballot card (a sheet fed by
+    mistake, a batch header, a card of another election): it counts nothing and leaves the
+    queue; its image, hash and reading are kept. Only a page the machine read as no card of the
+    election, and that carries no serial, may be set aside so: a ballot is identified and
+    read by people, a serial's card is the board's through its serial (``board rule``)."""
+    from scanpipe.types import NOTHING_TO_DECIDE, UnreadableCard
+    from scanpipe.workflow import resolve_card
+
+    stored = resolve_card(store, card_ref)
+    card, cid = stored.card, stored.card_id
+    result = card.interpretation
+    if not why.strip():
+        raise DecisionError("say what the board saw on the paper (--why): the ruling is evidence")
+    if not isinstance(result, UnreadableCard):
+        raise DecisionError(f"card {cid} is read as a ballot card; the board does not set a ballot aside: a person corrects "
+                            "its reading (identify, adjudicate), or the whole batch is voided (batch void)")
+    if result.reason in NOTHING_TO_DECIDE:
+        raise DecisionError(f"card {cid} is {result.reason.value}: it counts nothing and awaits no one already")
+    serial = card.label.serial if card.label is not None else store.stated_serials().get(cid)
+    if serial is not None:
+        raise DecisionError(f"card {cid} carries serial {serial}: the board rules on its serial (board rule), not on the page")
+    earlier = store.page_rulings().get(cid)
+    if earlier is not None:
+        raise DecisionError(f"card {cid} was set aside by the board already (page ruling {earlier.id}: {earlier.why})")
+    rules = rule_set(store.current_election().jurisdiction)
+    check_board_votes(members, board_members(store, members, no_accounts=no_accounts), rules.board_quorum)
+    made = store.add_page_ruling(card=cid, why=why.strip(), members=members, actor=actor, rule_set=rules.id, note=note)
+    if no_accounts:
+        store.log_event("no_accounts", {"what": "page ruling", "card": cid, "members": sorted(members)}, actor=actor)
     return made
 
 

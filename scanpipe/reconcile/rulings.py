@@ -56,6 +56,24 @@ class BoardRuling:
         return tuple(sorted(m for m, v in self.members.items() if v == "for"))
 
 
+@dataclass(frozen=True, slots=True)
+class PageRuling:
+    """The board's ruling that a stored page is not a ballot card (a sheet fed by mistake, a
+    batch header, a card of another election): it counts nothing and awaits no one."""
+
+    id: int
+    card: str
+    why: str  # what the board saw on the paper
+    members: Mapping[str, str]  # member -> for | against | abstain
+    rule_set: str
+    actor: str
+    note: str | None = None
+
+    @property
+    def ayes(self) -> tuple[str, ...]:
+        return tuple(sorted(m for m, v in self.members.items() if v == "for"))
+
+
 def board_question(matter: PairStatus, serial: str, citation: str) -> str:
     """The statute's question put to the board for a serial (names, not codes)."""
     what = {

@@ -4,7 +4,7 @@ The hash chain (:mod:`scanpipe.audit`) proves the log itself; this module makes 
 the data. Every write of a *covered* row (:data:`COVERED`: the election definition, batches
 and their voids, cards with their contest readings, people's identifications, decisions with
 their board votes, attestation and write-in names, new duplicates with their rendered pages, the board's
-rulings on orphans and conflicts and its sign-offs of matched pairs, the duplication log,
+rulings on orphans and conflicts and on single pages, its sign-offs of matched pairs, the duplication log,
 accounts) records,
 in a chained log entry of the same transaction, the row's digest **before** and **after** the
 write (``None``: absent). ``detail["rows"]`` of that entry is ``{table: {key: [before,
@@ -58,6 +58,7 @@ from scanpipe.store.models_people import decision_attestation_table
 from scanpipe.store.models_review import board_vote_table, user_table
 from scanpipe.store.models_statute import (
     board_ruling_table,
+    card_ruling_table,
     new_duplicate_page_table,
     pair_signoff_serial_table,
     pair_signoff_table,
@@ -91,6 +92,7 @@ COVERED: dict[str, Coverage] = {c.name(): c for c in (
              what="decision (with its board votes and attestation)"),  # write-in names are part of its digest too
     Coverage(new_duplicate_table, "serial", ((new_duplicate_page_table, "serial"),), what="new duplicate (with its rendered pages)"),
     Coverage(board_ruling_table, "id", what="board ruling"),
+    Coverage(card_ruling_table, "id", what="board ruling on a page"),
     Coverage(pair_signoff_table, "id", ((pair_signoff_serial_table, "signoff_id"),), what="board sign-off of matched pairs"),
     Coverage(duplication_log_table, "serial", what="duplication log row"),
     Coverage(user_table, "id", what="account"),

@@ -2,8 +2,8 @@
 orphans and conflicts, and the board's sign-off of matched pairs.
 
 Insert-only: a later ruling on a serial replaces an earlier one by being newer (the earlier
-stays as evidence); a sign-off is never edited. Revision ``0006`` creates them; a test
-compares these models with the migrated schema.
+stays as evidence); a sign-off is never edited. Revision ``0006`` creates them (``0010`` the
+board's rulings on single pages); a test compares these models with the migrated schema.
 """
 
 from __future__ import annotations
@@ -55,6 +55,28 @@ class BoardRulingRow(Base):
     created_at: Mapped[datetime]
 
 
+class CardRulingRow(Base):
+    """The board's ruling that a stored page is not a ballot card (a sheet fed by mistake, a
+    batch header, a card of another election): it counts nothing and awaits no one, its image
+    and reading kept. Only a page read as no card of the election may be set aside so."""
+
+    __tablename__ = "card_ruling"
+    __table_args__ = (
+        CheckConstraint("ruling IN ('not_a_ballot')", name="ruling"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    card_id: Mapped[str] = mapped_column(CARD_ID, index=True)
+    ruling: Mapped[str] = mapped_column(CODE)
+    why: Mapped[str] = mapped_column(Text)  # what the board saw on the paper
+    members: Mapped[dict[str, Any]] = mapped_column()  # member -> for | against | abstain
+    note: Mapped[str | None] = mapped_column(Text)
+    actor: Mapped[str] = mapped_column(Text)
+    rule_set: Mapped[str] = mapped_column(RULE_SET)
+    created_at: Mapped[datetime]
+
+
 class PairSignoffRow(Base):
     """The board's examination of a batch of matched pairs (§12-108(d)(1)): one decision."""
 
@@ -81,5 +103,6 @@ class PairSignoffSerialRow(Base):
 
 new_duplicate_page_table = cast(Table, NewDuplicatePageRow.__table__)
 board_ruling_table = cast(Table, BoardRulingRow.__table__)
+card_ruling_table = cast(Table, CardRulingRow.__table__)
 pair_signoff_table = cast(Table, PairSignoffRow.__table__)
 pair_signoff_serial_table = cast(Table, PairSignoffSerialRow.__table__)

@@ -18,12 +18,13 @@ from sqlalchemy import delete, select, update
 
 from scanpipe.errors import DecisionError
 from scanpipe.reconcile.pairing import PairStatus
-from scanpipe.reconcile.rulings import BoardRuling, RulingKind
+from scanpipe.reconcile.rulings import BoardRuling, PageRuling, RulingKind
 from scanpipe.store import ledger
 from scanpipe.store.database import Database
 from scanpipe.store.models import new_duplicate_table, utcnow
 from scanpipe.store.models_statute import (
     board_ruling_table,
+    card_ruling_table,
     new_duplicate_page_table,
     pair_signoff_serial_table,
     pair_signoff_table,
@@ -146,6 +147,29 @@ class StatuteMixin(Database):
             q = q.where(t.c.serial == serial)
         with self._read() as conn:
             return {r.serial: _ruling(r) for r in conn.execute(q)}
+
+    # the board's rulings on single pages
+
+    def add_page_ruling(self, *, card: str, why: str, members: Mapping[str, str], actor: str, rule_set: str,
+                        note: str | None) -> PageRuling:
+        """Record the board's ruling that ``card`` is not a ballot card, with each member's vote (one transaction, logged)."""
+        now = utcnow()
+        t = card_ruling_table
+        with self._write() as conn:
+            new_id = conn.execute(t.insert().returning(t.c.id), {
+                "card_id": card, "ruling": "not_a_ballot", "why": why, "members": dict(members), "note": note, "actor": actor,
+                "rule_set": rule_set, "created_at": now}).scalar_one()
+            ledger.inserted(conn, "card_ruling", [new_id])
+            insert_event(conn, "page_ruling", {"card": card, "ruling": "not_a_ballot", "why": why, "members": dict(members),
+                                               "ruling_id": new_id, "rule_set": rule_set}, actor, now)
+        return PageRuling(new_id, card, why, dict(members), rule_set, actor, note)
+
+    def page_rulings(self) -> dict[str, PageRuling]:
+        """The board's rulings on single pages, per card (a later one replaces an earlier one)."""
+        t = card_ruling_table
+        with self._read() as conn:
+            return {r.card_id: PageRuling(r.id, r.card_id, r.why, dict(r.members), r.rule_set, r.actor, r.note)
+                    for r in conn.execute(select(t).order_by(t.c.id))}
 
     # the board's sign-off of matched pairs
 
