@@ -75,6 +75,7 @@ MIN_PAGE_SIDE_PX = 300
 # side, scanned on both; a sheet fed by mistake): a ballot side, timing marks and all, carries
 # a few percent; a blank sheet's specks and dust 0.001%
 BLANK_PAGE_PRINTED = 0.0005
+SHEET_SIDES = 2  # a file of this many pages is one sheet (front and back); one of more is a stack of cards
 
 
 @dataclass(frozen=True)
@@ -235,16 +236,19 @@ def blank_back(front: InterpretedCard, back: InterpretedCard, election: Election
 def blank_backs(cards: list[InterpretedCard], election: Election) -> list[InterpretedCard]:
     """The pages of one sheet (a two-page file: front and back), a blank back of a one-sided
     card told as such (:func:`blank_back`)."""
-    if len(cards) != 2:
+    if len(cards) != SHEET_SIDES:
         return cards
     first, second = cards
     return [blank_back(second, first, election), blank_back(first, second, election)]
 
 
 def share_sheet_identity(cards: list[InterpretedCard]) -> list[InterpretedCard]:
-    """Pages of one sheet share the kind and pairing label found on any of them."""
+    """Pages of one sheet share the kind and pairing label found on any of them. A sheet has
+    two sides: a file of more pages is a stack of cards (a scanner's batch saved as one PDF or
+    TIFF), each page a card of its own, and nothing is shared (one sticker would otherwise
+    make every ballot of the batch a duplicate, or an original that does not count)."""
     labels = {c.label for c in cards if c.label is not None}
-    if len(cards) < 2 or len(labels) != 1:
+    if len(cards) != SHEET_SIDES or len(labels) != 1:
         return cards
     (label,) = labels
     return [c if c.label is not None else replace(c, label=label, kind=label.kind if c.kind in (CardKind.BALLOT, CardKind.UNKNOWN) else c.kind) for c in cards]

@@ -109,12 +109,13 @@ def serial_of(card: InterpretedCard, stated: dict[str, str] | None = None) -> tu
 def group_sheets(kind: CardKind, serial: str, cards: Sequence[InterpretedCard]) -> list[Sheet]:
     """Split the cards of one kind and serial into sheets (see the module docstring).
 
-    The pages of one file are one sheet. Files are merged into one sheet when every page is
-    known, no page repeats and the style is the same (front and back scanned separately).
+    The pages of one file are one sheet (a file of more than two pages is a stack: each page
+    is a sheet of its own). Files are merged into one sheet when every page is known, no page
+    repeats and the style is the same (front and back scanned separately).
     """
     by_file: dict[str, list[InterpretedCard]] = defaultdict(list)
     for c in sorted(cards, key=lambda c: c.source.card_id):
-        by_file[c.source.sha256].append(c)
+        by_file[c.source.sha256 if c.source.page_count <= MAX_SIDES else c.source.card_id].append(c)
     sheets: list[list[InterpretedCard]] = []
     for sha in sorted(by_file):
         group = by_file[sha]

@@ -1,7 +1,13 @@
-"""The blank back of a card printed on one side: scanned with its front (a two-page sheet
-file, or the back side of a duplex scan), it is kept as ``blank_back`` and neither counted nor
-queued; every other blank page (a sheet alone, one beside a front that was not read, the back
-of a two-sided style) stays ``blank_page`` for a person."""
+"""Sheets and the pages that are no ballot.
+
+* A two-page file is one sheet (its pages share a sticker); a file of more pages is a stack
+  of cards, each page on its own.
+* The blank back of a card printed on one side, scanned with its front (a two-page sheet
+  file, or the back side of a duplex scan), is kept as ``blank_back`` and neither counted nor
+  queued; every other blank page (a sheet alone, one beside a front that was not read, the
+  back of a two-sided style) stays ``blank_page`` for a person.
+* A page that is no ballot card leaves the queue by the board's ruling (``board set-aside``).
+"""
 
 from __future__ import annotations
 
@@ -170,3 +176,28 @@ def test_the_board_sets_a_page_that_is_no_ballot_aside(tmp_path: Path) -> None:
     assert "was set aside by the board already (page ruling 1: a blank sheet fed with the stack)" in again
     assert "1 set aside by the board as no ballot card (kept, counted nowhere)" in run("status", code=0)
     run("audit", "verify", code=0)
+
+
+def _labelled(text: str) -> np.ndarray:
+    """The Cedar card with a pairing sticker stuck on its lower margin."""
+    from scanpipe.synth.pairs import label_patch
+
+    page = _front().copy()
+    patch = cv2.cvtColor(label_patch(text, 200.0), cv2.COLOR_RGB2GRAY)
+    h, w = patch.shape
+    page[page.shape[0] - h - 40: page.shape[0] - 40, 60: 60 + w] = patch
+    return page
+
+
+def test_only_a_two_page_file_is_one_sheet() -> None:
+    """A sheet has two sides: its pages share the sticker found on either. A file of more pages
+    is a stack of cards (a scanner's batch saved as one TIFF or PDF): a sticker on one page
+    makes only that page a duplicate, not every ballot of the batch."""
+    from scanpipe.types import CardKind
+
+    labelled, plain = _labelled("DUP-A0042"), _front()
+    sheet = _read(_sheet(labelled, plain))
+    assert [(c.kind, c.label and c.label.serial) for c in sheet] == [(CardKind.DUPLICATE, "A0042")] * 2
+    stack = _read(_sheet(plain, labelled, np.ascontiguousarray(plain[:, ::-1])))
+    assert [(c.kind, c.label and c.label.serial) for c in stack] == [
+        (CardKind.BALLOT, None), (CardKind.DUPLICATE, "A0042"), (CardKind.BALLOT, None)]
