@@ -261,6 +261,7 @@ class _Run:
     on_line: LineSink
     started: float
     cards_seen: int = 0
+    counted: set[int] = field(default_factory=set)  # pages whose cards this run's summary counts
 
 
 def scan_batch(store: Store, source: PageSource, *, batch: str, out_dir: Path, stop_on_flag: bool = False,
@@ -291,7 +292,7 @@ def scan_batch(store: Store, source: PageSource, *, batch: str, out_dir: Path, s
     with source:  # a device that cannot be opened raises here: the command cannot run
         folder.mkdir(parents=True, exist_ok=True)
         try:
-            _feed(run, source, stop_on_flag)
+            _feed(run, source, stop_on_flag, duplex=bool(getattr(getattr(source, "settings", None), "duplex", False)))
         except AcquisitionError as e:
             summary.error = e
     summary.seconds = time.monotonic() - run.started
@@ -302,17 +303,31 @@ def scan_batch(store: Store, source: PageSource, *, batch: str, out_dir: Path, s
     return summary
 
 
-def _feed(run: _Run, source: PageSource, stop_on_flag: bool) -> None:
-    """Take pages from the device until it ends (or stops after a flagged card)."""
+def _feed(run: _Run, source: PageSource, stop_on_flag: bool, *, duplex: bool = False) -> None:
+    """Take pages from the device until it ends (or stops after a flagged card). Scanning
+    both sides, a front that is only a blank page is judged with its back (delivered next): a
+    card fed face down shows its face there, and its blank front is then no one's matter."""
     seq = run.manifest.last_seq
+    waiting: tuple[int, tuple[str, ...]] | None = None  # a blank front whose back may show it was fed face down
     for page in source.pages():
         seq += 1
         flagged = _take_page(run, seq, page)
+        if waiting is not None and page.side == "back":
+            front = run.store.get_card(run.manifest.entries[waiting[0]].sha256)
+            if front is not None and needs_person(front.card):  # not the blank back of this card: stop for the front
+                flagged, seq_flagged = waiting[1] + tuple(r for r in flagged if r not in waiting[1]), waiting[0]
+            else:
+                seq_flagged = seq
+            waiting = None
+        else:
+            seq_flagged = seq
         if run.summary.stopped_on is not None:
             run.summary.fed_after_stop += 1
+        elif flagged and stop_on_flag and duplex and page.side == "front" and flagged == (Reason.BLANK_PAGE.value,):
+            waiting = (seq, flagged)  # decided with the back side, which the scanner delivers next
         elif flagged and stop_on_flag:
-            entry = run.manifest.entries[seq]
-            run.summary.stopped_on = (seq, entry.file, flagged)
+            entry = run.manifest.entries[seq_flagged]
+            run.summary.stopped_on = (seq_flagged, entry.file, flagged)
             source.stop()
 
 
@@ -342,6 +357,8 @@ def _store_page(run: _Run, entry: ManifestEntry) -> tuple[str, ...]:
     if entry.side == "back":
         result = replace(result, cards=tuple(_as_back(run, entry, card) for card in result.cards))
     stored = run.store.save_cards(result.cards) if result.cards else 0
+    if entry.side == "back" and len(result.cards) == 1:
+        _front_as_back(run, entry, result.cards[0])
     s = run.summary
     s.cards_stored += stored
     s.cards_already += len(result.cards) - stored
@@ -358,6 +375,7 @@ def _store_page(run: _Run, entry: ManifestEntry) -> tuple[str, ...]:
         elif isinstance(card.interpretation, UnreadableCard):
             s.unreadable[card.interpretation.reason.value] += 1
         run.on_line(card_line(label, card, flagged, run.cards_seen, run.started, Names(run.context.election)))
+    run.counted.add(entry.seq)
     if result.already_stored:
         run.on_line(f"{label}  already stored (the same image as a card stored before): counted once")
     run.manifest.append(ManifestEntry(entry.seq, entry.file, entry.sha256, "stored", entry.side),
@@ -375,6 +393,30 @@ def _as_back(run: _Run, entry: ManifestEntry, card: InterpretedCard) -> Interpre
         return card
     front = run.store.get_card(front_entry.sha256)  # a one-page file's card id is its SHA-256
     return card if front is None else blank_back(front.card, card, run.context.election)
+
+
+def _front_as_back(run: _Run, entry: ManifestEntry, card: InterpretedCard) -> None:
+    """A card fed face down through a duplex scanner: the side scanned as the front is the
+    card's blank back, stored before its face was read. Once the face (this back side) reads
+    as a one-sided card, that stored front is told a blank back too (reinterpreted, logged)."""
+    from scanpipe.interpret import blank_back
+
+    front_entry = run.manifest.entries.get(entry.seq - 1)
+    if front_entry is None or front_entry.side != "front":
+        return
+    front = run.store.get_card(front_entry.sha256)
+    if front is None:
+        return
+    told = blank_back(card, front.card, run.context.election)
+    if told is not front.card:
+        run.store.replace_interpretation(told, actor="scan")
+        s = run.summary
+        s.blank_backs += 1
+        if front_entry.seq in run.counted:  # counted as a blank page for a person by this run: no longer
+            s.needs_person -= 1
+            s.unreadable[Reason.BLANK_PAGE.value] -= 1
+            s.unreadable += Counter()  # drop a count that fell to nothing
+        run.on_line(f"{run.batch}/{front_entry.seq:05d}  {told.interpretation.detail} (the card was fed face down)")  # type: ignore[union-attr]
 
 
 def _recover(run: _Run) -> None:

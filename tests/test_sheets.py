@@ -29,6 +29,7 @@ from tests.test_realballots import FIX, context_of
 
 SET = "cedar2008primary"
 CARD = FIX / SET / "voted" / "20120608170620594_0002.jpg"  # one-sided: every Cedar style has one page
+CLEAN = FIX / SET / "voted" / "20120608170620594_0021.jpg"  # one read with nothing for a person
 
 
 def _blank(shape: tuple[int, int], seed: int = 7) -> np.ndarray:
@@ -201,3 +202,60 @@ def test_only_a_two_page_file_is_one_sheet() -> None:
     stack = _read(_sheet(plain, labelled, np.ascontiguousarray(plain[:, ::-1])))
     assert [(c.kind, c.label and c.label.serial) for c in stack] == [
         (CardKind.BALLOT, None), (CardKind.DUPLICATE, "A0042"), (CardKind.BALLOT, None)]
+
+
+def _duplex_scan(tmp_path: Path, pages: list[Path | np.ndarray], *, stop_on_flag: bool = False) -> tuple[object, object, list[str]]:
+    """Scan ``pages`` (a card file or a page image each) as a duplex stack: (summary, store, lines)."""
+    from scanpipe.scan import scan_batch
+    from scanpipe.sources.base import ScanSettings
+    from scanpipe.sources.replay import ReplaySource
+    from scanpipe.store.repository import Store
+    from scanpipe.workflow import init_election
+
+    stack = tmp_path / "stack"
+    stack.mkdir()
+    for k, page in enumerate(pages, start=1):
+        if isinstance(page, Path):
+            (stack / f"{k}{page.suffix}").write_bytes(page.read_bytes())
+        else:
+            assert cv2.imwrite(str(stack / f"{k}.png"), page)
+    store = Store.open(f"sqlite:///{tmp_path / 'scan.db'}")
+    store.migrate()
+    init_election(store, FIX / SET / "election.json")
+    lines: list[str] = []
+    summary = scan_batch(store, ReplaySource(f"replay:{stack}", ScanSettings(duplex=True)), batch="d1",
+                         out_dir=tmp_path / "scans", on_line=lines.append, stop_on_flag=stop_on_flag)
+    return summary, store, lines
+
+
+def test_a_card_fed_face_down_through_a_duplex_scan_keeps_its_blank_front_out_of_the_queue(tmp_path: Path) -> None:
+    """Fed face down, a one-sided card shows its blank back as the scanner's front and its face
+    as the back: once the face reads, the stored front is a blank back (reinterpreted, logged),
+    and ``--stop-on-flag`` does not stop for it (it stops on the second card's marginal mark)."""
+    from scanpipe.workflow import queue
+
+    shape = _front().shape
+    summary, store, lines = _duplex_scan(tmp_path, [_blank(shape, 5), CLEAN, _blank(shape, 6), CARD], stop_on_flag=True)
+    try:
+        reasons = {c.card.source.path.rsplit("/", 1)[-1]: _reason(c.card) for c in store.iter_cards()}
+        assert reasons == {"00001.png": Reason.BLANK_BACK, "00002.jpg": None, "00003.png": Reason.BLANK_BACK,
+                           "00004.jpg": None}, reasons
+        assert summary.stopped_on is not None and summary.stopped_on[:2] == (4, "00004.jpg")  # type: ignore[attr-defined]  # its marginal mark
+        assert summary.blank_backs == 2 and not summary.unreadable  # type: ignore[attr-defined]
+        assert any(line.startswith("d1/00001  the blank back of a card printed on one side: its front, 00002.jpg, is read as")
+                   and line.endswith("(the card was fed face down)") for line in lines), lines
+        blank_id = next(c.card_id for c in store.iter_cards() if c.card.source.path.endswith("00001.png"))
+        assert blank_id not in {i.item for i in queue(store)}
+        assert any(e.action == "card_reinterpreted" and e.detail["card"] == blank_id for e in store.events())
+    finally:
+        store.close()  # type: ignore[attr-defined]
+
+
+def test_a_blank_sheet_through_a_duplex_scan_stops_the_feed_on_its_front(tmp_path: Path) -> None:
+    shape = _front().shape
+    summary, store, _lines = _duplex_scan(tmp_path, [_blank(shape, 5), _blank(shape, 6), CARD, _blank(shape, 8)],
+                                          stop_on_flag=True)
+    try:
+        assert summary.stopped_on is not None and summary.stopped_on[:2] == (1, "00001.png"), summary.stopped_on  # type: ignore[attr-defined]
+    finally:
+        store.close()  # type: ignore[attr-defined]
