@@ -177,6 +177,9 @@ def test_the_board_sets_a_page_that_is_no_ballot_aside(tmp_path: Path) -> None:
     assert "was set aside by the board already (page ruling 1: a blank sheet fed with the stack)" in again
     assert "1 set aside by the board as no ballot card (kept, counted nowhere)" in run("status", code=0)
     run("audit", "verify", code=0)
+    run("export", "cvr", "--out", str(tmp_path / "cvr.json"), code=0)
+    cvrs = {c["UniqueId"]: c for c in _json.loads((tmp_path / "cvr.json").read_text())["CVR"]}
+    assert cvrs[stray]["CVRSnapshot"][0]["OtherStatus"] == "role=regular;unreadable=blank_page;set_aside=page ruling 1"
 
 
 def _labelled(text: str) -> np.ndarray:

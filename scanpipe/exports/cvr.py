@@ -91,6 +91,7 @@ class CvrEntry:
     modified: tuple[ContestReading, ...] | None
     auditors: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    set_aside: int | None = None  # the board's page ruling that set this page aside as no ballot card
     image_location: str | None = None
 
     def __post_init__(self) -> None:
@@ -328,7 +329,7 @@ def _cvr(entry: CvrEntry, election_id: str, catalog: _Catalog, device_id: str) -
     snapshots = [interpreted]
     if entry.modified is not None:
         snapshots.append(_modified_snapshot(uid, entry, style, catalog))
-    parts = _status_parts(entry.card)
+    parts = _status_parts(entry.card) + ([f"set_aside=page ruling {entry.set_aside}"] if entry.set_aside is not None else [])
     current = snapshots[-1]
     if current is interpreted:
         _set_status(interpreted, [f"role={entry.role}", *parts])

@@ -37,6 +37,7 @@ def cvr_entries(store: Store, s: Standing | None = None, *, paper_dir: Path | No
     finals = final_decisions(s.decisions)
     superseded = {cid for p in s.pairs if p.counted == "new" for cid in p.duplicates}
     reprints = {c.source.card_id: c for pairing in s.pairings for c in pairing.reprints}
+    set_aside = store.page_rulings()
     for stored in store.iter_cards():
         card = stored.card
         cid = card.source.card_id
@@ -48,7 +49,8 @@ def cvr_entries(store: Store, s: Standing | None = None, *, paper_dir: Path | No
         role = "superseded" if cid in superseded else ROLE[card.kind]
         yield CvrEntry(card=card, role=role, preprinted_id=card.label.base_serial if card.label else None,
                        modified=count.contests if decided and count is not None else None,
-                       auditors=count.decided_by if count is not None else (), notes=notes)
+                       auditors=count.decided_by if count is not None else (), notes=notes,
+                       set_aside=set_aside[cid].id if cid in set_aside else None)
     yield from _new_duplicate_entries(store, s, reprints, paper_dir)
 
 
