@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -67,8 +68,14 @@ def _read(path: str) -> list[dict[str, Any]]:
 
 def snapshot(election: Path, cards: Path, out: Path, *, code: Path, jobs: int, cache: Path | None) -> int:
     files = sorted(str(p) for p in cards.rglob("*") if p.is_file() and p.suffix.lower() in CARD_SUFFIXES)
-    with ProcessPoolExecutor(jobs, initializer=_init, initargs=(str(code), str(election), str(cache) if cache else None)) as pool:
-        lines = [line for read in pool.map(_read, files, chunksize=4) for line in read]
+    setup = (str(code), str(election), str(cache) if cache else None)
+    if jobs <= 1:  # in this process (``--code`` then must be the checkout already imported, if any)
+        _init(*setup)
+        lines = [line for f in files for line in _read(f)]
+        _CONTEXT.clear()
+    else:  # fresh interpreters: a fork of a process with threads may hang, and each imports ``--code``'s scanpipe
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_init, initargs=setup) as pool:
+            lines = [line for read in pool.map(_read, files, chunksize=4) for line in read]
     out.write_text("".join(json.dumps(line, sort_keys=True) + "\n" for line in lines))
     print(f"{len(files)} card files, {len(lines)} cards read by {code} -> {out}")
     return 0
