@@ -123,7 +123,8 @@ def board_rule(ctx: object, serial: str, ruling: str, card: str | None, members:
 
 
 @board.command("set-aside")
-@click.argument("card")
+@click.argument("cards", nargs=-1)
+@click.option("--blank-pages-of", "batch", default=None, help="Every page of this batch found blank (blank_page) not yet set aside.")
 @click.option("--why", required=True, help="What the board saw on the paper (a blank sheet, a batch header, another election's card).")
 @click.option("--member", "members", multiple=True, required=True, help="NAME=for|against|abstain, one per member present.")
 @click.option("--by", "by", required=True, help="Who enters the board's ruling.")
@@ -131,21 +132,26 @@ def board_rule(ctx: object, serial: str, ruling: str, card: str | None, members:
 @click.option("--no-accounts", is_flag=True, help="A database without review accounts (a test deck): accept the names given (logged).")
 @click.option("--password-stdin", is_flag=True, help="Each member's password from stdin, one line each, in --member order (scripts).")
 @click.pass_obj
-def board_set_aside(ctx: object, card: str, why: str, members: tuple[str, ...], by: str, note: str | None, no_accounts: bool,
-                    password_stdin: bool) -> None:
-    """The board's ruling that a stored page is not a ballot card (a sheet fed by mistake, a
-    batch header, a card of another election): it counts nothing and leaves the queue; its
-    image and reading are kept. Only for a page read as no card of the election and carrying
-    no serial. Each member present types their own password."""
+def board_set_aside(ctx: object, cards: tuple[str, ...], batch: str | None, why: str, members: tuple[str, ...], by: str,
+                    note: str | None, no_accounts: bool, password_stdin: bool) -> None:
+    """The board's ruling that stored pages are no ballot cards (a sheet fed by mistake, a
+    batch header, another election's card, the blank backs of a stack scanned on both sides):
+    they count nothing and leave the queue; their images and readings are kept. Only for pages
+    read as no card of the election and carrying no serial. One decision for all the pages
+    named (and, with --blank-pages-of, the batch's blank pages). Each member present types
+    their own password."""
     from scanpipe.cli_people import authenticate_members
-    from scanpipe.reconcile.board import set_aside_page
+    from scanpipe.reconcile.board import blank_pages_of, set_aside_pages
 
     store = _store(ctx)
+    chosen = [*cards, *(blank_pages_of(store, batch) if batch is not None else [])]
     votes = _members(members)
     if not no_accounts:
         authenticate_members(store, list(votes), password_stdin=password_stdin)
-    made = set_aside_page(store, card, why=why, members=votes, actor=by, note=note, no_accounts=no_accounts)
-    click.echo(f"page ruling {made.id}: card {made.card} is not a ballot card ({made.why}); for: {', '.join(made.ayes)} [{made.rule_set}]")
+    made = set_aside_pages(store, chosen, why=why, members=votes, actor=by, note=note, no_accounts=no_accounts)
+    for ruling in made:
+        click.echo(f"page ruling {ruling.id}: card {ruling.card} is not a ballot card ({ruling.why})")
+    click.echo(f"{len(made)} page(s) set aside by the board; for: {', '.join(made[0].ayes)} [{made[0].rule_set}]")
 
 
 @board.command("sign-off")

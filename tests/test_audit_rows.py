@@ -188,11 +188,11 @@ def test_a_board_ruling_on_a_page_deleted_or_forged_is_named(world: ReviewWorld)
     """The board's ruling that a page is no ballot card is covered like its other rulings:
     one deleted outside the log (the page back in the queue), or one inserted outside it (a
     page quietly dropped from the count), is named."""
-    from scanpipe.reconcile.board import set_aside_page
+    from scanpipe.reconcile.board import set_aside_pages
     from scanpipe.store.models_statute import card_ruling_table
     from tests.test_review_support import UNREADABLE
 
-    made = set_aside_page(world.store, UNREADABLE, why="a batch header sheet", members={"carol": "for", "dave": "for"},
+    (made,) = set_aside_pages(world.store, [UNREADABLE], why="a batch header sheet", members={"carol": "for", "dave": "for"},
                           actor="carol")
     assert _verify(world).exit_code == 0
     with world.store._write() as conn:

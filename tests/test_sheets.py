@@ -169,7 +169,8 @@ def test_the_board_sets_a_page_that_is_no_ballot_aside(tmp_path: Path) -> None:
     ballot = next(i["item"] for i in queue if i["item"] != stray)  # the ballot's marks for a person
     board = ("--member", "carol=for", "--member", "dave=for", "--by", "carol", "--no-accounts")
     said = run("board", "set-aside", stray, "--why", "a blank sheet fed with the stack", *board, code=0)
-    assert said.startswith(f"page ruling 1: card {stray} is not a ballot card (a blank sheet fed with the stack); for: carol, dave")
+    assert said == (f"page ruling 1: card {stray} is not a ballot card (a blank sheet fed with the stack)\n"
+                    "1 page(s) set aside by the board; for: carol, dave [MD-2026.1]\n"), said
     assert stray not in {i["item"] for i in _json.loads(run("queue", "--json", code=(0, 1)))}
     refused = fails(run, "board", "set-aside", ballot, "--why", "x", *board)
     assert "is read as a ballot card; the board does not set a ballot aside" in refused
@@ -180,6 +181,19 @@ def test_the_board_sets_a_page_that_is_no_ballot_aside(tmp_path: Path) -> None:
     run("export", "cvr", "--out", str(tmp_path / "cvr.json"), code=0)
     cvrs = {c["UniqueId"]: c for c in _json.loads((tmp_path / "cvr.json").read_text())["CVR"]}
     assert cvrs[stray]["CVRSnapshot"][0]["OtherStatus"] == "role=regular;unreadable=blank_page;set_aside=page ruling 1"
+    # a stack scanned on both sides, saved as one file: its blank backs are pages of their own (a
+    # stack is no sheet), set aside in one decision once the board has looked at them
+    shape = _front().shape
+    (folder / "stack.tif").write_bytes(_sheet(_front(), _blank(shape, 12), _front()[:, ::-1].copy(), _blank(shape, 13)))
+    run("ingest", str(folder), "-q")
+    blanks = [i["item"] for i in _json.loads(run("queue", "--json", code=(0, 1))) if i["reason"] == "blank_page"]
+    assert len(blanks) == 2
+    said = run("board", "set-aside", "--blank-pages-of", "cards", "--why", "the blank backs of a stack scanned on both sides",
+               *board, code=0)
+    assert said.splitlines()[-1] == "2 page(s) set aside by the board; for: carol, dave [MD-2026.1]", said
+    assert not {i["item"] for i in _json.loads(run("queue", "--json", code=(0, 1)))} & set(blanks)
+    assert "name at least one page to set aside" in fails(run, "board", "set-aside", "--blank-pages-of", "cards", "--why", "x", *board)
+    run("audit", "verify", code=0)
 
 
 def _labelled(text: str) -> np.ndarray:

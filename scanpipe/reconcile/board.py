@@ -4,9 +4,10 @@ every pair (the store side; the values and vote rules are :mod:`scanpipe.reconci
 * :func:`rule_on_serial`: a missing original or duplicate, or a serial used twice, is the
   board's question (§12-108(c)); its ruling, with each member's vote, says whether and how
   the serial counts, and the serial is reconciled at once.
-* :func:`set_aside_page`: a stored page that is no ballot card (a sheet fed by mistake, a
-  batch header, a card of another election) is set aside by the board's ruling: it counts
-  nothing and leaves the queue, kept as evidence.
+* :func:`set_aside_pages`: stored pages that are no ballot cards (a sheet fed by mistake, a
+  batch header, a card of another election, the blank backs of a stack scanned on both
+  sides) are set aside by the board's ruling: they count nothing and leave the queue, kept
+  as evidence.
 * :func:`sign_off_pairs`: the board examines matched pairs in batches (§12-108(d)(1)): one
   decision per batch, logged, the cards it saw kept with it. A mismatched pair is examined
   through the auditors' decisions, an orphan or conflict through the board's ruling.
@@ -72,21 +73,48 @@ def rule_on_serial(store: Store, serial: str, *, ruling: RulingKind, card: str |
     return made
 
 
-def set_aside_page(store: Store, card_ref: str, *, why: str, members: Mapping[str, str], actor: str, note: str | None = None,
-                   no_accounts: bool = False) -> PageRuling:
-    """Record the board's ruling that a stored page is not a ballot card (a sheet fed by
-    mistake, a batch header, a card of another election): it counts nothing and leaves the
-    queue; its image, hash and reading are kept. Only a page the machine read as no card of the
-    election, and that carries no serial, may be set aside so: a ballot is identified and
-    read by people, a serial's card is the board's through its serial (``board rule``)."""
+def set_aside_pages(store: Store, card_refs: Sequence[str], *, why: str, members: Mapping[str, str], actor: str,
+                    note: str | None = None, no_accounts: bool = False) -> list[PageRuling]:
+    """Record the board's ruling that stored pages are no ballot cards (a sheet fed by
+    mistake, a batch header, a card of another election, the blank backs of a stack scanned on
+    both sides): they count nothing and leave the queue; their images, hashes and readings are
+    kept. One decision for them all (one vote, one transaction, one log entry). Only a page the
+    machine read as no card of the election, and that carries no serial, may be set aside so:
+    a ballot is identified and read by people, a serial's card is the board's through its
+    serial (``board rule``). Nothing is recorded when any page is refused."""
+    if not why.strip():
+        raise DecisionError("say what the board saw on the paper (--why): the ruling is evidence")
+    cards = list(dict.fromkeys(_page_to_set_aside(store, ref) for ref in card_refs))
+    if not cards:
+        raise DecisionError("name at least one page to set aside")
+    rules = rule_set(store.current_election().jurisdiction)
+    check_board_votes(members, board_members(store, members, no_accounts=no_accounts), rules.board_quorum)
+    made = store.add_page_rulings(cards=cards, why=why.strip(), members=members, actor=actor, rule_set=rules.id, note=note)
+    if no_accounts:
+        store.log_event("no_accounts", {"what": "page ruling", "cards": cards, "members": sorted(members)}, actor=actor)
+    return made
+
+
+def blank_pages_of(store: Store, batch: str) -> list[str]:
+    """The batch's pages the machine found blank (``blank_page``) and the board has not set aside."""
+    from scanpipe.types import Reason, UnreadableCard
+
+    if batch not in {b.name for b in store.list_batches()}:
+        raise DecisionError(f"there is no batch {batch!r}")
+    ruled = store.page_rulings()
+    return [c.card_id for c in store.iter_cards(targets=False)
+            if c.card.source.batch == batch and c.card_id not in ruled
+            and isinstance(c.card.interpretation, UnreadableCard) and c.card.interpretation.reason is Reason.BLANK_PAGE]
+
+
+def _page_to_set_aside(store: Store, card_ref: str) -> str:
+    """The card id of a page the board may set aside (see :func:`set_aside_pages`), else why not."""
     from scanpipe.types import NOTHING_TO_DECIDE, UnreadableCard
     from scanpipe.workflow import resolve_card
 
     stored = resolve_card(store, card_ref)
     card, cid = stored.card, stored.card_id
     result = card.interpretation
-    if not why.strip():
-        raise DecisionError("say what the board saw on the paper (--why): the ruling is evidence")
     if not isinstance(result, UnreadableCard):
         raise DecisionError(f"card {cid} is read as a ballot card; the board does not set a ballot aside: a person corrects "
                             "its reading (identify, adjudicate), or the whole batch is voided (batch void)")
@@ -98,12 +126,7 @@ def set_aside_page(store: Store, card_ref: str, *, why: str, members: Mapping[st
     earlier = store.page_rulings().get(cid)
     if earlier is not None:
         raise DecisionError(f"card {cid} was set aside by the board already (page ruling {earlier.id}: {earlier.why})")
-    rules = rule_set(store.current_election().jurisdiction)
-    check_board_votes(members, board_members(store, members, no_accounts=no_accounts), rules.board_quorum)
-    made = store.add_page_ruling(card=cid, why=why.strip(), members=members, actor=actor, rule_set=rules.id, note=note)
-    if no_accounts:
-        store.log_event("no_accounts", {"what": "page ruling", "card": cid, "members": sorted(members)}, actor=actor)
-    return made
+    return cid
 
 
 def _check_card(s: Standing, serial: str, matter: PairStatus, ruling: RulingKind, card: str | None, cards: Sequence[str]) -> None:

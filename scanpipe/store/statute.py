@@ -150,19 +150,20 @@ class StatuteMixin(Database):
 
     # the board's rulings on single pages
 
-    def add_page_ruling(self, *, card: str, why: str, members: Mapping[str, str], actor: str, rule_set: str,
-                        note: str | None) -> PageRuling:
-        """Record the board's ruling that ``card`` is not a ballot card, with each member's vote (one transaction, logged)."""
+    def add_page_rulings(self, *, cards: Sequence[str], why: str, members: Mapping[str, str], actor: str, rule_set: str,
+                         note: str | None) -> list[PageRuling]:
+        """Record the board's ruling that ``cards`` are no ballot cards, with each member's vote:
+        one row a page, one transaction and one log entry for the decision."""
         now = utcnow()
         t = card_ruling_table
         with self._write() as conn:
-            new_id = conn.execute(t.insert().returning(t.c.id), {
+            ids = [conn.execute(t.insert().returning(t.c.id), {
                 "card_id": card, "ruling": "not_a_ballot", "why": why, "members": dict(members), "note": note, "actor": actor,
-                "rule_set": rule_set, "created_at": now}).scalar_one()
-            ledger.inserted(conn, "card_ruling", [new_id])
-            insert_event(conn, "page_ruling", {"card": card, "ruling": "not_a_ballot", "why": why, "members": dict(members),
-                                               "ruling_id": new_id, "rule_set": rule_set}, actor, now)
-        return PageRuling(new_id, card, why, dict(members), rule_set, actor, note)
+                "rule_set": rule_set, "created_at": now}).scalar_one() for card in cards]
+            ledger.inserted(conn, "card_ruling", ids)
+            insert_event(conn, "page_ruling", {"cards": list(cards), "ruling": "not_a_ballot", "why": why, "members": dict(members),
+                                               "ruling_ids": ids, "rule_set": rule_set}, actor, now)
+        return [PageRuling(i, card, why, dict(members), rule_set, actor, note) for i, card in zip(ids, cards, strict=True)]
 
     def page_rulings(self) -> dict[str, PageRuling]:
         """The board's rulings on single pages, per card (a later one replaces an earlier one)."""
