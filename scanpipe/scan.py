@@ -312,18 +312,15 @@ def _feed(run: _Run, source: PageSource, stop_on_flag: bool, *, duplex: bool = F
     for page in source.pages():
         seq += 1
         flagged = _take_page(run, seq, page)
-        if waiting is not None and page.side == "back":
+        seq_flagged = seq
+        if waiting is not None:  # the back of a blank front (or, a back missing, the next front)
             front = run.store.get_card(run.manifest.entries[waiting[0]].sha256)
-            if front is not None and needs_person(front.card):  # not the blank back of this card: stop for the front
+            if page.side != "back" or (front is not None and needs_person(front.card)):  # not this card's blank back
                 flagged, seq_flagged = waiting[1] + tuple(r for r in flagged if r not in waiting[1]), waiting[0]
-            else:
-                seq_flagged = seq
             waiting = None
-        else:
-            seq_flagged = seq
         if run.summary.stopped_on is not None:
             run.summary.fed_after_stop += 1
-        elif flagged and stop_on_flag and duplex and page.side == "front" and flagged == (Reason.BLANK_PAGE.value,):
+        elif flagged and stop_on_flag and duplex and page.side == "front" and seq_flagged == seq and flagged == (Reason.BLANK_PAGE.value,):
             waiting = (seq, flagged)  # decided with the back side, which the scanner delivers next
         elif flagged and stop_on_flag:
             entry = run.manifest.entries[seq_flagged]
