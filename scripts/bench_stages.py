@@ -7,7 +7,9 @@ stage by wall clock around its function: decoding, the page's codes, telling the
 timing marks, the dense alignment, local refinement, warping the card into the frame and
 choosing among the blanks), the registration and the scoring. Prints milliseconds a card
 and calls, and ``cv2.imread`` over the same files for scale. Stages nest (the style step
-holds the alignments), so the lines do not add up.
+holds the alignments), so the lines do not add up. As a board's every ingest after its first:
+an untimed first pass learns the blanks and the look-alike pairs the cards need and keeps them
+in a cache; the timed pass starts from that cache as a new process would.
 
 Run: ``python scripts/bench_stages.py --deck DIR [--cards N]``.
 """
@@ -18,7 +20,7 @@ import argparse
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -49,7 +51,7 @@ STAGES = (
 )
 
 
-def _timed(function: Callable[..., Any], label: str, spent: Counter[str], calls: Counter[str]) -> Callable[..., Any]:
+def _timed(function: Callable[..., Any], label: str, spent: defaultdict[str, float], calls: Counter[str]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         started = time.perf_counter()
         try:
@@ -71,21 +73,31 @@ def main() -> None:
     started = time.perf_counter()
     interpret.load_references(election, cache=False)
     learned = time.perf_counter() - started
-    with tempfile.TemporaryDirectory() as folder:
-        interpret.load_references(election, cache=Path(folder))  # learns and keeps it
-        started = time.perf_counter()
-        context = interpret.InterpretContext(election, load_thresholds(), interpret.load_references(election, cache=Path(folder)))
-    print(f"learning the blanks: {learned:.2f} s; loading what was learned from the cache (scanpipe.learned_cache): "
-          f"{time.perf_counter() - started:.2f} s")
     files = sorted(f for f in (args.deck / "cards").iterdir() if f.is_file())
     files = files[: args.cards] if args.cards else files
-    spent: Counter[str] = Counter()
+    with tempfile.TemporaryDirectory() as folder:
+        warm = interpret.InterpretContext(election, load_thresholds(), interpret.load_references(election, cache=Path(folder)))
+        for f in files:  # an earlier run: learns the blanks and the look-alike pairs the cards need, and keeps them
+            interpret.interpret_file(str(f), warm, CardHints(), "bench-stages")
+        started = time.perf_counter()
+        context = interpret.InterpretContext(election, load_thresholds(), interpret.load_references(election, cache=Path(folder)))
+        print(f"learning the blanks: {learned:.2f} s; loading what was learned from the cache (scanpipe.learned_cache): "
+              f"{time.perf_counter() - started:.2f} s; the look-alike pairs, learned by an untimed first pass, are loaded as "
+              "cards need them (a board's every ingest after its first)")
+        _timed_pass(files, context)
+
+
+def _timed_pass(files: list[Path], context: interpret.InterpretContext) -> None:
+    spent: defaultdict[str, float] = defaultdict(float)
     calls: Counter[str] = Counter()
+    originals = [(module, name, getattr(module, name)) for module, name, _label in STAGES]
     for module, name, label in STAGES:
         setattr(module, name, _timed(getattr(module, name), label, spent, calls))
     started, cpu = time.perf_counter(), time.process_time()
     for f in files:
         interpret.interpret_file(str(f), context, CardHints(), "bench-stages")
+    for module, name, function in originals:
+        setattr(module, name, function)
     n = max(1, len(files))
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     started = time.perf_counter()
