@@ -117,6 +117,22 @@ class Manifest:
     def last_seq(self) -> int:
         return max(self.entries, default=0)
 
+    @staticmethod
+    def duplex_sheets(folder: Path) -> list[tuple[str, str]]:
+        """``(front SHA-256, back SHA-256)`` of every sheet a duplex scan wrote into ``folder``,
+        from its manifest, read only (a folder copied from a workstation and ingested
+        elsewhere: nothing in it is changed); lines that do not parse are passed over."""
+        entries: dict[int, tuple[str, str]] = {}  # seq -> (side, sha256); the last line of a seq wins
+        path = folder / MANIFEST
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines() if path.is_file() else []:
+            try:
+                d = json.loads(line)
+                entries[int(d["seq"])] = (str(d.get("side", "front")), str(d["sha256"]))
+            except (ValueError, KeyError, TypeError):
+                continue
+        return [(entries[seq - 1][1], sha) for seq, (side, sha) in sorted(entries.items())
+                if side == "back" and entries.get(seq - 1, ("", ""))[0] == "front"]
+
     def append(self, entry: ManifestEntry, **extra: Any) -> None:
         record = {"seq": entry.seq, "file": entry.file, "sha256": entry.sha256, "state": entry.state,
                   "side": entry.side, "at": datetime.now(UTC).isoformat(timespec="seconds"), **extra}

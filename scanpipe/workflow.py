@@ -7,6 +7,7 @@ so a decision made in either place goes through the same code.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -30,7 +31,7 @@ from scanpipe.sources.files import find_card_files, may_hold_cards, storable_pat
 from scanpipe.store.records import StoredCard
 from scanpipe.store.repository import Store
 from scanpipe.tally import TallyRow, tally_precincts
-from scanpipe.types import CardHints, CardKind, Contest, Election, InterpretedCard, ReadCard, Reason
+from scanpipe.types import CardHints, CardKind, Contest, Election, InterpretedCard, ReadCard, Reason, UnreadableCard
 
 
 def init_election(store: Store, election_path: Path) -> tuple[Election, bool]:
@@ -169,12 +170,27 @@ def ingest_paths(
         if on_file is not None:
             on_file(result)
 
+    blank_now: dict[str, str] = {}  # card id -> path of the pages this run stored as blank, for the summary
+
+    def card_stored(card: InterpretedCard, flagged: bool) -> None:
+        if isinstance(card.interpretation, UnreadableCard) and card.interpretation.reason is Reason.BLANK_PAGE:
+            blank_now[card.source.card_id] = card.source.path
+        if on_card is not None:
+            on_card(card, flagged)
+
     try:
-        store_results(results, store.save_cards, summary, on_card=on_card, on_file=file_read)
+        store_results(results, store.save_cards, summary, on_card=card_stored, on_file=file_read)
     finally:
         for path, reason in summary.missing:
             store.record_skipped(storable_path(path), batch, reason)
         forget_skipped(store, read_now)
+    for card_id in tell_duplex_blank_backs(store, context.election, found.folders):
+        summary.blank_backs += 1
+        if card_id in blank_now:  # counted above as a blank page for a person: no longer
+            summary.needs_person -= 1
+            summary.unreadable[Reason.BLANK_PAGE.value] -= 1
+            summary.unreadable_cards = [u for u in summary.unreadable_cards if u[0] != blank_now[card_id]]
+    summary.unreadable += Counter()  # drop counts that fell to nothing
     summary.seconds = (datetime.now(UTC) - started).total_seconds()
     store.log_event("ingest_finished", {"batch": batch, "stored": summary.cards_stored, "files": summary.files})
     return summary
@@ -266,6 +282,30 @@ def standing(store: Store, *, serial: str | None = None) -> Standing:
     counts = [replace(c, counts=False, card_pending=True, reasons=tuple(dict.fromkeys(c.reasons + (Reason.SUPERSEDED_LABEL,))))
               if c.card_id in superseded else replace(c, counts=False) if c.card_id in reprints else c for c in counts]
     return Standing(election, tuple(counts), decisions, outcomes, pairings, tuple(cards))
+
+
+def tell_duplex_blank_backs(store: Store, election: Election, folders: Iterable[str]) -> list[str]:
+    """Cards stored as blank pages that a duplex scan's manifest shows to be the blank backs of
+    one-sided cards (a scan folder written by ``scan --duplex`` and ingested, on this
+    workstation or another): the back side found blank after a front read so, or the front side
+    of a card fed face down whose back (its face) reads so. Each is reinterpreted as
+    ``blank_back`` (logged); returns their card ids."""
+    from scanpipe.interpret import blank_back
+    from scanpipe.scan import MANIFEST, Manifest
+
+    told: list[str] = []
+    manifests = {m.parent for folder in folders for m in Path(folder).rglob(MANIFEST)}
+    for folder in sorted(manifests):
+        for front_sha, back_sha in Manifest.duplex_sheets(folder):
+            front, back = store.get_card(front_sha), store.get_card(back_sha)  # a one-page file's card id is its SHA-256
+            if front is None or back is None:
+                continue
+            for read, blank in ((front, back), (back, front)):
+                card = blank_back(read.card, blank.card, election)
+                if card is not blank.card:
+                    store.replace_interpretation(card, actor="ingest")
+                    told.append(blank.card_id)
+    return told
 
 
 def late_cards(cards: Sequence[InterpretedCard], current: Sequence[object]) -> set[str]:

@@ -230,7 +230,7 @@ def _duplex_scan(tmp_path: Path, pages: list[Path | np.ndarray], *, stop_on_flag
     from scanpipe.workflow import init_election
 
     stack = tmp_path / "stack"
-    stack.mkdir()
+    stack.mkdir(parents=True)
     for k, page in enumerate(pages, start=1):
         if isinstance(page, Path):
             (stack / f"{k}{page.suffix}").write_bytes(page.read_bytes())
@@ -276,3 +276,35 @@ def test_a_blank_sheet_through_a_duplex_scan_stops_the_feed_on_its_front(tmp_pat
         assert summary.stopped_on is not None and summary.stopped_on[:2] == (1, "00001.png"), summary.stopped_on  # type: ignore[attr-defined]
     finally:
         store.close()  # type: ignore[attr-defined]
+
+
+def test_a_duplex_scan_folder_ingested_elsewhere_keeps_its_blank_backs_out_of_the_queue(tmp_path: Path) -> None:
+    """A folder ``scan --duplex`` wrote (on a workstation offline, say) and ``ingest``ed into
+    another database: its manifest says which pages are the two sides of a sheet, so the blank
+    backs (after a front, or before a card fed face down) are ``blank_back`` there too, and a
+    blank sheet stays for a person. The folder is not changed."""
+    from scanpipe.store.repository import Store
+    from scanpipe.types import CardHints
+    from scanpipe.workflow import ingest_paths, init_election, queue
+
+    shape = _front().shape
+    pages: list[Path | np.ndarray] = [CLEAN, _blank(shape, 21), _blank(shape, 22), CARD, _blank(shape, 23), _blank(shape, 24)]
+    _summary, first, _lines = _duplex_scan(tmp_path / "ws", pages)
+    first.close()  # type: ignore[attr-defined]
+    folder = tmp_path / "ws" / "scans" / "d1"
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    store = Store.open(f"sqlite:///{tmp_path / 'central.db'}")
+    try:
+        store.migrate()
+        init_election(store, FIX / SET / "election.json")
+        summary = ingest_paths(store, [str(folder)], batch="central", hints=CardHints())
+        reasons = {c.card.source.path.rsplit("/", 1)[-1]: _reason(c.card) for c in store.iter_cards()}
+        assert reasons == {"00001.jpg": None, "00002.png": Reason.BLANK_BACK, "00003.png": Reason.BLANK_BACK,
+                           "00004.jpg": None, "00005.png": Reason.BLANK_PAGE, "00006.png": Reason.BLANK_PAGE}, reasons
+        assert summary.blank_backs == 2 and summary.unreadable == {"blank_page": 2}, summary
+        assert len(summary.unreadable_cards) == 2
+        queued = {i.item for i in queue(store)}
+        assert not queued & {c.card_id for c in store.iter_cards() if _reason(c.card) is Reason.BLANK_BACK}
+        assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    finally:
+        store.close()
