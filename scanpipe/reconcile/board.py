@@ -29,7 +29,8 @@ from scanpipe.reconcile.pairing import PairStatus
 from scanpipe.reconcile.rulings import BOARD_MATTERS, BoardRuling, PageRuling, RulingKind, check_board_votes
 from scanpipe.rules import rule_set
 from scanpipe.store.repository import Store
-from scanpipe.workflow import Standing, standing
+from scanpipe.types import NOTHING_TO_DECIDE, Reason, UnreadableCard
+from scanpipe.workflow import Standing, resolve_card, standing
 
 
 def board_members(store: Store, members: Mapping[str, str], *, no_accounts: bool) -> list[str]:
@@ -97,8 +98,6 @@ def set_aside_pages(store: Store, card_refs: Sequence[str], *, why: str, members
 
 def blank_pages_of(store: Store, batch: str) -> list[str]:
     """The batch's pages the machine found blank (``blank_page``) and the board has not set aside."""
-    from scanpipe.types import Reason, UnreadableCard
-
     if batch not in {b.name for b in store.list_batches()}:
         raise DecisionError(f"there is no batch {batch!r}")
     ruled = store.page_rulings()
@@ -109,9 +108,6 @@ def blank_pages_of(store: Store, batch: str) -> list[str]:
 
 def _page_to_set_aside(store: Store, card_ref: str) -> str:
     """The card id of a page the board may set aside (see :func:`set_aside_pages`), else why not."""
-    from scanpipe.types import NOTHING_TO_DECIDE, UnreadableCard
-    from scanpipe.workflow import resolve_card
-
     stored = resolve_card(store, card_ref)
     card, cid = stored.card, stored.card_id
     result = card.interpretation
