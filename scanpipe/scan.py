@@ -371,7 +371,7 @@ def _store_page(run: _Run, entry: ManifestEntry) -> tuple[str, ...]:
         result = replace(result, cards=tuple(_as_back(run, entry, card) for card in result.cards))
     stored = run.store.save_cards(result.cards) if result.cards else 0
     if entry.side == "back" and len(result.cards) == 1:
-        _front_as_back(run, entry, result.cards[0])
+        _front_as_back(run, entry)
     s = run.summary
     s.cards_stored += stored
     s.cards_already += len(result.cards) - stored
@@ -408,21 +408,16 @@ def _as_back(run: _Run, entry: ManifestEntry, card: InterpretedCard) -> Interpre
     return card if front is None else blank_back(front.card, card, run.context.election)
 
 
-def _front_as_back(run: _Run, entry: ManifestEntry, card: InterpretedCard) -> None:
+def _front_as_back(run: _Run, entry: ManifestEntry) -> None:
     """A card fed face down through a duplex scanner: the side scanned as the front is the
     card's blank back, stored before its face was read. Once the face (this back side) reads
     as a one-sided card, that stored front is told a blank back too (reinterpreted, logged)."""
-    from scanpipe.interpret import blank_back
+    from scanpipe.workflow import tell_sheet_blank_backs
 
     front_entry = run.manifest.entries.get(entry.seq - 1)
     if front_entry is None or front_entry.side != "front":
         return
-    front = run.store.get_card(front_entry.sha256)
-    if front is None:
-        return
-    told = blank_back(card, front.card, run.context.election)
-    if told is not front.card:
-        run.store.replace_interpretation(told, actor="scan")
+    for told in tell_sheet_blank_backs(run.store, run.context.election, front_entry.sha256, entry.sha256, actor="scan"):
         s = run.summary
         s.blank_backs += 1
         if front_entry.seq in run.counted:  # counted as a blank page for a person by this run: no longer

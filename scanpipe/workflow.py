@@ -184,7 +184,7 @@ def ingest_paths(
         for path, reason in summary.missing:
             store.record_skipped(storable_path(path), batch, reason)
         forget_skipped(store, read_now)
-    for card_id in tell_duplex_blank_backs(store, context.election, found.folders):
+    for card_id in tell_duplex_blank_backs(store, context.election, (Path(p) for p, _why in found.skipped)):
         summary.blank_backs += 1
         if card_id in blank_now:  # counted above as a blank page for a person: no longer
             summary.needs_person -= 1
@@ -284,27 +284,36 @@ def standing(store: Store, *, serial: str | None = None) -> Standing:
     return Standing(election, tuple(counts), decisions, outcomes, pairings, tuple(cards))
 
 
-def tell_duplex_blank_backs(store: Store, election: Election, folders: Iterable[str]) -> list[str]:
+def tell_duplex_blank_backs(store: Store, election: Election, files: Iterable[Path]) -> list[str]:
     """Cards stored as blank pages that a duplex scan's manifest shows to be the blank backs of
     one-sided cards (a scan folder written by ``scan --duplex`` and ingested, on this
     workstation or another): the back side found blank after a front read so, or the front side
     of a card fed face down whose back (its face) reads so. Each is reinterpreted as
-    ``blank_back`` (logged); returns their card ids."""
-    from scanpipe.interpret import blank_back
+    ``blank_back`` (logged); returns their card ids. ``files``: what ingest found that is no
+    card file (a scan folder's manifest among them)."""
     from scanpipe.scan import MANIFEST, Manifest
 
-    told: list[str] = []
-    manifests = {m.parent for folder in folders for m in Path(folder).rglob(MANIFEST)}
-    for folder in sorted(manifests):
-        for front_sha, back_sha in Manifest.duplex_sheets(folder):
-            front, back = store.get_card(front_sha), store.get_card(back_sha)  # a one-page file's card id is its SHA-256
-            if front is None or back is None:
-                continue
-            for read, blank in ((front, back), (back, front)):
-                card = blank_back(read.card, blank.card, election)
-                if card is not blank.card:
-                    store.replace_interpretation(card, actor="ingest")
-                    told.append(blank.card_id)
+    manifests = {f.parent for f in files if f.name == MANIFEST}
+    return [card.source.card_id for folder in sorted(manifests) for front, back in Manifest.duplex_sheets(folder)
+            for card in tell_sheet_blank_backs(store, election, front, back, actor="ingest")]
+
+
+def tell_sheet_blank_backs(store: Store, election: Election, front_sha: str, back_sha: str, *, actor: str) -> list[InterpretedCard]:
+    """The stored sides of one duplex-scanned sheet (single-page files, whose card id is their
+    SHA-256) that are a one-sided card's blank back (:func:`scanpipe.interpret.blank_back`):
+    the back found blank after a front read so, or the front of a card fed face down whose
+    back, its face, reads so. Each is reinterpreted as ``blank_back`` (logged) and returned."""
+    from scanpipe.interpret import blank_back
+
+    front, back = store.get_card(front_sha), store.get_card(back_sha)
+    if front is None or back is None:
+        return []
+    told = []
+    for read, blank in ((front, back), (back, front)):
+        card = blank_back(read.card, blank.card, election)
+        if card is not blank.card:
+            store.replace_interpretation(card, actor=actor)
+            told.append(card)
     return told
 
 
