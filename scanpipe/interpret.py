@@ -75,6 +75,8 @@ MIN_PAGE_SIDE_PX = 300
 # side, scanned on both; a sheet fed by mistake): a ballot side, timing marks and all, carries
 # a few percent; a blank sheet's specks and dust 0.001%
 BLANK_PAGE_PRINTED = 0.0005
+BLANK_PAGE_WHY = (" (a ballot side carries a few percent): the back of a card printed on one side, a sheet fed by mistake, "
+                  "or a card fed face down on a one-sided scanner")  # a blank page's detail after its figure
 SHEET_SIDES = 2  # a file of this many pages is one sheet (front and back); one of more is a stack of cards
 
 
@@ -213,10 +215,10 @@ def internal_error(where: str, stage: str, error: BaseException) -> UnreadableCa
 def blank_back(front: InterpretedCard, back: InterpretedCard, election: Election) -> InterpretedCard:
     """``back`` as the blank back of a card printed on one side, where it is one: a page
     with nothing printed on it (``blank_page``) scanned with a front read as a style whose
-    layout has a single page, or with a machine-printed record. Such a page holds nothing of the voter's and nothing for a
-    person to decide (``blank_back``: kept, neither counted nor queued). Every other blank
-    page stays ``blank_page`` for a person: one of a two-sided style (its print is missing),
-    one beside a front that was not read, or a sheet alone."""
+    layout has a single page, or with a machine-printed record. Such a page holds nothing of
+    the voter's and nothing for a person to decide (``blank_back``: kept, neither counted nor
+    queued). Every other blank page stays ``blank_page`` for a person: one of a two-sided style
+    (its print is missing), one beside a front that was not read, or a sheet alone."""
     back_result, front_result = back.interpretation, front.interpretation
     if not (isinstance(back_result, UnreadableCard) and back_result.reason is Reason.BLANK_PAGE):
         return back
@@ -229,7 +231,7 @@ def blank_back(front: InterpretedCard, back: InterpretedCard, election: Election
         front_is = f"{where} is read as style {front_result.style}, which prints one side only"
     else:
         return back
-    detail = f"the blank back of a card printed on one side: {front_is} ({back_result.detail.split(' (a ballot side', 1)[0]})"
+    detail = f"the blank back of a card printed on one side: {front_is} ({back_result.detail.removesuffix(BLANK_PAGE_WHY)})"
     return replace(back, interpretation=UnreadableCard(Reason.BLANK_BACK, detail))
 
 
@@ -333,8 +335,7 @@ def interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHint
         return InterpretedCard(source, hints.kind or CardKind.BALLOT, None, None, UnreadableCard(Reason.UNREADABLE_IMAGE, detail))
     printed = printed_share(gray)
     if printed is not None and printed < BLANK_PAGE_PRINTED:
-        detail = (f"the page is blank: print on {printed:.3%} of it (a ballot side carries a few percent): the back of a "
-                  "card printed on one side, a sheet fed by mistake, or a card fed face down on a one-sided scanner")
+        detail = f"the page is blank: print on {printed:.3%} of it{BLANK_PAGE_WHY}"
         return InterpretedCard(source, hints.kind or CardKind.BALLOT, None, None, UnreadableCard(Reason.BLANK_PAGE, detail))
     codes = read_page_codes(gray, context, page.dpi)
     if codes.label is None and codes.label_problem is None and hints.serial and hints.kind in (CardKind.DUPLICATE, CardKind.ORIGINAL):
