@@ -312,11 +312,6 @@ def build_status(store: Store, election: Election, items: Sequence[QueueItem]) -
     """Cards read, what waits for a person (by reason and precinct), pairs, new duplicates to print."""
     names = Names(election)
     by_status = store.card_status_counts()
-    set_aside = len(store.page_rulings())  # only pages read as no card are set aside: they are "unreadable" ones
-    if set_aside:
-        by_status["unreadable"] = by_status.get("unreadable", 0) - set_aside
-        by_status["set_aside"] = set_aside
-    by_status = {k: n for k, n in by_status.items() if n}
     words = {"read": "read", "machine_printed": "machine-printed records read", "unreadable": "could not be read (queued)",
              "blank_back": "blank backs of cards printed on one side (kept, nothing to decide)",
              "set_aside": "set aside by the board as no ballot card (kept, counted nowhere)"}

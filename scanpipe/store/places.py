@@ -19,6 +19,7 @@ from scanpipe.errors import DecisionError
 from scanpipe.names import CardPlace, file_name
 from scanpipe.store.database import Database
 from scanpipe.store.models import card_table
+from scanpipe.store.models_statute import card_ruling_table
 from scanpipe.store.models_view import write_in_table
 from scanpipe.types import NOTHING_TO_DECIDE
 
@@ -53,14 +54,18 @@ class ViewMixin(Database):
                 for r in rows}
 
     def card_status_counts(self) -> dict[str, int]:
-        """``status -> cards`` (read, machine_printed, unreadable; ``blank_back``: the blank
-        backs of one-sided cards, kept with nothing to decide, apart from the unreadable)."""
+        """``status -> cards`` (read, machine_printed, unreadable), and apart from these:
+        ``set_aside``, the pages the board ruled are no ballot cards, and ``blank_back``, the
+        blank backs of one-sided cards (both kept, with nothing to decide)."""
         quiet = {r.value for r in NOTHING_TO_DECIDE}
+        ruled = select(card_ruling_table.c.card_id).distinct().subquery()
+        q = (select(card_table.c.status, card_table.c.reason, ruled.c.card_id.is_not(None), func.count())
+             .select_from(card_table.outerjoin(ruled, ruled.c.card_id == card_table.c.card_id))
+             .group_by(card_table.c.status, card_table.c.reason, ruled.c.card_id.is_not(None)))
         out: dict[str, int] = {}
         with self._read() as conn:
-            rows = conn.execute(select(card_table.c.status, card_table.c.reason, func.count()).group_by(card_table.c.status, card_table.c.reason))
-            for status, reason, n in rows:
-                key = "blank_back" if reason in quiet else status
+            for status, reason, set_aside, n in conn.execute(q):
+                key = "set_aside" if set_aside else "blank_back" if reason in quiet else status
                 out[key] = out.get(key, 0) + int(n)
         return out
 
