@@ -11,6 +11,7 @@ Registered on the main group by :func:`register` (``cli_statute.register(cli)`` 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -18,6 +19,36 @@ import click
 
 def _store(ctx: object):  # noqa: ANN202 - Store
     return ctx.store()  # type: ignore[attr-defined]
+
+
+def _board_vote(who: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The options of a board decision at the command line: each member's vote, who enters
+    it, a note, and how the members show who they are (``who``: the help of ``--by``)."""
+    options = (
+        click.option("--member", "members", multiple=True, required=True, help="NAME=for|against|abstain, one per member present."),
+        click.option("--by", "by", required=True, help=who),
+        click.option("--note", default=None),
+        click.option("--no-accounts", is_flag=True, help="A database without review accounts (a test deck): accept the names given (logged)."),
+        click.option("--password-stdin", is_flag=True, help="Each member's password from stdin, one line each, in --member order (scripts)."),
+    )
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        for option in reversed(options):
+            command = option(command)
+        return command
+    return decorate
+
+
+def _board_votes(ctx: object, members: tuple[str, ...], *, no_accounts: bool, password_stdin: bool):  # noqa: ANN202 - (Store, votes)
+    """The store and the members' votes, each member having typed their own password (unless
+    ``no_accounts``: a test deck without accounts)."""
+    from scanpipe.cli_people import authenticate_members
+
+    store = _store(ctx)
+    votes = _members(members)
+    if not no_accounts:
+        authenticate_members(store, list(votes), password_stdin=password_stdin)
+    return store, votes
 
 
 def _members(values: tuple[str, ...]) -> dict[str, str]:
@@ -99,24 +130,16 @@ def board() -> None:
 @click.argument("serial")
 @click.option("--ruling", type=click.Choice(["counts-as-is", "new-duplicate", "nothing"]), required=True)
 @click.option("--card", default=None, help="The duplicate that counts as it is (a serial on several), or the new duplicate's basis.")
-@click.option("--member", "members", multiple=True, required=True, help="NAME=for|against|abstain, one per member present.")
-@click.option("--by", "by", required=True, help="Who enters the board's ruling.")
-@click.option("--note", default=None)
-@click.option("--no-accounts", is_flag=True, help="A database without review accounts (a test deck): accept the names given (logged).")
-@click.option("--password-stdin", is_flag=True, help="Each member's password from stdin, one line each, in --member order (scripts).")
+@_board_vote("Who enters the board's ruling.")
 @click.pass_obj
 def board_rule(ctx: object, serial: str, ruling: str, card: str | None, members: tuple[str, ...], by: str, note: str | None,
                no_accounts: bool, password_stdin: bool) -> None:
     """The board's ruling on an orphan or a conflict: whether and how the serial counts.
     Each member present types their own password (their vote is theirs to cast)."""
-    from scanpipe.cli_people import authenticate_members
     from scanpipe.reconcile.board import rule_on_serial
     from scanpipe.reconcile.rulings import RulingKind
 
-    store = _store(ctx)
-    votes = _members(members)
-    if not no_accounts:
-        authenticate_members(store, list(votes), password_stdin=password_stdin)
+    store, votes = _board_votes(ctx, members, no_accounts=no_accounts, password_stdin=password_stdin)
     made = rule_on_serial(store, serial, ruling=RulingKind(ruling.replace("-", "_")), card=card, members=votes, actor=by,
                           note=note, no_accounts=no_accounts)
     click.echo(f"ruling {made.id} on {serial} ({made.matter.value}): {made.ruling.value}; for: {', '.join(made.ayes)} [{made.rule_set}]")
@@ -126,11 +149,7 @@ def board_rule(ctx: object, serial: str, ruling: str, card: str | None, members:
 @click.argument("cards", nargs=-1)
 @click.option("--blank-pages-of", "batch", default=None, help="Every page of this batch found blank (blank_page) not yet set aside.")
 @click.option("--why", required=True, help="What the board saw on the paper (a blank sheet, a batch header, another election's card).")
-@click.option("--member", "members", multiple=True, required=True, help="NAME=for|against|abstain, one per member present.")
-@click.option("--by", "by", required=True, help="Who enters the board's ruling.")
-@click.option("--note", default=None)
-@click.option("--no-accounts", is_flag=True, help="A database without review accounts (a test deck): accept the names given (logged).")
-@click.option("--password-stdin", is_flag=True, help="Each member's password from stdin, one line each, in --member order (scripts).")
+@_board_vote("Who enters the board's ruling.")
 @click.pass_obj
 def board_set_aside(ctx: object, cards: tuple[str, ...], batch: str | None, why: str, members: tuple[str, ...], by: str,
                     note: str | None, no_accounts: bool, password_stdin: bool) -> None:
@@ -140,14 +159,10 @@ def board_set_aside(ctx: object, cards: tuple[str, ...], batch: str | None, why:
     read as no card of the election and carrying no serial. One decision for all the pages
     named (and, with --blank-pages-of, the batch's blank pages). Each member present types
     their own password."""
-    from scanpipe.cli_people import authenticate_members
     from scanpipe.reconcile.board import blank_pages_of, set_aside_pages
 
-    store = _store(ctx)
-    chosen = [*cards, *(blank_pages_of(store, batch) if batch is not None else [])]
-    votes = _members(members)
-    if not no_accounts:
-        authenticate_members(store, list(votes), password_stdin=password_stdin)
+    chosen = [*cards, *(blank_pages_of(_store(ctx), batch) if batch is not None else [])]  # a batch that is not there: before any password
+    store, votes = _board_votes(ctx, members, no_accounts=no_accounts, password_stdin=password_stdin)
     made = set_aside_pages(store, chosen, why=why, members=votes, actor=by, note=note, no_accounts=no_accounts)
     for ruling in made:
         click.echo(f"page ruling {ruling.id}: card {ruling.card} is not a ballot card ({ruling.why})")
@@ -156,23 +171,15 @@ def board_set_aside(ctx: object, cards: tuple[str, ...], batch: str | None, why:
 
 @board.command("sign-off")
 @click.argument("serials", nargs=-1, required=True)
-@click.option("--member", "members", multiple=True, required=True, help="NAME=for|against|abstain, one per member present.")
-@click.option("--by", "by", required=True, help="Who enters the board's decision.")
-@click.option("--note", default=None)
-@click.option("--no-accounts", is_flag=True, help="A database without review accounts (a test deck): accept the names given (logged).")
-@click.option("--password-stdin", is_flag=True, help="Each member's password from stdin, one line each, in --member order (scripts).")
+@_board_vote("Who enters the board's decision.")
 @click.pass_obj
 def board_sign_off(ctx: object, serials: tuple[str, ...], members: tuple[str, ...], by: str, note: str | None, no_accounts: bool,
                    password_stdin: bool) -> None:
     """The board examined these matched pairs (one decision for the batch, logged). Each
     member present types their own password."""
-    from scanpipe.cli_people import authenticate_members
     from scanpipe.reconcile.board import sign_off_pairs
 
-    store = _store(ctx)
-    votes = _members(members)
-    if not no_accounts:
-        authenticate_members(store, list(votes), password_stdin=password_stdin)
+    store, votes = _board_votes(ctx, members, no_accounts=no_accounts, password_stdin=password_stdin)
     signoff = sign_off_pairs(store, list(serials), members=votes, actor=by, note=note, no_accounts=no_accounts)
     click.echo(f"sign-off {signoff}: {len(serials)} matched pair(s) examined by the board")
 
