@@ -308,3 +308,29 @@ def test_a_duplex_scan_folder_ingested_elsewhere_keeps_its_blank_backs_out_of_th
         assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_status_counts_pages_set_aside_and_blank_backs_apart(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """The status screen's counts by kind of page come from one query on either database: a
+    page the board set aside counts as set aside whatever it was read as (even reinterpreted
+    later), a blank back as a blank back, the rest by their status."""
+    from scanpipe.store.repository import Store
+    from scanpipe.workflow import init_election
+    from tests.helpers import unreadable_card
+
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}" if backend == "sqlite" else request.getfixturevalue("pg_database_factory")()
+    store = Store.open(url, create=True)
+    try:
+        store.migrate()
+        init_election(store, FIX / SET / "election.json")
+        cards = [unreadable_card(f"{k:064x}", reason) for k, reason in
+                 enumerate((Reason.BLANK_PAGE, Reason.BLANK_PAGE, Reason.BLANK_BACK, Reason.UNKNOWN_STYLE), start=1)]
+        store.save_cards(cards)
+        store.add_page_rulings(cards=[cards[0].source.card_id], why="a blank sheet", members={"carol": "for"}, actor="carol",
+                               rule_set="t", note=None)
+        assert store.card_status_counts() == {"set_aside": 1, "unreadable": 2, "blank_back": 1}
+        store.replace_interpretation(replace(cards[0], interpretation=UnreadableCard(Reason.BLANK_BACK, "told later")))
+        assert store.card_status_counts() == {"set_aside": 1, "unreadable": 2, "blank_back": 1}
+    finally:
+        store.close()
