@@ -270,8 +270,10 @@ class PageCodes:
     label_problem: str | None  # why a label could not be used
 
 
-def read_page_codes(gray: np.ndarray, context: InterpretContext, dpi: float | None = None) -> PageCodes:
-    """Find and parse every code on the page: the card code first where layouts put it."""
+def read_page_codes(gray: np.ndarray, context: InterpretContext, dpi: float | None = None, *,
+                    qr_anywhere: bool = True) -> PageCodes:
+    """Find and parse every code on the page: the card code first where layouts put it;
+    ``qr_anywhere`` false: no QR symbol elsewhere (see :func:`_qr_when_unread`)."""
     from scanpipe.imaging.codes import find_card_code
 
     election = context.election
@@ -281,7 +283,7 @@ def read_page_codes(gray: np.ndarray, context: InterpretContext, dpi: float | No
     if dpi is None or abs(dpi - estimate) > 0.1 * estimate:  # files often claim 72 dpi
         dpi = estimate
     card = find_card_code(gray, qr_boxes, size_in, dpi) if qr_boxes else None
-    codes = find_codes_fast(gray, card_code=card, dpi=dpi)
+    codes = find_codes_fast(gray, card_code=card, dpi=dpi, qr_anywhere=qr_anywhere)
     card_code = card_symbol = None
     machine = None
     labels: list[PairingLabel] = []
@@ -337,16 +339,35 @@ def interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHint
     if printed is not None and printed < BLANK_PAGE_PRINTED:
         detail = f"the page is blank: print on {printed:.3%} of it{BLANK_PAGE_WHY}"
         return InterpretedCard(source, hints.kind or CardKind.BALLOT, None, None, UnreadableCard(Reason.BLANK_PAGE, detail))
-    codes = read_page_codes(gray, context, page.dpi)
-    if codes.label is None and codes.label_problem is None and hints.serial and hints.kind in (CardKind.DUPLICATE, CardKind.ORIGINAL):
-        stated = parse_pairing_label(f"{'DUP' if hints.kind is CardKind.DUPLICATE else 'ORG'}-{hints.serial}")
-        codes = replace(codes, label=stated)
-    kind, kind_reasons = _kind_of(codes, hints)
+    qr_later = _qr_when_unread(context, hints)
+    codes = _stated_label(read_page_codes(gray, context, page.dpi, qr_anywhere=not qr_later), hints)
     result = _interpret_content(gray, page, codes, context, hints)
+    if qr_later and not isinstance(result, ReadCard):
+        whole = _stated_label(read_page_codes(gray, context, page.dpi), hints)
+        if whole.codes != codes.codes:  # a QR symbol after all: a machine-printed record, say
+            codes, result = whole, _interpret_content(gray, page, whole, context, hints)
+    kind, kind_reasons = _kind_of(codes, hints)
     if isinstance(result, ReadCard | MachinePrintedCard):
         reasons = tuple(dict.fromkeys(result.reasons + kind_reasons))
         result = replace(result, reasons=reasons)
     return InterpretedCard(source, kind, codes.label, codes.card_code, result, codes.codes)
+
+
+def _qr_when_unread(context: InterpretContext, hints: CardHints) -> bool:
+    """Whether the whole page is searched for a QR symbol only if the page is not read as a
+    ballot: in an election whose layouts print no card code and whose pages are told by their
+    blanks (the vendor's ballots), a page that is one of the blanks carries no QR symbol of
+    ours, and the search (the most costly of the codes, several milliseconds a page) is
+    needed only for a page that is none of them (a machine-printed record). Not where a batch
+    states its style (``--style``: any page would be taken as that style)."""
+    return not context.qr_boxes and len(context.index) > 0 and hints.style is None
+
+
+def _stated_label(codes: PageCodes, hints: CardHints) -> PageCodes:
+    """The batch's stated serial (``--serial``) where the page shows no label of its own."""
+    if codes.label is None and codes.label_problem is None and hints.serial and hints.kind in (CardKind.DUPLICATE, CardKind.ORIGINAL):
+        return replace(codes, label=parse_pairing_label(f"{'DUP' if hints.kind is CardKind.DUPLICATE else 'ORG'}-{hints.serial}"))
+    return codes
 
 
 def _kind_of(codes: PageCodes, hints: CardHints) -> tuple[CardKind, tuple[Reason, ...]]:

@@ -4,7 +4,7 @@
 Reads the cards of a deck folder (``election/election.json`` and ``cards/``, as
 ``bench_accuracy.py --out`` writes them) in one process with one OpenCV thread, timing each
 stage by wall clock around its function: decoding, the page's codes, telling the style (of it the
-timing marks, the dense alignment, local refinement, warping the card into the frame and
+timing marks (the votes, every frame; the fits, the frames the votes and the marks leave), the dense alignment, local refinement, warping the card into the frame and
 choosing among the blanks), the registration and the scoring. Prints milliseconds a card
 and calls, and ``cv2.imread`` over the same files for scale. Stages nest (the style step
 holds the alignments), so the lines do not add up. As a board's every ingest after its first:
@@ -41,7 +41,8 @@ STAGES = (
     (decode, "_decode_single", "decoding (single-page files)"),
     (interpret, "read_page_codes", "codes (QR, pairing stickers)"),
     (interpret, "_find_style", "telling the style"),
-    (style, "align_by_marks", "  timing marks, every frame"),
+    (style, "mark_votes", "  timing marks: votes, every frame"),
+    (style, "align_by_marks", "  timing marks: fits"),
     (style, "align_densely", "  dense alignment"),
     (style, "refine", "  local refinement"),
     (style, "_card_in_frame", "  the card warped into the frame"),

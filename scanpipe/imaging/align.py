@@ -190,15 +190,27 @@ def surer_of(by_marks: Alignment, view: CardView, model: PageModel, *, dpi_hint:
     return dense if isinstance(dense, Alignment) and dense.score > by_marks.score else by_marks
 
 
-def align_by_marks(view: CardView, model: PageModel, *, dpi_hint: float | None = None,
-                   turned: bool | None = None) -> Alignment | AlignmentFailure | None:
-    """The affine alignment from the vendor's timing marks: the blank's marks matched to the
-    card's mark-like blobs (size, then the rows' direction and spacing, then a vote over
-    translations, then least squares on the marks that agree). Evenly spaced marks also fit
-    a whole spacing off; of the fits that find the marks, the one under which the card's
-    print correlates best with the blank's wins. None where the blank has no marks or the
-    card shows no rows of blobs their size: only the dense alignment can tell then. A failure
-    says the card shows rows of mark-like blobs but not the blank's frame of them."""
+@dataclass(frozen=True)
+class MarkVotes:
+    """The first, cheap step of :func:`align_by_marks` for one card and blank: per scale
+    hypothesis and feed direction, the translations its blank marks vote for among the
+    card's mark-like blobs. ``share``: the most votes any translation drew, per blank mark
+    (the frame whose marks the card shows draws most: how frames are ordered to be tried)."""
+
+    anchor: np.ndarray  # the blank's marks, blank px
+    rows: tuple[float, float]  # the blank's rows: direction, spacing
+    votes: tuple[tuple[_Votes, np.ndarray, bool], ...]  # per scale and feed: votes, the card's blobs turned so, turned
+    floor: float
+
+    @property
+    def share(self) -> float:
+        return max(v.peak for v, _u, _t in self.votes) / max(1, len(self.anchor))
+
+
+def mark_votes(view: CardView, model: PageModel, *, dpi_hint: float | None = None,
+               turned: bool | None = None) -> MarkVotes | None:
+    """The votes :func:`align_by_marks` fits from; None where the blank has no marks or the
+    card shows no rows of blobs their size."""
     anchor = np.asarray(model.marks_in, np.float64) * model.dpi  # blank px
     if ("mark rows",) not in model.memo:  # the blank's own rows: the same for every card
         model.memo[("mark rows",)] = _rows(anchor) if model.has_timing_marks else None
@@ -224,17 +236,35 @@ def align_by_marks(view: CardView, model: PageModel, *, dpi_hint: float | None =
             tries.append((scale, points, card_rows[0] - anchor_rows[0]))
     if not tries:
         return None
-    fits: list[tuple[int, np.ndarray, bool]] = []  # marks found, matrix, turned
     floor = max(MARK_MIN_MATCHED, MARK_MIN_OVERALL * len(anchor))
     votes: list[tuple[_Votes, np.ndarray, bool]] = []
     for scale, points, angle in tries:
         for turn in ((False, True) if turned is None else (turned,)):
             upright = np.column_stack([w - 1 - points[:, 0], h - 1 - points[:, 1]]) if turn else points
             votes.append((_vote(anchor, upright, scale, angle, model.dpi), upright, turn))
-    top = max(v.peak for v, _u, _t in votes)
+    return MarkVotes(anchor, anchor_rows, tuple(votes), floor)
+
+
+def align_by_marks(view: CardView, model: PageModel, *, dpi_hint: float | None = None,
+                   turned: bool | None = None, votes: MarkVotes | None = None) -> Alignment | AlignmentFailure | None:
+    """The affine alignment from the vendor's timing marks: the blank's marks matched to the
+    card's mark-like blobs (size, then the rows' direction and spacing, then a vote over
+    translations (:func:`mark_votes`; ``votes``: already counted), then least squares on the
+    marks that agree). Evenly spaced marks also fit
+    a whole spacing off; of the fits that find the marks, the one under which the card's
+    print correlates best with the blank's wins. None where the blank has no marks or the
+    card shows no rows of blobs their size: only the dense alignment can tell then. A failure
+    says the card shows rows of mark-like blobs but not the blank's frame of them."""
+    counted = votes if votes is not None else mark_votes(view, model, dpi_hint=dpi_hint, turned=turned)
+    if counted is None:
+        return None
+    anchor, anchor_rows, floor = counted.anchor, counted.rows, counted.floor
+    h, w = view.gray.shape
+    fits: list[tuple[int, np.ndarray, bool]] = []  # marks found, matrix, turned
+    top = max(v.peak for v, _u, _t in counted.votes)
     # the marks are fitted from the scales and feed directions whose translations drew nearly
     # as many votes as the most (a wrong feed or scale draws far fewer)
-    for vote, upright, turn in sorted(votes, key=lambda v: -v[0].peak):
+    for vote, upright, turn in sorted(counted.votes, key=lambda v: -v[0].peak):
         if vote.peak < max(floor, MARK_LEADER_SHARE * top):
             break
         for found, matrix in _fit_marks(anchor, upright, vote, model.dpi, anchor_rows[1], floor):

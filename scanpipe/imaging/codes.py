@@ -83,13 +83,15 @@ def decode_codes(
     return tuple(_shifted(code, x0, y0) for code in found)
 
 
-def find_codes_fast(gray: np.ndarray, *, card_code: DecodedCode | None = None, dpi: float | None = None) -> tuple[DecodedCode, ...]:
+def find_codes_fast(gray: np.ndarray, *, card_code: DecodedCode | None = None, dpi: float | None = None,
+                    qr_anywhere: bool = True) -> tuple[DecodedCode, ...]:
     """All QR and Code 128 symbols on a full card, cheaply (see the module docstring).
 
     ``card_code``: the card code already found by :func:`find_card_code`; the full-page QR
-    search is then skipped.
+    search is then skipped, and so it is where ``qr_anywhere`` is false (the caller looks for
+    a QR later, only if it needs one).
     """
-    qr = (card_code,) if card_code is not None else _fast_qr(gray)
+    qr = (card_code,) if card_code is not None else _fast_qr(gray) if qr_anywhere else ()
     return _unique(qr + find_labels(gray, dpi=dpi))
 
 

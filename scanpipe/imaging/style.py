@@ -45,6 +45,7 @@ import cv2
 import numpy as np
 
 from scanpipe.imaging.align import (
+    MARK_SURE_CC,
     Alignment,
     AlignmentFailure,
     CardView,
@@ -53,6 +54,7 @@ from scanpipe.imaging.align import (
     align_densely,
     align_to_page,
     found_all_over,
+    mark_votes,
     refine,
     surer_of,
 )
@@ -381,11 +383,23 @@ def identify_style(gray: np.ndarray, groups: Sequence[StyleGroup], *, dpi_hint: 
     best_failure = "no layout has a blank reference scan of this kind of page"
     results: list[StyleMatch | StyleAmbiguous] = []
     view = CardView(gray)
-    tried: list[tuple[StyleGroup, list[int], Alignment | AlignmentFailure | None]] = []
-    for group in groups:
-        members = [k for k, m in enumerate(group.members) if accept(m)]
-        if members:
-            tried.append((group, members, align_by_marks(view, group.anchor, dpi_hint=dpi_hint)))
+    # the frames' marks voted for first (cheap), then fitted in order of the votes: the frame
+    # whose marks the card shows is mostly fitted first, and a frame told apart from it by the
+    # marks alone is not fitted at all (:func:`frames_apart`): the outcome is the same in any order
+    voted = [(group, members, mark_votes(view, group.anchor, dpi_hint=dpi_hint))
+             for group in groups if (members := [k for k, m in enumerate(group.members) if accept(m)])]
+    by_marks_of: dict[int, Alignment | AlignmentFailure | None] = {}
+    for k in sorted(range(len(voted)), key=lambda k: -(votes.share if (votes := voted[k][2]) is not None else 0.0)):
+        group, _members, votes = voted[k]
+        sure = next((voted[j][0].anchor for j, a in by_marks_of.items() if isinstance(a, Alignment) and a.score >= MARK_SURE_CC
+                     and frames_apart(voted[j][0].anchor, group.anchor)), None)
+        if sure is not None:
+            # another frame's timing marks fit the card surely, and this frame's marks fit
+            # neither that frame's blank nor the other way round: they cannot fit the card
+            by_marks_of[k] = AlignmentFailure(f"the card shows the timing marks of another frame (that of {sure.style} page {sure.page})")
+        else:
+            by_marks_of[k] = None if votes is None else align_by_marks(view, group.anchor, dpi_hint=dpi_hint, votes=votes)
+    tried = [(group, members, by_marks_of[k]) for k, (group, members, _votes) in enumerate(voted)]  # the index's order
     framed = any(isinstance(by_marks, Alignment) for _g, _m, by_marks in tried)
     first: list[tuple[StyleGroup, list[int], Alignment | None]] = []  # None: to align densely
     later: list[tuple[StyleGroup, list[int], Alignment | None]] = []
@@ -412,6 +426,23 @@ def identify_style(gray: np.ndarray, groups: Sequence[StyleGroup], *, dpi_hint: 
     if len(results) > 1 or not matches:
         return results[0] if len(results) == 1 else _across_groups(results)
     return matches[0]
+
+
+def frames_apart(a: PageModel, b: PageModel) -> bool:
+    """Whether two frames' timing marks are told apart by the marks alone: neither blank's
+    marks fit the other blank (either way up). A card that one of them fits surely (the
+    print correlating MARK_SURE_CC or better) is then not aligned to the other at all: it
+    would fail there, and fitting marks that do not fit costs more than fitting those that
+    do. Frames one of whose marks fit the other's blank (a frame whose marks are a subset of
+    the other's, the same frame printed with another content) are always both tried.
+    Learned once per pair of blanks (deterministic: a memo of the blanks' page models)."""
+    if a is b or a.mark_size_in is None or b.mark_size_in is None:
+        return False
+    key = ("frames apart", b.key)
+    if key not in a.memo:
+        apart = not any(isinstance(align_by_marks(CardView(x.image), y, dpi_hint=x.dpi), Alignment) for x, y in ((a, b), (b, a)))
+        a.memo[key] = b.memo[("frames apart", a.key)] = apart
+    return bool(a.memo[key])
 
 
 def _compare(view: CardView, batch: list[tuple[StyleGroup, list[int], Alignment | None]],
