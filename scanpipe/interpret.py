@@ -30,12 +30,17 @@ import numpy as np
 from scanpipe.classify import Thresholds, classify_contest, classify_target, is_write_in_flag
 from scanpipe.errors import ConfigError
 from scanpipe.imaging.codes import (
+    PageBox,
+    barcode_like_boxes,
     find_codes_fast,
     looks_like_barcode,
     parse_card_code,
     parse_machine_record,
     parse_pairing_label,
+    printed_by_blank,
+    printed_codes_in,
     shows_qr,
+    symbol_box,
 )
 from scanpipe.imaging.decode import DecodedPage, ImageDecodeError, decode_card_bytes, iter_card_pages
 from scanpipe.imaging.marks import score_targets
@@ -269,6 +274,7 @@ class PageCodes:
     machine_record: MachineRecord | None
     label: PairingLabel | None
     label_problem: str | None  # why a label could not be used
+    suspects: tuple[tuple[PageBox, str], ...] = ()  # what makes the label problem: barcodes that are no pairing label (image px), each with its problem
 
 
 def read_page_codes(gray: np.ndarray, context: InterpretContext, dpi: float | None = None, *,
@@ -306,18 +312,62 @@ def read_page_codes(gray: np.ndarray, context: InterpretContext, dpi: float | No
                 labels.append(label)
                 label_symbols.append(code)
     problem = None
+    suspects: tuple[tuple[PageBox, str], ...] = ()
     if len({(lb.kind, lb.serial) for lb in labels}) > 1:
         names = ", ".join(f"{lb.kind.value[:3].upper()}-{lb.serial}" for lb in labels)
         if _overlap(label_symbols):
             problem = f"one sticker read two ways ({names}): its serial cannot be trusted"
         else:
             problem = "two different pairing labels: " + names
-    elif bad_labels and not labels:
-        problem = f"a Code 128 label that is not a pairing label: {bad_labels[0]!r}"
-    elif not labels and not any(c.symbology == CodeSymbology.CODE128 for c in codes) and looks_like_barcode(gray):
-        problem = "a barcode-like label that does not decode"
+    elif not labels and (bad_labels or looks_like_barcode(gray)):
+        # each barcode that is no pairing label, with what it would make of the card (a
+        # symbol that decodes first, as before); the card's blank may print them all
+        # (:func:`_without_vendor_codes`)
+        symbols = [symbol_box(c) for c in codes if c.symbology == CodeSymbology.CODE128]
+        suspects = tuple((box, f"a Code 128 label that is not a pairing label: {c.text!r}")
+                         for box, c in zip(symbols, [c for c in codes if c.symbology == CodeSymbology.CODE128], strict=True))
+        suspects += tuple((box, BARCODE_UNREAD) for box in barcode_like_boxes(gray, dpi=dpi) if not any(_meet(box, s) for s in symbols))
+        problem = suspects[0][1] if suspects else (BARCODE_UNREAD if not bad_labels else f"a Code 128 label that is not a pairing label: {bad_labels[0]!r}")
     label = labels[0] if len(labels) == 1 else None
-    return PageCodes(codes, card_code, card_symbol, machine, label, problem)
+    return PageCodes(codes, card_code, card_symbol, machine, label, problem, suspects)
+
+
+BARCODE_UNREAD = "a barcode-like label that does not decode"
+
+
+def _meet(a: PageBox, b: PageBox) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _without_vendor_codes(codes: PageCodes, result: ReadCard, context: InterpretContext, shape: tuple[int, ...]) -> PageCodes:
+    """``codes`` without its label problem where every barcode that made it lies where the
+    card's blank prints a barcode of its own (the vendor's style or sheet code: Hart's
+    Interleaved 2 of 5, a Code 128 serial): the vendor's print is no sticker. Each is mapped
+    into the blank's frame by the card's registration; the blank's own barcodes are found once
+    per blank (:func:`~scanpipe.imaging.codes.printed_codes_in`). A sticker that reads as a
+    pairing label is never dropped, nor one away from the vendor's barcodes."""
+    model = context.index.get(result.style, result.page)
+    if codes.label_problem is None or not codes.suspects or model is None:
+        return codes
+    key = ("printed codes",)
+    if key not in model.memo:
+        model.memo[key] = printed_codes_in(model.image, model.dpi)
+    blank_codes: tuple[PageBox, ...] = model.memo[key]  # type: ignore[assignment]
+    if not blank_codes:
+        return codes
+    to_inches = np.linalg.inv(np.asarray(result.registration.homography, np.float64).reshape(3, 3))
+    h, w = shape[:2]
+    left = []
+    for (x0, y0, x1, y1), problem in codes.suspects:
+        corners = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float64)
+        if result.registration.rotated_180:  # the homography is of the card turned upright
+            corners = np.column_stack([w - 1 - corners[:, 0], h - 1 - corners[:, 1]])
+        mapped = np.column_stack([corners, np.ones(4)]) @ to_inches.T
+        placed = mapped[:, :2] / mapped[:, 2:]
+        patch = (float(placed[:, 0].min()), float(placed[:, 1].min()), float(placed[:, 0].max()), float(placed[:, 1].max()))
+        if not printed_by_blank(patch, blank_codes):
+            left.append(problem)
+    return replace(codes, label_problem=left[0] if left else None)
 
 
 def _overlap(symbols: Sequence[DecodedCode]) -> bool:
@@ -347,6 +397,8 @@ def interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHint
         whole = _stated_label(read_page_codes(gray, context, page.dpi), hints)
         if whole.codes != codes.codes:  # a QR symbol after all: a machine-printed record, say
             codes, result = whole, _interpret_content(gray, page, whole, context, hints)
+    if isinstance(result, ReadCard):
+        codes = _without_vendor_codes(codes, result, context, gray.shape)
     kind, kind_reasons = _kind_of(codes, hints)
     if isinstance(result, ReadCard | MachinePrintedCard):
         reasons = tuple(dict.fromkeys(result.reasons + kind_reasons))

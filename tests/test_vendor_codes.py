@@ -19,7 +19,7 @@ from scanpipe.interpret import InterpretContext, interpret_file, load_references
 from scanpipe.synth.bmd import render_bmd_card
 from scanpipe.synth.vendor import STYLES
 from scanpipe.synth.vendor_render import render_vendor_card
-from scanpipe.types import CardHints, CodeSymbology, Election, MachinePrintedCard, ReadCard
+from scanpipe.types import CardHints, CardKind, CodeSymbology, Election, MachinePrintedCard, ReadCard, Reason
 
 STYLE = "A-17"
 
@@ -89,3 +89,100 @@ def test_the_quick_look_finds_no_qr_on_vendor_ballots(vendor_election: Election)
     for style_id in ("A-17", "E-D-11", "H-13", "D-15"):
         gray = cv2.cvtColor(render_vendor_card(vendor_election, style_id, 1, STYLES[style_id].precinct, 200), cv2.COLOR_RGB2GRAY)
         assert not codes.shows_qr(gray)
+
+
+# ---------------------------------------------------------------------------------------
+# The vendor's own barcodes (a Hart ballot's Interleaved 2 of 5, a Code 128 sheet code) are
+# printed on the blank too: no pairing label, and no reason to hold every card for a person
+
+I2OF5 = {"0": "NNWWN", "1": "WNNNW", "2": "NWNNW", "3": "WWNNN", "4": "NNWNW", "5": "WNWNN", "6": "NWWNN", "7": "NNNWW",
+         "8": "WNNWN", "9": "NWNWN"}
+HART = "H-13"
+
+
+def _draw_i2of5(gray: np.ndarray, x_in: float, y_in: float, digits: str, *, vertical: bool, dpi: float = 200.0) -> None:
+    """Interleaved 2 of 5 (narrow 0.015 in, wide three times), bars 0.3 in long."""
+    bars = "NNNN" + "".join(a + b for x, y in zip(digits[::2], digits[1::2], strict=True) for a, b in zip(I2OF5[x], I2OF5[y], strict=True)) + "WNN"
+    at, x, y = 0, int(x_in * dpi), int(y_in * dpi)
+    for k, width in enumerate(3 * (3 if c == "W" else 1) for c in bars):
+        if k % 2 == 0:
+            if vertical:
+                gray[y + at: y + at + width, x: x + int(0.3 * dpi)] = 0
+            else:
+                gray[y: y + int(0.3 * dpi), x + at: x + at + width] = 0
+        at += width
+
+
+def _draw_code128(gray: np.ndarray, x_in: float, y_in: float, text: str, dpi: float = 200.0) -> None:
+    import zxingcpp
+
+    if hasattr(zxingcpp, "create_barcode"):  # zxing-cpp 2.3 and later
+        symbol = np.asarray(zxingcpp.write_barcode_to_image(zxingcpp.create_barcode(text, zxingcpp.BarcodeFormat.Code128), add_quiet_zones=False))
+    else:
+        symbol = np.asarray(zxingcpp.write_barcode(zxingcpp.BarcodeFormat.Code128, text, width=0, height=50, quiet_zone=0))
+    symbol = cv2.resize(symbol, (symbol.shape[1] * 2, 60), interpolation=cv2.INTER_NEAREST)
+    x, y = int(x_in * dpi), int(y_in * dpi)
+    gray[y: y + symbol.shape[0], x: x + symbol.shape[1]] = np.minimum(gray[y: y + symbol.shape[0], x: x + symbol.shape[1]], symbol)
+
+
+def _vendor_code(gray: np.ndarray, kind: str, text: str) -> None:
+    if kind == "i2of5":
+        _draw_i2of5(gray, 0.05, 3.0, text, vertical=True)
+    else:
+        _draw_code128(gray, 5.0, 0.35, f"HART{text}")
+
+
+@pytest.fixture(scope="module", params=["i2of5", "code128"])
+def coded(request: pytest.FixtureRequest, vendor_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, InterpretContext]:
+    """The vendor election with the Hart-like style's blank printing a barcode of its own."""
+    import shutil
+
+    from scanpipe.election import load_election
+
+    root = tmp_path_factory.mktemp("coded") / "election"
+    shutil.copytree(vendor_dir, root)
+    blank_path = root / "layouts" / f"{HART}-p1.png"
+    blank = cv2.imread(str(blank_path), cv2.IMREAD_GRAYSCALE)
+    _vendor_code(blank, request.param, "0123456789")
+    cv2.imwrite(str(blank_path), blank)
+    election = load_election(root / "election.json")
+    return request.param, InterpretContext(election, load_thresholds(), load_references(election, cache=False))
+
+
+def _hart_card(context: InterpretContext, kind: str, serial: str, tmp_path: Path, *, turned: bool = False,
+               sticker: bool = False) -> str:
+    gray = cv2.cvtColor(render_vendor_card(context.election, HART, 1, STYLES[HART].precinct, 200), cv2.COLOR_RGB2GRAY)
+    _vendor_code(gray, kind, serial)
+    if sticker:  # a damaged sticker (bars that decode as no Code 128) in the margin
+        _draw_i2of5(gray, 5.2, 10.3, "4711", vertical=False)
+    path = tmp_path / "card.png"
+    cv2.imwrite(str(path), np.ascontiguousarray(np.rot90(gray, 2)) if turned else gray)
+    return str(path)
+
+
+@pytest.mark.parametrize("turned", [False, True])
+def test_a_barcode_the_blank_prints_is_the_vendors_not_a_label(coded: tuple[str, InterpretContext], turned: bool, tmp_path: Path) -> None:
+    kind, context = coded
+    for serial in ("0123456789", "9876543210"):  # the blank's code, and a sheet's own serial where the blank prints its code
+        (card,) = interpret_file(_hart_card(context, kind, serial, tmp_path, turned=turned), context, CardHints(), "t")
+        assert isinstance(card.interpretation, ReadCard) and card.interpretation.style == HART
+        assert card.interpretation.registration.rotated_180 is turned
+        assert Reason.LABEL_UNREADABLE not in card.interpretation.reasons, card.interpretation.reasons
+        assert card.kind is CardKind.BALLOT and card.label is None
+
+
+def test_a_damaged_sticker_beside_the_vendors_barcode_is_still_held(coded: tuple[str, InterpretContext], tmp_path: Path) -> None:
+    kind, context = coded
+    (card,) = interpret_file(_hart_card(context, kind, "0123456789", tmp_path, sticker=True), context, CardHints(), "t")
+    assert isinstance(card.interpretation, ReadCard)
+    assert Reason.LABEL_UNREADABLE in card.interpretation.reasons and card.kind is CardKind.UNKNOWN
+
+
+def test_a_barcode_the_blank_does_not_print_is_held(context: InterpretContext, vendor_election: Election, tmp_path: Path) -> None:
+    """The same card against the election whose blank prints no barcode: it may be a sticker."""
+    gray = cv2.cvtColor(render_vendor_card(vendor_election, HART, 1, STYLES[HART].precinct, 200), cv2.COLOR_RGB2GRAY)
+    _vendor_code(gray, "i2of5", "0123456789")
+    cv2.imwrite(str(tmp_path / "card.png"), gray)
+    (card,) = interpret_file(str(tmp_path / "card.png"), context, CardHints(), "t")
+    assert isinstance(card.interpretation, ReadCard) and card.interpretation.style == HART
+    assert Reason.LABEL_UNREADABLE in card.interpretation.reasons and card.kind is CardKind.UNKNOWN

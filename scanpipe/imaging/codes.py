@@ -324,6 +324,53 @@ def looks_like_barcode(
     return bool(barcode_regions(crop, dpi=dpi or gray.shape[1] / _LETTER_WIDTH_IN))
 
 
+PageBox = tuple[float, float, float, float]  # x0, y0, x1, y1: an axis-aligned box, image pixels
+
+
+def barcode_like_boxes(gray: np.ndarray, *, dpi: float | None = None) -> tuple[PageBox, ...]:
+    """The boxes of the barcode-like patches :func:`looks_like_barcode` finds on the whole
+    page (right after :func:`find_labels` on the same image, that scan's candidates)."""
+    last = _last_scan[0] if _last_scan else None
+    if last is not None and last[0] is gray:
+        regions = [last[1][k].region for k in range(len(last[1])) if _scanned_alternates(last, k)]
+    else:
+        regions = barcode_regions(gray, dpi=dpi)
+    return tuple((float(x), float(y), float(x + w), float(y + h)) for x, y, w, h, _angle in regions)
+
+
+def symbol_box(code: DecodedCode) -> PageBox:
+    """A decoded symbol's axis-aligned box, image pixels."""
+    xs, ys = [p[0] for p in code.corners_px], [p[1] for p in code.corners_px]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+VENDOR_CODE_GROW_IN = 0.1  # a blank's barcode grown by this (registration, a symbol's own extent read differently) ...
+VENDOR_CODE_COVER = 0.5  # ... must hold this share of the card's barcode-like patch
+
+
+def printed_codes_in(image: np.ndarray, dpi: float) -> tuple[PageBox, ...]:
+    """Where a blank prints barcodes of its own (the vendor's: a style or sheet code), in
+    inches: every Code 128 symbol it decodes and every barcode-like patch, whatever its
+    symbology (Interleaved 2 of 5, say, which is not looked for)."""
+    boxes = [symbol_box(c) for c in find_labels(image, dpi=dpi)] + list(barcode_like_boxes(image, dpi=dpi))
+    return tuple((x0 / dpi, y0 / dpi, x1 / dpi, y1 / dpi) for x0, y0, x1, y1 in boxes)
+
+
+def printed_by_blank(patch_in: PageBox, blank_codes_in: Sequence[PageBox]) -> bool:
+    """Whether a card's barcode-like patch (inches, in the blank's frame) lies where the blank
+    prints a barcode of its own: VENDOR_CODE_COVER of its area inside one of them, grown by
+    VENDOR_CODE_GROW_IN."""
+    x0, y0, x1, y1 = patch_in
+    area = max(1e-9, (x1 - x0) * (y1 - y0))
+    g = VENDOR_CODE_GROW_IN
+    for bx0, by0, bx1, by1 in blank_codes_in:
+        w = min(x1, bx1 + g) - max(x0, bx0 - g)
+        h = min(y1, by1 + g) - max(y0, by0 - g)
+        if w > 0 and h > 0 and w * h >= VENDOR_CODE_COVER * area:
+            return True
+    return False
+
+
 def barcode_regions(gray: np.ndarray, *, dpi: float | None = None) -> list[Region]:
     """Barcode-like patches as ``(x, y, w, h, angle_deg)`` in ``gray`` pixels: the cell
     prefilter's candidates whose ink also alternates densely across the bars at full
