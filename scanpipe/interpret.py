@@ -20,7 +20,7 @@ import hashlib
 import logging
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -182,6 +182,8 @@ def interpret_file(path: str, context: InterpretContext, hints: CardHints, batch
         return [unreadable_file_card(path, sha, batch, hints, UnreadableCard(e.reason, f"{path}: {e.detail}"), time.perf_counter() - started)]
     except Exception as e:  # noqa: BLE001 - one card never stops a batch (see internal_error)
         return [unreadable_file_card(path, sha, batch, hints, internal_error(path, "decoding", e), time.perf_counter() - started)]
+    if len(cards) == SHEET_SIDES:
+        cards = sheet_style(cards, context.election, lambda index, style: _reread(data, path, index, context, replace(hints, style=style, page=None), cards))
     cards = blank_backs(share_sheet_identity(cards), context.election)
     elapsed = (time.perf_counter() - started) / max(1, len(cards))
     return [replace(c, seconds=elapsed) for c in cards]
@@ -216,6 +218,46 @@ def internal_error(where: str, stage: str, error: BaseException) -> UnreadableCa
     return UnreadableCard(Reason.INTERNAL_ERROR,
                           f"{where}: internal error while {stage} this card ({type(error).__name__}: {message}{at}); "
                           "it is kept for a person and the error is logged")
+
+
+def sheet_style(cards: list[InterpretedCard], election: Election, reread: Callable[[int, str], InterpretedCard | None]) -> list[InterpretedCard]:
+    """The two sides of one sheet (a two-page file) are one ballot style. A side whose style
+    was too close to call (``ambiguous_style``: its page prints alike on several styles) is
+    read again among the pages of the style its other side is read as (``reread(page index,
+    style)``), and taken when it reads as another page of that style. Two sides read as two
+    different styles, or as the same page, are both held (``style_conflict``): one of them is
+    misread, or the sheet is two cards (not where either style prints one side: an election
+    may name a sheet's two sides as two styles)."""
+    out = list(cards)
+    for k in (0, 1):
+        here, there = out[k].interpretation, out[1 - k].interpretation
+        if (isinstance(here, UnreadableCard) and here.reason is Reason.AMBIGUOUS_STYLE and isinstance(there, ReadCard)
+                and election.has_style(there.style) and len(election.style(there.style).layout.pages) > 1):
+            again = reread(out[k].source.page_index, there.style)
+            if again is not None and isinstance(again.interpretation, ReadCard) and again.interpretation.page != there.page:
+                log.info("%s page %d: its style was too close to call; read as %s page %d, the style of its sheet's other side",
+                         again.source.path, again.source.page_index, again.interpretation.style, again.interpretation.page)
+                out[k] = again
+    first, second = (c.interpretation for c in out)
+    if not (isinstance(first, ReadCard) and isinstance(second, ReadCard)):
+        return out
+    two_sided = all(election.has_style(r.style) and len(election.style(r.style).layout.pages) > 1 for r in (first, second))
+    if (first.style, first.page) == (second.style, second.page) or (first.style != second.style and two_sided):
+        # (styles of one page each may be an election's way of naming a sheet's two sides)
+        return [replace(c, interpretation=replace(r, reasons=tuple(dict.fromkeys((*r.reasons, Reason.STYLE_CONFLICT)))))
+                for c, r in ((c, c.interpretation) for c in out) if isinstance(r, ReadCard)]
+    return out
+
+
+def _reread(data: bytes, path: str, index: int, context: InterpretContext, hints: CardHints,
+            cards: list[InterpretedCard]) -> InterpretedCard | None:
+    """Page ``index`` of the file decoded and interpreted again under ``hints``."""
+    source = next(c.source for c in cards if c.source.page_index == index)
+    try:
+        page = next((p for p in iter_card_pages(data, path) if p.page_index == index), None)
+    except ImageDecodeError:
+        return None
+    return None if page is None else _interpret_page_safely(page, context, hints, source)
 
 
 def blank_back(front: InterpretedCard, back: InterpretedCard, election: Election) -> InterpretedCard:

@@ -73,8 +73,10 @@ REASONS: dict[str, ReasonText] = {
                                      "aside (`scanpipe board set-aside`)."),
     Reason.AMBIGUOUS_STYLE: ReasonText("ballot style unclear",
                                        "The card looks like more than one ballot style. State which one it is below."),
-    Reason.STYLE_CONFLICT: ReasonText("style differs from the batch",
-                                      "The card's code names a different style from the one stated for the batch. State the "
+    Reason.STYLE_CONFLICT: ReasonText("styles disagree",
+                                      "The card's code names a different style from the one stated for the batch, or the two "
+                                      "sides of its sheet are read as two different ballot styles (or as the same side twice): "
+                                      "one of them is misread, or the file holds two cards. Look at both sides and state the "
                                       "card's real style below."),
     Reason.WRONG_ELECTION: ReasonText("card of another election",
                                       "The card's code names another election. Pull the paper card and give it to the board, which "

@@ -334,3 +334,69 @@ def test_status_counts_pages_set_aside_and_blank_backs_apart(backend: str, tmp_p
         assert store.card_status_counts() == {"set_aside": 1, "unreadable": 2, "blank_back": 1}
     finally:
         store.close()
+
+
+# ---------------------------------------------------------------------------------------
+# A sheet is one ballot style (:func:`scanpipe.interpret.sheet_style`)
+
+
+@pytest.fixture(scope="module")
+def vendor_context(vendor_election):  # noqa: ANN001, ANN201
+    from scanpipe.classify import load_thresholds
+    from scanpipe.interpret import InterpretContext, load_references
+
+    return InterpretContext(vendor_election, load_thresholds(), load_references(vendor_election, cache=False))
+
+
+def _side(context, style: str, page: int) -> np.ndarray:  # noqa: ANN001
+    from scanpipe.synth.vendor import STYLES
+    from scanpipe.synth.vendor_render import render_vendor_card
+
+    return cv2.cvtColor(render_vendor_card(context.election, style, page, STYLES[style].precinct, 200), cv2.COLOR_RGB2GRAY)
+
+
+def _read_sheet(context, tmp_path: Path, *sides: tuple[str, int]) -> list[InterpretedCard]:  # noqa: ANN001
+    path = tmp_path / "sheet.tif"
+    path.write_bytes(_sheet(*(_side(context, s, p) for s, p in sides)))
+    return interpret_file(str(path), context, CardHints(), "t")
+
+
+def test_a_sheet_read_as_one_two_sided_style_holds_nothing(vendor_context, tmp_path: Path) -> None:  # noqa: ANN001
+    cards = _read_sheet(vendor_context, tmp_path, ("D-15", 1), ("D-15", 2))
+    assert [(c.interpretation.style, c.interpretation.page) for c in cards if isinstance(c.interpretation, ReadCard)] == [("D-15", 1), ("D-15", 2)]
+    assert all(Reason.STYLE_CONFLICT not in c.interpretation.reasons for c in cards)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("sides", [(("D-15", 1), ("D-16", 2)), (("D-16", 1), ("D-16", 1))], ids=["two styles", "one side twice"])
+def test_sides_read_as_two_styles_or_one_side_twice_are_both_held(vendor_context, tmp_path: Path, sides) -> None:  # noqa: ANN001
+    cards = _read_sheet(vendor_context, tmp_path, *sides)
+    assert [(c.interpretation.style, c.interpretation.page) for c in cards if isinstance(c.interpretation, ReadCard)] == list(sides)
+    assert all(Reason.STYLE_CONFLICT in c.interpretation.reasons and needs_person(c) for c in cards)  # type: ignore[union-attr]
+    for c in cards:  # counted only once a person states the style
+        count = count_card(vendor_context.election, c, {})
+        assert count.card_pending and Reason.STYLE_CONFLICT in count.reasons
+
+
+def test_two_styles_of_one_side_each_may_name_a_sheets_sides(vendor_context, tmp_path: Path) -> None:  # noqa: ANN001
+    cards = _read_sheet(vendor_context, tmp_path, ("E-D-11", 1), ("A-17", 1))
+    assert all(isinstance(c.interpretation, ReadCard) and Reason.STYLE_CONFLICT not in c.interpretation.reasons for c in cards)
+
+
+def test_a_side_too_close_to_call_is_read_as_the_style_of_its_other_side(vendor_context, tmp_path: Path) -> None:  # noqa: ANN001
+    from scanpipe.interpret import sheet_style
+
+    front, back = _read_sheet(vendor_context, tmp_path, ("D-16", 1), ("D-16", 2))
+    unclear = replace(back, interpretation=UnreadableCard(Reason.AMBIGUOUS_STYLE, "fits D-15 page 2 and D-16 page 2 about equally"))
+    asked: list[tuple[int, str]] = []
+
+    def reread(index: int, style: str) -> InterpretedCard:
+        asked.append((index, style))
+        return back
+
+    assert sheet_style([front, unclear], vendor_context.election, reread) == [front, back]
+    assert asked == [(2, "D-16")]
+    # read again as the other side's very page: not taken (the sheet would be one side twice)
+    assert sheet_style([front, unclear], vendor_context.election, lambda i, s: front) == [front, unclear]
+    # the other side a style of one page: nothing to read it as
+    single = _read_sheet(vendor_context, tmp_path, ("E-D-11", 1), ("A-17", 1))[0]
+    assert sheet_style([single, unclear], vendor_context.election, reread) == [single, unclear] and len(asked) == 1
