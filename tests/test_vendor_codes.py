@@ -186,3 +186,16 @@ def test_a_barcode_the_blank_does_not_print_is_held(context: InterpretContext, v
     (card,) = interpret_file(str(tmp_path / "card.png"), context, CardHints(), "t")
     assert isinstance(card.interpretation, ReadCard) and card.interpretation.style == HART
     assert Reason.LABEL_UNREADABLE in card.interpretation.reasons and card.kind is CardKind.UNKNOWN
+
+
+@pytest.mark.parametrize("profile", ["clean", "typical", "hardest"])
+@pytest.mark.parametrize("dpi", [150, 200, 300])
+def test_the_quick_look_sees_a_scanned_records_code(profile: str, dpi: int, vendor_election: Election) -> None:
+    from scanpipe.synth.scan import PROFILES, simulate_scan
+
+    contest = vendor_election.contest(vendor_election.style(STYLE).contests[0])
+    rng = np.random.default_rng(dpi)
+    for k in range(3):
+        rgb = render_bmd_card(vendor_election, STYLE, STYLES[STYLE].precinct, {contest.id: [contest.options[k % len(contest.options)].id]}, dpi)
+        image, _ = simulate_scan(rgb, PROFILES[profile], rng, dpi=dpi, fmt="png", flip180=bool(k % 2), color=False)
+        assert codes.shows_qr(image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_RGB2GRAY))
