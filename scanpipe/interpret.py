@@ -440,7 +440,7 @@ def interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHint
         if whole.codes != codes.codes:  # a QR symbol after all: a machine-printed record, say
             codes, result = whole, _interpret_content(gray, page, whole, context, hints)
     if isinstance(result, ReadCard):
-        codes = _without_vendor_codes(codes, result, context, gray.shape)
+        codes = _stated_label(_without_vendor_codes(codes, result, context, gray.shape), hints)
     kind, kind_reasons = _kind_of(codes, hints)
     if isinstance(result, ReadCard | MachinePrintedCard):
         reasons = tuple(dict.fromkeys(result.reasons + kind_reasons))

@@ -199,3 +199,11 @@ def test_the_quick_look_sees_a_scanned_records_code(profile: str, dpi: int, vend
         rgb = render_bmd_card(vendor_election, STYLE, STYLES[STYLE].precinct, {contest.id: [contest.options[k % len(contest.options)].id]}, dpi)
         image, _ = simulate_scan(rgb, PROFILES[profile], rng, dpi=dpi, fmt="png", flip180=bool(k % 2), color=False)
         assert codes.shows_qr(image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_RGB2GRAY))
+
+
+def test_a_batch_stating_duplicates_and_their_serial_gets_it_past_the_vendors_barcode(coded: tuple[str, InterpretContext], tmp_path: Path) -> None:
+    kind, context = coded
+    hints = CardHints(kind=CardKind.DUPLICATE, serial="A17")
+    (card,) = interpret_file(_hart_card(context, kind, "0123456789", tmp_path), context, hints, "t")
+    assert isinstance(card.interpretation, ReadCard) and Reason.NO_SERIAL not in card.interpretation.reasons
+    assert card.kind is CardKind.DUPLICATE and card.label is not None and card.label.serial == "A17"
