@@ -37,10 +37,10 @@ from scanpipe.imaging.codes import (
     parse_card_code,
     parse_machine_record,
     parse_pairing_label,
-    printed_by_blank,
     printed_codes_in,
     shows_qr,
     symbol_box,
+    vendor_printed,
 )
 from scanpipe.imaging.decode import DecodedPage, ImageDecodeError, decode_card_bytes, iter_card_pages
 from scanpipe.imaging.marks import score_targets
@@ -381,13 +381,15 @@ def _meet(a: PageBox, b: PageBox) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def _without_vendor_codes(codes: PageCodes, result: ReadCard, context: InterpretContext, shape: tuple[int, ...]) -> PageCodes:
-    """``codes`` without its label problem where every barcode that made it lies where the
-    card's blank prints a barcode of its own (the vendor's style or sheet code: Hart's
-    Interleaved 2 of 5, a Code 128 serial): the vendor's print is no sticker. Each is mapped
-    into the blank's frame by the card's registration; the blank's own barcodes are found once
-    per blank (:func:`~scanpipe.imaging.codes.printed_codes_in`). A sticker that reads as a
-    pairing label is never dropped, nor one away from the vendor's barcodes."""
+def _without_vendor_codes(codes: PageCodes, result: ReadCard, gray: np.ndarray, context: InterpretContext) -> PageCodes:
+    """``codes`` without its label problem where every barcode that made it is the vendor's
+    print (:func:`~scanpipe.imaging.codes.vendor_printed`: where the card's blank prints a
+    barcode of its own, a style code such as Hart's Interleaved 2 of 5 or a Code 128, or a
+    shading that alternates like bars, and the card shows the blank's print there): the
+    vendor's print is no sticker. Each is mapped into the blank's frame by the card's
+    registration; the blank's own barcodes are found once per blank
+    (:func:`~scanpipe.imaging.codes.printed_codes_in`). A sticker that reads as a pairing
+    label is never dropped, nor one away from the vendor's barcodes or stuck over them."""
     model = context.index.get(result.style, result.page)
     if codes.label_problem is None or not codes.suspects or model is None:
         return codes
@@ -397,18 +399,11 @@ def _without_vendor_codes(codes: PageCodes, result: ReadCard, context: Interpret
     blank_codes: tuple[PageBox, ...] = model.memo[key]  # type: ignore[assignment]
     if not blank_codes:
         return codes
-    to_inches = np.linalg.inv(np.asarray(result.registration.homography, np.float64).reshape(3, 3))
-    h, w = shape[:2]
-    left = []
-    for (x0, y0, x1, y1), problem in codes.suspects:
-        corners = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float64)
-        if result.registration.rotated_180:  # the homography is of the card turned upright
-            corners = np.column_stack([w - 1 - corners[:, 0], h - 1 - corners[:, 1]])
-        mapped = np.column_stack([corners, np.ones(4)]) @ to_inches.T
-        placed = mapped[:, :2] / mapped[:, 2:]
-        patch = (float(placed[:, 0].min()), float(placed[:, 1].min()), float(placed[:, 0].max()), float(placed[:, 1].max()))
-        if not printed_by_blank(patch, blank_codes):
-            left.append(problem)
+    inches_to_card = np.asarray(result.registration.homography, np.float64).reshape(3, 3)
+    if result.registration.rotated_180:  # the homography is of the card turned upright
+        h, w = gray.shape[:2]
+        inches_to_card = np.array([[-1.0, 0.0, w - 1.0], [0.0, -1.0, h - 1.0], [0.0, 0.0, 1.0]]) @ inches_to_card
+    left = [problem for box, problem in codes.suspects if not vendor_printed(gray, inches_to_card, box, model.image, model.dpi, blank_codes)]
     return replace(codes, label_problem=left[0] if left else None)
 
 
@@ -440,7 +435,7 @@ def interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHint
         if whole.codes != codes.codes:  # a QR symbol after all: a machine-printed record, say
             codes, result = whole, _interpret_content(gray, page, whole, context, hints)
     if isinstance(result, ReadCard):
-        codes = _stated_label(_without_vendor_codes(codes, result, context, gray.shape), hints)
+        codes = _stated_label(_without_vendor_codes(codes, result, gray, context), hints)
     kind, kind_reasons = _kind_of(codes, hints)
     if isinstance(result, ReadCard | MachinePrintedCard):
         reasons = tuple(dict.fromkeys(result.reasons + kind_reasons))

@@ -19,7 +19,7 @@ from scanpipe.interpret import InterpretContext, interpret_file, load_references
 from scanpipe.synth.bmd import render_bmd_card
 from scanpipe.synth.vendor import STYLES
 from scanpipe.synth.vendor_render import render_vendor_card
-from scanpipe.types import CardHints, CardKind, CodeSymbology, Election, MachinePrintedCard, ReadCard, Reason
+from scanpipe.types import CardHints, CardKind, CodeSymbology, Election, MachinePrintedCard, ReadCard, Reason, UnreadableCard
 
 STYLE = "A-17"
 
@@ -125,11 +125,15 @@ def _draw_code128(gray: np.ndarray, x_in: float, y_in: float, text: str, dpi: fl
     gray[y: y + symbol.shape[0], x: x + symbol.shape[1]] = np.minimum(gray[y: y + symbol.shape[0], x: x + symbol.shape[1]], symbol)
 
 
+VENDOR_CODE_AT = {"i2of5": (0.6, 9.5), "code128": (3.0, 12.0)}  # inches: free paper below the contests
+
+
 def _vendor_code(gray: np.ndarray, kind: str, text: str) -> None:
+    x, y = VENDOR_CODE_AT[kind]
     if kind == "i2of5":
-        _draw_i2of5(gray, 0.05, 3.0, text, vertical=True)
+        _draw_i2of5(gray, x, y, text, vertical=True)
     else:
-        _draw_code128(gray, 5.0, 0.35, f"HART{text}")
+        _draw_code128(gray, x, y, f"HART{text}")
 
 
 @pytest.fixture(scope="module", params=["i2of5", "code128"])
@@ -150,11 +154,15 @@ def coded(request: pytest.FixtureRequest, vendor_dir: Path, tmp_path_factory: py
 
 
 def _hart_card(context: InterpretContext, kind: str, serial: str, tmp_path: Path, *, turned: bool = False,
-               sticker: bool = False) -> str:
+               sticker: bool = False, over: bool = False) -> str:
     gray = cv2.cvtColor(render_vendor_card(context.election, HART, 1, STYLES[HART].precinct, 200), cv2.COLOR_RGB2GRAY)
     _vendor_code(gray, kind, serial)
     if sticker:  # a damaged sticker (bars that decode as no Code 128) in the margin
         _draw_i2of5(gray, 5.2, 10.3, "4711", vertical=False)
+    if over:  # a damaged sticker stuck over the vendor's barcode: a white label, other bars
+        x, y = VENDOR_CODE_AT[kind]
+        gray[int((y - 0.1) * 200): int((y + 1.4) * 200), int((x - 0.1) * 200): int((x + 2.2) * 200)] = 250
+        _draw_i2of5(gray, x, y + 0.1, "47110815", vertical=False)
     path = tmp_path / "card.png"
     cv2.imwrite(str(path), np.ascontiguousarray(np.rot90(gray, 2)) if turned else gray)
     return str(path)
@@ -176,6 +184,22 @@ def test_a_damaged_sticker_beside_the_vendors_barcode_is_still_held(coded: tuple
     (card,) = interpret_file(_hart_card(context, kind, "0123456789", tmp_path, sticker=True), context, CardHints(), "t")
     assert isinstance(card.interpretation, ReadCard)
     assert Reason.LABEL_UNREADABLE in card.interpretation.reasons and card.kind is CardKind.UNKNOWN
+
+
+def test_a_damaged_sticker_over_the_vendors_barcode_is_still_held(coded: tuple[str, InterpretContext], tmp_path: Path) -> None:
+    """A label hides the blank's print under it: it is no vendor's print, wherever it lies. The
+    card is held either way: its label unreadable, or (where the covered barcode was much of
+    the blank's print in that square inch) its style unknown."""
+    from scanpipe.pipeline import needs_person
+
+    kind, context = coded
+    (card,) = interpret_file(_hart_card(context, kind, "0123456789", tmp_path, over=True), context, CardHints(), "t")
+    result = card.interpretation
+    assert needs_person(card)
+    if isinstance(result, ReadCard):
+        assert result.style == HART and Reason.LABEL_UNREADABLE in result.reasons and card.kind is CardKind.UNKNOWN
+    else:
+        assert isinstance(result, UnreadableCard) and result.reason is Reason.UNKNOWN_STYLE, result
 
 
 def test_a_barcode_the_blank_does_not_print_is_held(context: InterpretContext, vendor_election: Election, tmp_path: Path) -> None:

@@ -371,6 +371,43 @@ def printed_by_blank(patch_in: PageBox, blank_codes_in: Sequence[PageBox]) -> bo
     return False
 
 
+VENDOR_PRINT_SHOWN = 0.8  # ... and the card must show this share of the blank's print there ...
+VENDOR_PRINT_SLACK_PX = 2  # ... within this many card pixels (registration, a scan's rendering of thin bars)
+VENDOR_PRINT_MIN_PX = 50  # a blank printing less than this in the patch shows nothing to compare
+
+
+def vendor_printed(gray: np.ndarray, inches_to_card: np.ndarray, patch_px: PageBox, blank: np.ndarray, blank_dpi: float,
+                   blank_codes_in: Sequence[PageBox]) -> bool:
+    """Whether a card's barcode-like patch (``patch_px``, card pixels) is the vendor's own
+    print: it lies where the blank prints a barcode of its own (:func:`printed_by_blank`), and
+    the card shows the blank's print there (VENDOR_PRINT_SHOWN of the blank's dark pixels dark
+    on the card within VENDOR_PRINT_SLACK_PX): a sticker stuck over the vendor's barcode, or
+    over a shading that alternates like bars, hides it. ``inches_to_card``: 3x3, the layout's
+    inches to ``gray``'s pixels (a card's registration, its feed direction folded in)."""
+    from scanpipe.imaging.reference import PRINTED_DARK, paper_level
+
+    x0, y0, x1, y1 = patch_px
+    corners = np.array([[x0, y0, 1.0], [x1, y0, 1.0], [x1, y1, 1.0], [x0, y1, 1.0]]) @ np.linalg.inv(inches_to_card).T
+    placed = corners[:, :2] / corners[:, 2:]
+    patch_in = (float(placed[:, 0].min()), float(placed[:, 1].min()), float(placed[:, 0].max()), float(placed[:, 1].max()))
+    if not printed_by_blank(patch_in, blank_codes_in):
+        return False
+    h, w = blank.shape[:2]
+    c0, r0 = max(0, int(patch_in[0] * blank_dpi)), max(0, int(patch_in[1] * blank_dpi))
+    c1, r1 = min(w, int(np.ceil(patch_in[2] * blank_dpi))), min(h, int(np.ceil(patch_in[3] * blank_dpi)))
+    if c1 - c0 < 2 or r1 - r0 < 2:
+        return False
+    printed = blank[r0:r1, c0:c1] < PRINTED_DARK * paper_level(blank)
+    if int(printed.sum()) < VENDOR_PRINT_MIN_PX:
+        return False
+    blank_to_card = inches_to_card @ np.array([[1 / blank_dpi, 0, c0 / blank_dpi], [0, 1 / blank_dpi, r0 / blank_dpi], [0, 0, 1]])
+    card = cv2.warpPerspective(gray, blank_to_card, (c1 - c0, r1 - r0), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                               borderMode=cv2.BORDER_CONSTANT, borderValue=255)
+    k = 2 * VENDOR_PRINT_SLACK_PX + 1
+    dark = cv2.dilate((card < PRINTED_DARK * paper_level(gray)).astype(np.uint8), np.ones((k, k), np.uint8)).astype(bool)
+    return float((printed & dark).sum()) / float(printed.sum()) >= VENDOR_PRINT_SHOWN
+
+
 def barcode_regions(gray: np.ndarray, *, dpi: float | None = None) -> list[Region]:
     """Barcode-like patches as ``(x, y, w, h, angle_deg)`` in ``gray`` pixels: the cell
     prefilter's candidates whose ink also alternates densely across the bars at full
