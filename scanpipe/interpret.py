@@ -33,6 +33,7 @@ from scanpipe.imaging.codes import (
     PageBox,
     barcode_like_boxes,
     find_codes_fast,
+    find_qr,
     looks_like_barcode,
     parse_card_code,
     parse_machine_record,
@@ -365,11 +366,11 @@ def read_page_codes(gray: np.ndarray, context: InterpretContext, dpi: float | No
         # each barcode that is no pairing label, with what it would make of the card (a
         # symbol that decodes first, as before); the card's blank may print them all
         # (:func:`_without_vendor_codes`)
-        symbols = [symbol_box(c) for c in codes if c.symbology == CodeSymbology.CODE128]
-        suspects = tuple((box, f"a Code 128 label that is not a pairing label: {c.text!r}")
-                         for box, c in zip(symbols, [c for c in codes if c.symbology == CodeSymbology.CODE128], strict=True))
-        suspects += tuple((box, BARCODE_UNREAD) for box in barcode_like_boxes(gray, dpi=dpi) if not any(_meet(box, s) for s in symbols))
-        problem = suspects[0][1] if suspects else (BARCODE_UNREAD if not bad_labels else f"a Code 128 label that is not a pairing label: {bad_labels[0]!r}")
+        symbols = [(symbol_box(c), f"a Code 128 label that is not a pairing label: {c.text!r}")
+                   for c in codes if c.symbology == CodeSymbology.CODE128]
+        suspects = tuple(symbols) + tuple((box, BARCODE_UNREAD) for box in barcode_like_boxes(gray, dpi=dpi)
+                                          if not any(_meet(box, s) for s, _why in symbols))
+        problem = suspects[0][1] if suspects else BARCODE_UNREAD
     label = labels[0] if len(labels) == 1 else None
     return PageCodes(codes, card_code, card_symbol, machine, label, problem, suspects)
 
@@ -430,10 +431,9 @@ def interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHint
     qr_later = _qr_when_unread(context, hints) and not shows_qr(gray)
     codes = _stated_label(read_page_codes(gray, context, page.dpi, qr_anywhere=not qr_later), hints)
     result = _interpret_content(gray, page, codes, context, hints)
-    if qr_later and not isinstance(result, ReadCard):
-        whole = _stated_label(read_page_codes(gray, context, page.dpi), hints)
-        if whole.codes != codes.codes:  # a QR symbol after all: a machine-printed record, say
-            codes, result = whole, _interpret_content(gray, page, whole, context, hints)
+    if qr_later and not isinstance(result, ReadCard) and find_qr(gray):  # a QR symbol after all: a machine-printed record, say
+        codes = _stated_label(read_page_codes(gray, context, page.dpi), hints)
+        result = _interpret_content(gray, page, codes, context, hints)
     if isinstance(result, ReadCard):
         codes = _stated_label(_without_vendor_codes(codes, result, gray, context), hints)
     kind, kind_reasons = _kind_of(codes, hints)
@@ -447,7 +447,7 @@ def _qr_when_unread(context: InterpretContext, hints: CardHints) -> bool:
     """Whether the whole page may be searched for a QR symbol only if the page is not read as
     a ballot: in an election whose layouts print no card code and whose pages are told by
     their blanks (the vendor's ballots), a page that is one of the blanks carries no QR symbol
-    of ours, and the whole search (the most costly of the codes, about 5 ms a 200-dpi page) is
+    of ours, and the whole search (the most costly of the codes) is
     needed only for a page that is none of them. A machine-printed record mostly shows its
     code to the quick look at half size (:func:`~scanpipe.imaging.codes.shows_qr`) and is then
     searched at once, as before: it does not first pay a failed search for its style, many

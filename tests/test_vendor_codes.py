@@ -81,7 +81,7 @@ def test_a_machine_printed_record_in_a_vendor_election_is_still_read_by_its_code
     assert isinstance(card.interpretation, MachinePrintedCard), card.interpretation
     assert card.interpretation.record.style == STYLE
     assert any(c.symbology is CodeSymbology.QR for c in card.codes)
-    assert qr_searches == [1]
+    assert qr_searches == ([1] if quick_look else [1, 1])  # missed by the quick look: found by the whole search, then read with it
     assert styles_tried == ([] if quick_look else [1])  # seen at once: no search for its style
 
 

@@ -149,12 +149,18 @@ def find_card_code(gray: np.ndarray, qr_boxes_in: Sequence[Box], size_in: tuple[
 
 def shows_qr(gray: np.ndarray) -> bool:
     """Whether a QR symbol shows on the page at half size, without zxing's own downscaled
-    retries: a quick look (about 1.5 ms a 200-dpi page, a third of the whole search). A
+    retries: a quick look, cheaper than the whole search (:func:`find_qr`). A
     machine-printed record's code reads so at 150-300 dpi (synthetic records, every scanner
     profile); a smaller symbol may be missed, so a page it says none of is not proven free
     of one."""
     half = cv2.resize(gray, (gray.shape[1] // 2, gray.shape[0] // 2), interpolation=cv2.INTER_AREA) if min(gray.shape[:2]) >= 2 * _CARD_CODE_MIN_CROP_PX else gray
     return bool(_zxing(half, frozenset({CodeSymbology.QR}), rotate=False, downscale=False))
+
+
+def find_qr(gray: np.ndarray) -> tuple[DecodedCode, ...]:
+    """Every QR symbol on the whole page (half size first on a large page, then zxing's own
+    downscaled retries)."""
+    return _fast_qr(gray)
 
 
 def _fast_qr(gray: np.ndarray) -> tuple[DecodedCode, ...]:
