@@ -448,8 +448,12 @@ def _decode_fast(data: bytes, header: _Header) -> np.ndarray:
     except Exception as exc:  # imagecodecs raises a codec-specific error class per format
         raise _unreadable(f"the {_label(header.format)} data could not be decoded ({_first_line(exc)})") from exc
     if image.dtype == np.bool_:  # bilevel TIFF: True is a 1 bit
-        ones_are_black = header.fast == "tiff1-white0"
-        return np.where(image, np.uint8(0 if ones_are_black else 255), np.uint8(255 if ones_are_black else 0))
+        # a bool is one byte, 0 or 1: times 255 (and inverted where a 1 is black) is the
+        # same image as np.where(...) at a sixth of its cost
+        gray = np.ascontiguousarray(image).view(np.uint8) * np.uint8(255)
+        if header.fast == "tiff1-white0":  # ones are black
+            np.bitwise_not(gray, out=gray)
+        return gray
     if image.dtype != np.uint8 or image.ndim not in (2, 3) or (image.ndim == 3 and image.shape[2] != 3):
         raise _unreadable(f"the {_label(header.format)} data decoded to an unexpected {image.dtype} {image.shape} array")
     return image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
