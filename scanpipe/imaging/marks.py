@@ -32,7 +32,7 @@ All targets of a page are scored together (no per-target Python work on pixels):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import cv2
@@ -169,6 +169,12 @@ def score_targets(
             scored = _score_group(gray, hom, group, _geometry(w_in, h_in), plane, reference, ref_dpi)
         for i, s in zip(idx, scored):
             out[i] = s
+    if against_blank and reference is not None and ref_dpi is not None:
+        from scanpipe.imaging.marks_loops import name_loops
+
+        # a loop around an option's printed name, wherever the vendor prints it: a circled name
+        loops = name_loops(gray, hom, reference, ref_dpi, targets, blank_memo)
+        out = [s if s is None or loops[i] <= s.ring_score else replace(s, ring_score=float(loops[i])) for i, s in enumerate(out)]
     return tuple(s for s in out if s is not None)
 
 

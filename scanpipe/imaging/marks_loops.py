@@ -1,0 +1,194 @@
+"""A loop drawn around an option's printed name, found against the blank (contract §7: a
+circled target *or name* is for a person).
+
+The name's place is not in the layout (it gives target boxes only) and vendors print it on
+either side of the target: right of an oval or box, left of an arrow. So the card's ink that
+the blank does not print is looked at across the whole page, at LOOP_PPI:
+
+1. The card's print beyond the blank's (the blank widened a little for the registration's
+   error), target boxes and write-in areas left out: what a voter drew away from the targets.
+2. Each connected piece of it the size of a loop around a name is a **loop** when it runs
+   along at least three of its bounding box's four sides (an underline, a crossing line, an
+   X or a check does not), encloses the blank's print (a name) and holds almost no drawn ink
+   inside (a stamp or a signature does). Its score is the third-best side's coverage: the
+   share of the box's columns (top, bottom) or rows (left, right) its ink reaches there.
+3. The loop belongs to the target on its row on the names' side: the side of its targets on
+   which the page prints text right beside most of them (a chain of glyphs within
+   NAME_BESIDE_IN), learned once per blank. Where the page shows neither side (a broken
+   arrow has print on both: its tail and its head), the nearest target on each side of the
+   loop is given it: a person then sees both.
+
+The score joins the target's ``ring_score`` (a circled target): the calibration's ``ring``
+threshold sends it to a person. Pure: arrays in, scores out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import cv2
+import numpy as np
+
+from scanpipe.imaging.reference import paper_level
+from scanpipe.types import TargetDef
+
+LOOP_PPI = 75.0  # the page looked at this finely (a pen stroke survives: the card's print is widened a pixel first)
+LOOP_STROKE = 0.3  # darkness beyond the blank's that is a drawn stroke
+BLANK_PRINT = 0.35  # the blank's darkness that is print (widened NEAR_PX for the registration's error)
+NEAR_PX = 1  # at LOOP_PPI: 0.013 in
+TARGET_CLEAR_IN = 0.03  # target boxes grown by this are left out (the marks themselves)
+JOIN_PX = 5  # drawn pieces within this (less one) pixels are one drawing
+LOOP_MIN_IN = (0.15, 0.1)  # a loop's bounding box: at least this wide and tall ...
+LOOP_MAX_IN = (3.5, 0.8)  # ... and at most this (a stamp's frame is larger)
+SIDE_BAND = 0.3  # the share of the box's height (width) that makes its top or bottom (left or right) band ...
+SIDE_BAND_MAX_IN = 0.15  # ... at most this wide
+INNER_COLS = 0.8  # top and bottom coverage counted over this middle share of the columns ...
+INNER_ROWS = 0.5  # ... left and right over this of the rows (a loop's ends are round)
+ENCLOSED_PRINT = 0.03  # the blank prints on at least this share of the loop's inside ...
+ENCLOSED_DRAWN = 0.05  # ... and the card adds ink on at most this share of it
+ROW_SLACK_IN = 0.05  # a target is on the loop's row when its centre lies within the loop's rows, this grown
+NAME_REACH_IN = 2.0  # a loop belongs to a target at most this far from it
+NAME_BESIDE_IN = 0.25  # a page's names begin (or end) this close to most of its targets ...
+BESIDE_MIN_IN = 0.03  # ... and not closer (print touching the box is the target's own)
+GLYPH_IN = (0.03, 0.3)  # a glyph's (a word's) height; at most GLYPH_MAX_W_IN wide
+GLYPH_MAX_W_IN = 1.5
+
+
+def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi: float, targets: Sequence[TargetDef],
+               blank_memo: dict[tuple[object, ...], object]) -> np.ndarray:
+    """Per target, the score of a loop drawn around its printed name (0 where none);
+    ``gray`` the upright card, ``hom`` layout inches -> its pixels; ``reference`` the blank at
+    ``ref_dpi``; ``blank_memo`` keeps what is measured of the blank alone."""
+    out = np.zeros(len(targets))
+    named = [i for i, t in enumerate(targets) if t.write_in_area_in is None]
+    if not named:
+        return out
+    key = ("name loops", LOOP_PPI, ref_dpi)
+    if key not in blank_memo:
+        blank_memo[key] = _blank_side(reference, ref_dpi, targets)
+    learned: tuple[np.ndarray, np.ndarray, str] = blank_memo[key]  # type: ignore[assignment]
+    blank_dark, blank_near, side = learned
+    h, w = blank_dark.shape
+    to_px = np.array([[1.0, 0.0, -0.5], [0.0, 1.0, -0.5], [0.0, 0.0, 1.0]]) @ hom @ _loop_to_inches()
+    # the card's print widened a pixel, so a pen stroke finer than a sample's spacing is sampled
+    widened = cv2.erode(gray, np.ones((3, 3), np.uint8))
+    card = cv2.warpPerspective(widened, to_px, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                               borderMode=cv2.BORDER_CONSTANT, borderValue=255)
+    dark = np.clip(1.0 - card.astype(np.float32) / paper_level(card), 0.0, 1.0)
+    drawn = (dark - blank_near >= LOOP_STROKE).astype(np.uint8)
+    drawn[_left_out(targets, (h, w))] = 0
+    # pieces this close are one drawing: a loop is broken where it grazes print (taken out with it)
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(cv2.dilate(drawn, np.ones((JOIN_PX, JOIN_PX), np.uint8)), connectivity=8)
+    boxes = np.array([t.box_in for t in targets], np.float64) * LOOP_PPI
+    lo, hi = np.array(LOOP_MIN_IN) * LOOP_PPI, np.array(LOOP_MAX_IN) * LOOP_PPI
+    for k in range(1, count):
+        x, y, bw, bh, _area = (int(v) for v in stats[k])
+        if not (lo[0] <= bw <= hi[0] and lo[1] <= bh <= hi[1]):
+            continue
+        piece = drawn[y: y + bh, x: x + bw].astype(bool)
+        score = _loop_score((labels[y: y + bh, x: x + bw] == k) & piece, blank_dark[y: y + bh, x: x + bw] >= BLANK_PRINT, piece)
+        if score <= 0.0:
+            continue
+        for i in _owners(boxes, named, (x, y, bw, bh), side):
+            out[i] = max(out[i], score)
+    return out
+
+
+def _loop_to_inches() -> np.ndarray:
+    """Loop-raster pixels (col, row) -> layout inches (pixel centres)."""
+    s = 1.0 / LOOP_PPI
+    return np.array([[s, 0.0, 0.5 * s], [0.0, s, 0.5 * s], [0.0, 0.0, 1.0]])
+
+
+def _blank_side(reference: np.ndarray, ref_dpi: float, targets: Sequence[TargetDef]) -> tuple[np.ndarray, np.ndarray, str]:
+    """The blank's darkness at LOOP_PPI, it widened NEAR_PX (what a card's own print may
+    cover), and the side its names stand on ("right", "left" or "either")."""
+    size_in = (reference.shape[1] / ref_dpi, reference.shape[0] / ref_dpi)
+    w, h = int(round(size_in[0] * LOOP_PPI)), int(round(size_in[1] * LOOP_PPI))
+    to_px = np.array([[1.0, 0.0, -0.5], [0.0, 1.0, -0.5], [0.0, 0.0, 1.0]]) @ np.diag([ref_dpi, ref_dpi, 1.0]) @ _loop_to_inches()
+    widened = cv2.erode(reference, np.ones((3, 3), np.uint8))
+    blank = cv2.warpPerspective(widened, to_px, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                borderMode=cv2.BORDER_REPLICATE)
+    dark = np.clip(1.0 - blank.astype(np.float32) / paper_level(blank), 0.0, 1.0)
+    near = cv2.dilate(dark, np.ones((2 * NEAR_PX + 1,) * 2, np.uint8))
+    for a in (dark, near):
+        a.setflags(write=False)
+    return dark, near, _names_side(dark, targets)
+
+
+def _left_out(targets: Sequence[TargetDef], shape: tuple[int, int]) -> np.ndarray:
+    """Where drawn ink is not looked at: the target boxes (grown) and write-in areas."""
+    mask = np.zeros(shape, bool)
+    grow = TARGET_CLEAR_IN
+    for t in targets:
+        for (x, y, bw, bh), g in ((t.box_in, grow), *(((t.write_in_area_in, 0.0),) if t.write_in_area_in is not None else ())):
+            c0, r0 = max(0, int(np.floor((x - g) * LOOP_PPI))), max(0, int(np.floor((y - g) * LOOP_PPI)))
+            c1, r1 = int(np.ceil((x + bw + g) * LOOP_PPI)), int(np.ceil((y + bh + g) * LOOP_PPI))
+            mask[r0:r1, c0:c1] = True
+    return mask
+
+
+def _loop_score(own: np.ndarray, printed: np.ndarray, drawn: np.ndarray) -> float:
+    """How surely the piece ``own`` (its bounding box) is a loop around print: the third-best
+    coverage of its four sides; 0 where it encloses no print or much drawn ink."""
+    h, w = own.shape
+    band_r = max(2, min(int(round(SIDE_BAND * h)), int(SIDE_BAND_MAX_IN * LOOP_PPI)))
+    band_c = max(2, min(int(round(SIDE_BAND * w)), int(SIDE_BAND_MAX_IN * LOOP_PPI)))
+    c0, r0 = int(w * (1 - INNER_COLS) / 2), int(h * (1 - INNER_ROWS) / 2)
+    c1, r1 = max(int(w * (1 + INNER_COLS) / 2), c0 + 1), max(int(h * (1 + INNER_ROWS) / 2), r0 + 1)
+    top = own[:band_r, c0:c1].any(axis=0).mean()
+    bottom = own[h - band_r:, c0:c1].any(axis=0).mean()
+    left = own[r0:r1, :band_c].any(axis=1).mean()
+    right = own[r0:r1, w - band_c:].any(axis=1).mean()
+    inside = (slice(band_r, h - band_r), slice(band_c, w - band_c))
+    if printed[inside].size == 0 or printed[inside].mean() < ENCLOSED_PRINT or drawn[inside].mean() > ENCLOSED_DRAWN:
+        return 0.0
+    return float(sorted((top, bottom, left, right))[1])
+
+
+def _owners(boxes: np.ndarray, named: Sequence[int], loop: tuple[int, int, int, int], side: str) -> list[int]:
+    """The target(s) a loop (raster px) belongs to: on its row, nearest on the names' side."""
+    x, y, w, h = loop
+    slack = ROW_SLACK_IN * LOOP_PPI
+    cx = x + w / 2
+    best: dict[str, tuple[float, int]] = {}
+    for i in named:
+        bx, by, bw, bh = boxes[i]
+        if not (y - slack <= by + bh / 2 <= y + h + slack):
+            continue
+        if bx + bw / 2 <= cx:  # the target left of the loop: the name right of it
+            where, gap = "right", max(0.0, x - (bx + bw))
+        else:
+            where, gap = "left", max(0.0, bx - (x + w))
+        if gap <= NAME_REACH_IN * LOOP_PPI and (where not in best or gap < best[where][0]):
+            best[where] = (gap, i)
+    if side in best:
+        return [best[side][1]]
+    return [i for _gap, i in best.values()] if side == "either" else []
+
+
+def _names_side(dark: np.ndarray, targets: Sequence[TargetDef]) -> str:
+    """The side of its targets on which the page prints its names: "right" where a glyph
+    begins within NAME_BESIDE_IN right of most targets (and not left of as many), "left"
+    where one ends that close left of most, else "either". A glyph touching the box (within
+    BESIDE_MIN_IN: a broken arrow's tail and head, a box's own print) is the target's, not a name."""
+    count, _labels, stats, _ = cv2.connectedComponentsWithStats((dark >= 0.5).astype(np.uint8), connectivity=8)
+    s = stats[1:count].astype(np.float64) / LOOP_PPI  # inches
+    gx0, gy0, gw, gh = s[:, 0], s[:, 1], s[:, 2], s[:, 3]
+    glyph = (gh >= GLYPH_IN[0]) & (gh <= GLYPH_IN[1]) & (gw <= GLYPH_MAX_W_IN)
+    gx0, gy0, gw, gh = gx0[glyph], gy0[glyph], gw[glyph], gh[glyph]
+    gx1, gcy = gx0 + gw, gy0 + gh / 2
+    right = left = named = 0
+    for t in targets:
+        if t.write_in_area_in is not None:
+            continue
+        named += 1
+        x, y, w, h = t.box_in
+        row = (gcy >= y - ROW_SLACK_IN) & (gcy <= y + h + ROW_SLACK_IN)
+        right += bool((row & (gx0 >= x + w + BESIDE_MIN_IN) & (gx0 <= x + w + NAME_BESIDE_IN)).any())
+        left += bool((row & (gx1 <= x - BESIDE_MIN_IN) & (gx1 >= x - NAME_BESIDE_IN)).any())
+    if right >= 0.5 * named and right > left:
+        return "right"
+    if left >= 0.5 * named and left > right:
+        return "left"
+    return "either"

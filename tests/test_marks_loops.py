@@ -1,0 +1,113 @@
+"""A loop drawn around an option's printed name, found against the blank wherever the vendor
+prints the name (contract §7: a circled target or name is for a person)."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from scanpipe.imaging.marks_loops import name_loops
+from scanpipe.types import TargetDef
+
+DPI = 200
+NAMES = ("Walter Brandt", "Nkechi Eze", "No")
+
+
+def _px(v: float) -> int:
+    return int(round(v * DPI))
+
+
+def _blank(names_right: bool) -> tuple[np.ndarray, list[TargetDef], list[tuple[int, int, int, int]]]:
+    """A 6 x 3 in blank: three options, each an oval with its name right of it, or (an arrow
+    ballot) its name left of a broken arrow whose gap is the target. Returns the blank, the
+    targets and each name's printed extent (px: x0, y0, x1, y1)."""
+    page = np.full((_px(3.0), _px(6.0)), 255, np.uint8)
+    targets, names = [], []
+    for k, name in enumerate(NAMES):
+        y = 0.6 + 0.7 * k
+        (tw, th), _base = cv2.getTextSize(name, cv2.FONT_HERSHEY_SIMPLEX, 0.9, 2)
+        if names_right:
+            box = (0.5, y - 0.075, 0.22, 0.15)
+            cv2.ellipse(page, (_px(0.61), _px(y)), (_px(0.1), _px(0.065)), 0, 0, 360, 0, 2)
+            x0 = _px(0.85)
+        else:
+            box = (4.2, y - 0.06, 0.3, 0.12)
+            cv2.line(page, (_px(3.9), _px(y)), (_px(4.22), _px(y)), 0, 3)  # the tail, up to the gap
+            cv2.fillPoly(page, [np.array([[_px(4.48), _px(y - 0.06)], [_px(4.62), _px(y)], [_px(4.48), _px(y + 0.06)]])], 0)
+            cv2.line(page, (_px(4.48), _px(y)), (_px(4.5), _px(y)), 0, 3)
+            x0 = _px(3.7) - tw
+        cv2.putText(page, name, (x0, _px(y) + th // 2), cv2.FONT_HERSHEY_SIMPLEX, 0.9, 0, 2, cv2.LINE_AA)
+        targets.append(TargetDef("c", f"o{k}", box))
+        names.append((x0, _px(y) - th // 2, x0 + tw, _px(y) + th // 2))
+    return page, targets, names
+
+
+def _scores(card: np.ndarray, blank: np.ndarray, targets: list[TargetDef]) -> np.ndarray:
+    hom = np.diag([float(DPI), float(DPI), 1.0])
+    return name_loops(card, hom, blank, float(DPI), targets, {})
+
+
+def _loop_around(card: np.ndarray, name: tuple[int, int, int, int], pad: int = 10, width: int = 3, ink: int = 40) -> None:
+    x0, y0, x1, y1 = name
+    cv2.ellipse(card, ((x0 + x1) // 2, (y0 + y1) // 2), ((x1 - x0) // 2 + pad + 8, (y1 - y0) // 2 + pad), 0, 0, 360, ink, width)
+
+
+@pytest.mark.parametrize("names_right", [True, False])
+@pytest.mark.parametrize("which", [0, 1, 2])
+def test_a_loop_around_a_name_is_found_for_that_option_alone_on_either_side(names_right: bool, which: int) -> None:
+    blank, targets, names = _blank(names_right)
+    card = blank.copy()
+    _loop_around(card, names[which])
+    scores = _scores(card, blank, targets)
+    assert scores[which] >= 0.7, scores
+    assert all(s < 0.7 for k, s in enumerate(scores) if k != which), scores
+
+
+def test_a_pencil_loop_left_open_a_little_is_still_a_loop() -> None:
+    blank, targets, names = _blank(True)
+    card = blank.copy()
+    x0, y0, x1, y1 = names[0]
+    cv2.ellipse(card, ((x0 + x1) // 2, (y0 + y1) // 2), ((x1 - x0) // 2 + 18, (y1 - y0) // 2 + 10), 0, 20, 340, 110, 3)
+    assert _scores(card, blank, targets)[0] >= 0.7
+
+
+def test_a_blank_card_and_a_voted_card_show_no_loop() -> None:
+    blank, targets, _names = _blank(True)
+    assert not _scores(blank.copy(), blank, targets).any()
+    card = blank.copy()
+    cv2.ellipse(card, (_px(0.61), _px(1.3)), (_px(0.1), _px(0.065)), 0, 0, 360, 0, -1)  # a filled oval
+    cv2.line(card, (_px(0.45), _px(2.0)), (_px(0.8), _px(1.85)), 0, 3)  # a check running out of its box
+    assert (_scores(card, blank, targets) < 0.7).all()
+
+
+def test_an_underline_a_crossing_line_and_an_x_over_a_name_are_no_loops() -> None:
+    blank, targets, names = _blank(True)
+    for draw in ("underline", "strike", "x"):
+        card = blank.copy()
+        x0, y0, x1, y1 = names[0]
+        if draw == "underline":
+            cv2.line(card, (x0 - 5, y1 + 12), (x1 + 5, y1 + 14), 30, 3)
+        elif draw == "strike":
+            cv2.line(card, (x0 - 10, (y0 + y1) // 2), (x1 + 10, (y0 + y1) // 2 + 4), 30, 3)
+        else:
+            cv2.line(card, (x0 - 10, y0 - 14), (x1 + 10, y1 + 14), 30, 3)
+            cv2.line(card, (x0 - 10, y1 + 14), (x1 + 10, y0 - 14), 30, 3)
+        assert (_scores(card, blank, targets) < 0.7).all(), draw
+
+
+def test_a_stamp_framing_print_with_its_own_words_is_no_loop() -> None:
+    """A stamp's frame runs round the print like a loop, but holds ink of its own inside."""
+    blank, targets, names = _blank(True)
+    card = blank.copy()
+    x0, y0, x1, y1 = names[1]
+    cv2.rectangle(card, (x0 - 20, y0 - 30), (x1 + 20, y1 + 30), 60, 4)
+    cv2.putText(card, "SAMPLE", (x0 + 10, y1 + 6), cv2.FONT_HERSHEY_SIMPLEX, 1.2, 60, 3)  # over the name
+    assert (_scores(card, blank, targets) < 0.7).all()
+
+
+def test_a_loop_around_bare_paper_is_no_circled_name() -> None:
+    blank, targets, _names = _blank(True)
+    card = blank.copy()
+    cv2.ellipse(card, (_px(4.8), _px(1.3)), (_px(0.4), _px(0.15)), 0, 0, 360, 30, 3)
+    assert (_scores(card, blank, targets) < 0.7).all()
