@@ -210,14 +210,14 @@ def test_a_start_off_beyond_the_fine_search_gets_both_passes(monkeypatch: pytest
 def test_the_card_is_warped_into_the_frame_in_affine_tiles() -> None:
     """The style comparison's warp: per tile affine, within OpenCV's own 1/32 px rounding of
     the exact perspective warp; a strong perspective (a photograph) is warped exactly."""
-    from scanpipe.imaging.style import _warp_in_tiles
+    from scanpipe.imaging.reference import warp_in_tiles
 
     rng = np.random.default_rng(3)
     image = cv2.GaussianBlur(rng.random((900, 700)).astype(np.float32), (0, 0), 2.0)
     flags = cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP
     scan = np.array([[1.01, 0.02, 4.3], [-0.018, 0.995, 7.9], [4e-7, -6e-7, 1.0]])  # frame -> image: skew, stretch, a trace of perspective
     exact = cv2.warpPerspective(image, scan, (650, 850), flags=flags)
-    tiled = _warp_in_tiles(image, scan, (650, 850))
+    tiled = warp_in_tiles(image, scan, (650, 850))
     assert tiled.shape == exact.shape and tiled.dtype == exact.dtype
     steepest = float(np.hypot(cv2.Sobel(image, cv2.CV_32F, 1, 0, ksize=1), cv2.Sobel(image, cv2.CV_32F, 0, 1, ksize=1)).max()) / 2
     # where a sample falls off the image's edge OpenCV's two warps blend in the border alike only roughly
@@ -225,7 +225,7 @@ def test_the_card_is_warped_into_the_frame_in_affine_tiles() -> None:
     assert inside.mean() > 0.9
     assert float(np.abs(tiled - exact)[inside].max()) <= steepest / 16  # sample positions 1/16 px apart at most
     photo = np.array([[1.0, 0.05, 3.0], [0.0, 1.0, 2.0], [2e-4, 1e-4, 1.0]])
-    assert np.array_equal(_warp_in_tiles(image, photo, (650, 850)), cv2.warpPerspective(image, photo, (650, 850), flags=flags))
+    assert np.array_equal(warp_in_tiles(image, photo, (650, 850)), cv2.warpPerspective(image, photo, (650, 850), flags=flags))
 
 
 @pytest.mark.parametrize("angle", [0.0, 1.8, -2.5])

@@ -29,11 +29,12 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
-from scanpipe.imaging.reference import paper_level
+from scanpipe.imaging.reference import paper_level, warp_in_tiles
 from scanpipe.types import TargetDef
 
 LOOP_PPI = 75.0  # the page looked at this finely (a pen stroke survives: the card's print is widened a pixel first)
 LOOP_STROKE = 0.3  # darkness beyond the blank's that is a drawn stroke
+TILE_TOLERANCE_PX = 0.5  # the card warped an affine map per tile where it misses the homography by at most this (card px)
 BLANK_PRINT = 0.35  # the blank's darkness that is print (widened NEAR_PX for the registration's error)
 NEAR_PX = 1  # at LOOP_PPI: 0.013 in
 TARGET_CLEAR_IN = 0.03  # target boxes grown by this are left out (the marks themselves)
@@ -72,17 +73,15 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
     to_px = np.array([[1.0, 0.0, -0.5], [0.0, 1.0, -0.5], [0.0, 0.0, 1.0]]) @ hom @ _loop_to_inches()
     # the card's print widened a pixel, so a pen stroke finer than a sample's spacing is sampled
     widened = cv2.erode(gray, np.ones((3, 3), np.uint8))
-    card = cv2.warpPerspective(widened, to_px, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                               borderMode=cv2.BORDER_CONSTANT, borderValue=255)
+    card = _warp(widened, to_px, (w, h))
     dark = np.clip(1.0 - card.astype(np.float32) / paper_level(card), 0.0, 1.0)
     drawn = (dark - blank_near >= LOOP_STROKE).astype(np.uint8)
     drawn[_left_out(targets, (h, w))] = 0
     # pieces this close are one drawing: a loop is broken where it grazes print (taken out with it)
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(cv2.dilate(drawn, np.ones((JOIN_PX, JOIN_PX), np.uint8)), connectivity=8)
+    labels, pieces = _pieces(cv2.dilate(drawn, np.ones((JOIN_PX, JOIN_PX), np.uint8)))
     boxes = np.array([t.box_in for t in targets], np.float64) * LOOP_PPI
     lo, hi = np.array(LOOP_MIN_IN) * LOOP_PPI, np.array(LOOP_MAX_IN) * LOOP_PPI
-    for k in range(1, count):
-        x, y, bw, bh, _area = (int(v) for v in stats[k])
+    for k, x, y, bw, bh in pieces:
         if not (lo[0] <= bw <= hi[0] and lo[1] <= bh <= hi[1]):
             continue
         piece = drawn[y: y + bh, x: x + bw].astype(bool)
@@ -92,6 +91,36 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
         for i in _owners(boxes, named, (x, y, bw, bh), side):
             out[i] = max(out[i], score)
     return out
+
+
+def _pieces(mask: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int, int, int, int]]]:
+    """The 8-connected pieces of a sparse 0/1 image: labels, and per piece (label, x, y,
+    width, height); the boxes from its few set pixels (OpenCV's statistics visit every pixel)."""
+    count, labels = cv2.connectedComponents(mask, connectivity=8)
+    if count <= 1:
+        return labels, []
+    where = np.flatnonzero(mask.view(bool))
+    label = labels.ravel()[where]
+    order = np.argsort(label, kind="stable")
+    label, where = label[order], where[order]
+    ys, xs = np.divmod(where, mask.shape[1])
+    starts = np.flatnonzero(np.r_[True, label[1:] != label[:-1]])
+    x0, x1 = np.minimum.reduceat(xs, starts), np.maximum.reduceat(xs, starts)
+    y0, y1 = ys[starts], np.maximum.reduceat(ys, starts)  # raster order: a piece's first pixel is on its top row
+    return labels, [(int(k), int(a), int(b), int(c - a + 1), int(d - b + 1)) for k, a, b, c, d in zip(label[starts], x0, y0, x1, y1, strict=True)]
+
+
+def _warp(gray: np.ndarray, to_px: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """The card sampled at LOOP_PPI (``to_px``: raster px -> card px): by one affine map where
+    the homography's is within TILE_TOLERANCE_PX of it at the page's fourth corner (a scan),
+    else an affine map per tile (:func:`~scanpipe.imaging.reference.warp_in_tiles`)."""
+    w, h = size
+    corners = np.array([[0, 0], [w - 1, 0], [0, h - 1], [w - 1, h - 1]], np.float64).reshape(-1, 1, 2)
+    there = cv2.perspectiveTransform(corners, to_px).reshape(-1, 2)
+    if float(np.abs(there[1] + there[2] - there[0] - there[3]).max()) > TILE_TOLERANCE_PX:
+        return warp_in_tiles(gray, to_px, size, border_value=255, tolerance_px=TILE_TOLERANCE_PX)
+    affine = cv2.getAffineTransform(corners.reshape(-1, 2)[:3].astype(np.float32), there[:3].astype(np.float32))
+    return cv2.warpAffine(gray, affine, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderValue=255)
 
 
 def _loop_to_inches() -> np.ndarray:

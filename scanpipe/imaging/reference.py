@@ -38,6 +38,8 @@ FRAME_DPI = 100.0  # style comparison (small print such as a precinct name survi
 REDUCE_WHOLE = 0.05  # a whole reduction factor this close (relative) to the wanted one is used instead
 REDUCED_STEP = 3  # the blank kept area-reduced by this too (coarse local refinement)
 PAPER_PCT = 92  # paper level of a whole page: this percentile of its pixels
+WARP_TILE_PX = 128  # a card warped into a blank's frame: an affine map per tile of this side ...
+WARP_TILE_TOLERANCE_PX = 0.02  # ... where it misses the homography by at most this at a tile's corner
 BLUR_SIGMA = 0.8  # px at the reduced resolutions: evens out dither and JPEG noise
 # Timing marks: solid, compact dashes or squares, at least MARK_ROW_MIN of them evenly
 # spaced along one straight line.
@@ -199,6 +201,30 @@ def reduce_to(gray: np.ndarray, dpi: float, target_dpi: float) -> np.ndarray:
         return cv2.resize(gray[: h // k * k, : w // k * k], (w // k, h // k), interpolation=cv2.INTER_AREA)
     size = (max(1, int(round(w / factor))), max(1, int(round(h / factor))))
     return cv2.resize(gray, size, interpolation=cv2.INTER_AREA)
+
+
+def warp_in_tiles(image: np.ndarray, frame_to_image: np.ndarray, size: tuple[int, int], border_value: float = 0.0,
+                  tolerance_px: float = WARP_TILE_TOLERANCE_PX) -> np.ndarray:
+    """``cv2.warpPerspective(image, frame_to_image, size, INTER_LINEAR | WARP_INVERSE_MAP)``,
+    computed as an affine warp per WARP_TILE_PX square of the output: a scan's homography is
+    so nearly affine that within a tile the two differ by far less than the 1/32 px to which
+    OpenCV rounds its sample positions anyway, at under half the cost. Each tile's affine map
+    is the homography's at three of its corners; where it misses the fourth corner by more
+    than ``tolerance_px`` (a strong perspective: a photograph), the whole image is warped
+    exactly. Outside the image: ``border_value``."""
+    w, h = size
+    tiles = [(r0, c0, min(h, r0 + WARP_TILE_PX), min(w, c0 + WARP_TILE_PX)) for r0 in range(0, h, WARP_TILE_PX) for c0 in range(0, w, WARP_TILE_PX)]
+    corners = np.array([[[c0, r0], [c1 - 1, r0], [c0, r1 - 1], [c1 - 1, r1 - 1]] for r0, c0, r1, c1 in tiles], np.float64)
+    mapped = cv2.perspectiveTransform(corners.reshape(-1, 1, 2), frame_to_image).reshape(-1, 4, 2)
+    # the affine through three corners, at the fourth: top-right + bottom-left - top-left
+    if float(np.abs(mapped[:, 1] + mapped[:, 2] - mapped[:, 0] - mapped[:, 3]).max()) > tolerance_px:
+        return cv2.warpPerspective(image, frame_to_image, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderValue=border_value)
+    out = np.empty((h, w), image.dtype)
+    for (r0, c0, r1, c1), local, there in zip(tiles, corners, mapped, strict=True):
+        affine = cv2.getAffineTransform((local[:3] - (c0, r0)).astype(np.float32), there[:3].astype(np.float32))
+        out[r0:r1, c0:c1] = cv2.warpAffine(image, affine, (c1 - c0, r1 - r0), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                           borderValue=border_value)
+    return out
 
 
 def paper_level(gray: np.ndarray) -> float:

@@ -58,7 +58,7 @@ from scanpipe.imaging.align import (
     refine,
     surer_of,
 )
-from scanpipe.imaging.reference import FRAME_DPI, PageModel, ink_of, paper_level, reduce_to
+from scanpipe.imaging.reference import FRAME_DPI, PageModel, ink_of, paper_level, reduce_to, warp_in_tiles
 from scanpipe.types import Box
 
 INK_LEVEL = 0.3  # blurred ink at FRAME_DPI counted as printed
@@ -123,8 +123,6 @@ OWN_UNLIKE_CORR = 0.3  # any glyph below this is missing, however much the card 
 OWN_PRINT_SHARE = 0.5  # solid print counts as shown where the card is this share of its line's print darkness ...
 OWN_PRINT_PCT = 99  # ... (this percentile of the card's ink in the line; INK_LEVEL at most, PAPER_LEVEL at least)
 OWN_BAND_PX = 6  # each line is kept with this much of the blank around it (its glyphs' search stays inside)
-WARP_TILE_PX = 128  # the card warped into the frame: an affine map per tile of this side ...
-WARP_TILE_TOLERANCE_PX = 0.02  # ... where it misses the homography by at most this at a tile's corner
 ACROSS_GROUPS_MARGIN = 0.1  # a card fitting blanks of several frames: the clearly (this much) better alignment wins
 
 
@@ -505,7 +503,7 @@ def _card_in_frame(upright: np.ndarray, aligned: Alignment, anchor: PageModel) -
     to_small = np.array([[1 / factor, 0, 0.5 / factor - 0.5], [0, 1 / factor, 0.5 / factor - 0.5], [0, 0, 1]])
     frame_to_small = to_small @ aligned.matrix @ np.linalg.inv(_blank_to_frame(anchor))
     shape = (anchor.frame_shape[1], anchor.frame_shape[0])
-    ink = _warp_in_tiles(ink_of(small), frame_to_small, shape) >= INK_LEVEL
+    ink = warp_in_tiles(ink_of(small), frame_to_small, shape) >= INK_LEVEL
     h, w = small.shape
     corners = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float64).reshape(-1, 1, 2)
     outline = cv2.perspectiveTransform(corners, np.linalg.inv(frame_to_small)).reshape(-1, 2)
@@ -513,28 +511,6 @@ def _card_in_frame(upright: np.ndarray, aligned: Alignment, anchor: PageModel) -
     cv2.fillConvexPoly(inside, np.round(outline).astype(np.int32), 1)
     inside = cv2.erode(inside, np.ones((5, 5), np.uint8)).astype(bool)
     return cv2.dilate(ink.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool), inside
-
-
-def _warp_in_tiles(image: np.ndarray, frame_to_image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    """``cv2.warpPerspective(image, frame_to_image, size, INTER_LINEAR | WARP_INVERSE_MAP)``,
-    computed as an affine warp per WARP_TILE_PX square of the output: a scan's homography is
-    so nearly affine that within a tile the two differ by far less than the 1/32 px to which
-    OpenCV rounds its sample positions anyway, at under half the cost. Each tile's affine map
-    is the homography's at three of its corners; where it misses the fourth corner by more
-    than WARP_TILE_TOLERANCE_PX (a strong perspective: a photograph), the whole image is
-    warped exactly."""
-    w, h = size
-    tiles = [(r0, c0, min(h, r0 + WARP_TILE_PX), min(w, c0 + WARP_TILE_PX)) for r0 in range(0, h, WARP_TILE_PX) for c0 in range(0, w, WARP_TILE_PX)]
-    corners = np.array([[[c0, r0], [c1 - 1, r0], [c0, r1 - 1], [c1 - 1, r1 - 1]] for r0, c0, r1, c1 in tiles], np.float64)
-    mapped = cv2.perspectiveTransform(corners.reshape(-1, 1, 2), frame_to_image).reshape(-1, 4, 2)
-    # the affine through three corners, at the fourth: top-right + bottom-left - top-left
-    if float(np.abs(mapped[:, 1] + mapped[:, 2] - mapped[:, 0] - mapped[:, 3]).max()) > WARP_TILE_TOLERANCE_PX:
-        return cv2.warpPerspective(image, frame_to_image, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
-    out = np.empty((h, w), image.dtype)
-    for (r0, c0, r1, c1), local, there in zip(tiles, corners, mapped, strict=True):
-        affine = cv2.getAffineTransform((local[:3] - (c0, r0)).astype(np.float32), there[:3].astype(np.float32))
-        out[r0:r1, c0:c1] = cv2.warpAffine(image, affine, (c1 - c0, r1 - r0), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
-    return out
 
 
 def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Alignment,
