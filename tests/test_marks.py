@@ -220,6 +220,20 @@ def test_generator_stains_over_targets_go_to_a_person(seed: int) -> None:
             assert got is CATALOGUE_STATUS[INTENT[kind]], (i, kind, s)
 
 
+@pytest.mark.parametrize("against_blank", [False, True])
+def test_a_write_in_name_in_a_fine_pen_is_ink_in_the_area(against_blank: bool) -> None:
+    """A ballpoint's hairline (a pixel wide at 200 dpi, finer than the area's window pixel):
+    the name is never missed between samples, and the empty area stays empty."""
+    blank, reg, page = card(["none", "none"], write_in_row=0)
+    named = blank.copy()
+    x, y, w, h = page.targets[0].write_in_area_in
+    cv2.putText(named, "Marion Tolliver", (int((x + 0.1) * DPI), int((y + h - 0.08) * DPI)), cv2.FONT_HERSHEY_SCRIPT_SIMPLEX,
+                1.1, 60, 1, cv2.LINE_AA)
+    ref = {"reference": blank, "reference_dpi": float(DPI)} if against_blank else {}
+    assert score_targets(named, reg, page, **ref)[0].write_in_score >= 0.4
+    assert score_targets(blank.copy(), reg, page, **ref)[0].write_in_score <= 0.02
+
+
 @pytest.mark.parametrize(("angle", "offset"), [(0.0, (0.0, 2.0)), (0.8, (1.0, -2.0)), (-0.8, (-1.0, 3.0))])
 def test_the_printed_write_in_line_inside_the_area_is_not_writing(angle: float, offset: tuple[float, float]) -> None:
     """The area's box reaches the printed write-in line (a board drew it that way, or the scan's

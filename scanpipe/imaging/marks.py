@@ -75,6 +75,7 @@ NAME_X_IN = (0.20, 0.42)  # right of the box: inside any printed name, beyond st
 NAME_ABOVE_IN = (-0.11, -0.025)  # rows relative to the box top
 NAME_BELOW_IN = (0.025, 0.11)  # rows relative to the box bottom
 WRITE_IN_INK = 0.35
+WRITE_IN_FINE = 3  # a write-in area's ink also looked for this much finer than SIDE_PPI, each block's darkest kept
 WRITE_IN_EDGE_IN = 0.03  # the area's rim is not read: print beside it spills in with a scan's error
 LINE_IN = 0.4  # a straight stroke this long in a write-in area is printed, not written
 # Score anchors from the catalogue: (feature value, mapped score) knots, monotone.
@@ -537,10 +538,40 @@ def _write_in_score(gray: np.ndarray, hom: np.ndarray, area: Box | None, referen
         dark = np.clip(dark - cv2.dilate(ref_dark, np.ones((3, 3), np.uint8)), 0.0, 1.0)
     ruled = (dark >= 0.3).mean(axis=1) > 0.6  # a printed underline crossing the area
     ruled = np.convolve(ruled.astype(float), np.ones(3), mode="same") > 0
-    inked = (dark >= WRITE_IN_INK) & ~_straight_lines(dark) & ~ruled[:, None]
+    # ink is also looked for WRITE_IN_FINE times finer, each block's darkest kept: a pen line
+    # finer than a window pixel (a ballpoint's 0.01 in) is then never missed between samples
+    written = np.maximum(dark, _fine_darkness(gray, hom, area, shape, reference, ref_dpi))
+    inked = (written >= WRITE_IN_INK) & ~_straight_lines(dark) & ~ruled[:, None]
     edge = max(1, int(round(WRITE_IN_EDGE_IN * SIDE_PPI)))  # what spills in from beside the area
     inked[:edge], inked[-edge:], inked[:, :edge], inked[:, -edge:] = False, False, False, False
     return float(inked.any(axis=0).mean()) if inked.size else 0.0
+
+
+def _fine_darkness(gray: np.ndarray, hom: np.ndarray, area: Box, shape: tuple[int, int], reference: np.ndarray | None,
+                   ref_dpi: float | None) -> np.ndarray:
+    """The write-in area's darkness at SIDE_PPI (``shape``), each pixel the darkest of the
+    WRITE_IN_FINE x WRITE_IN_FINE samples it covers, less the blank's print measured alike."""
+    x, y, w, h = area
+    k = WRITE_IN_FINE
+    fine = (shape[0] * k, shape[1] * k)
+    win, _ = _windows(gray, hom, np.array([[x, y]]), np.array([[w, h]]), fine, SIDE_PPI * k)
+    win = cv2.GaussianBlur(_darkest_of_blocks(win[0], k), (0, 0), 0.8)
+    dark = np.clip(1.0 - win / _paper(win[None])[0], 0.0, 1.0)
+    if reference is None or ref_dpi is None:
+        return dark
+    scale = ref_dpi / (SIDE_PPI * k)
+    ref = cv2.warpAffine(reference, np.array([[scale, 0.0, x * ref_dpi], [0.0, scale, y * ref_dpi]]), (fine[1], fine[0]),
+                         flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
+    ref = np.asarray(cv2.GaussianBlur(_darkest_of_blocks(ref, k), (0, 0), 0.8), np.float32)
+    ref_dark = np.clip(1.0 - ref / _paper(ref[None])[0], 0.0, 1.0)
+    return np.asarray(np.clip(dark - cv2.dilate(ref_dark, np.ones((3, 3), np.uint8)), 0.0, 1.0))
+
+
+def _darkest_of_blocks(image: np.ndarray, k: int) -> np.ndarray:
+    """``image`` (rows and columns multiples of ``k``) reduced ``k`` times, each pixel the
+    darkest of its ``k`` x ``k`` block."""
+    h, w = image.shape
+    return np.ascontiguousarray(image.reshape(h // k, k, w // k, k).min(axis=(1, 3)))
 
 
 def _straight_lines(dark: np.ndarray) -> np.ndarray:
