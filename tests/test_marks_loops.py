@@ -111,3 +111,12 @@ def test_a_loop_around_bare_paper_is_no_circled_name() -> None:
     card = blank.copy()
     cv2.ellipse(card, (_px(4.8), _px(1.3)), (_px(0.4), _px(0.15)), 0, 0, 360, 30, 3)
     assert (_scores(card, blank, targets) < 0.7).all()
+
+
+def test_print_a_scan_shows_thicker_than_its_blank_is_no_loop_round_each_word() -> None:
+    """A darker threshold thickens every stroke: the rim it adds round each word hugs the print."""
+    blank, targets, names = _blank(True)
+    card = blank.copy()
+    for (x0, _y0, _x1, y1), name in zip(names, NAMES, strict=True):
+        cv2.putText(card, name, (x0, y1), cv2.FONT_HERSHEY_SIMPLEX, 0.9, 0, 10, cv2.LINE_AA)
+    assert (_scores(card, blank, targets) < 0.7).all()

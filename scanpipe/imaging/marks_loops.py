@@ -9,8 +9,9 @@ the blank does not print is looked at across the whole page, at LOOP_PPI:
    error), target boxes and write-in areas left out: what a voter drew away from the targets.
 2. Each connected piece of it the size of a loop around a name is a **loop** when it runs
    along at least three of its bounding box's four sides (an underline, a crossing line, an
-   X or a check does not), encloses the blank's print (a name) and holds almost no drawn ink
-   inside (a stamp or a signature does). Its score is the third-best side's coverage: the
+   X or a check does not), encloses the blank's print (a name), holds almost no drawn ink
+   inside (a stamp or a signature does) and runs mostly through paper, not along the print
+   (a scan that prints every stroke thicker than the blank rims each word with "drawn" ink). Its score is the third-best side's coverage: the
    share of the box's columns (top, bottom) or rows (left, right) its ink reaches there.
 3. The loop belongs to the target on its row on the names' side: the side of its targets on
    which the page prints text right beside most of them (a chain of glyphs within
@@ -41,6 +42,8 @@ TARGET_CLEAR_IN = 0.03  # target boxes grown by this are left out (the marks the
 JOIN_PX = 5  # drawn pieces within this (less one) pixels are one drawing
 LOOP_MIN_IN = (0.15, 0.1)  # a loop's bounding box: at least this wide and tall ...
 LOOP_MAX_IN = (3.5, 0.8)  # ... and at most this (a stamp's frame is larger)
+LOOP_MAX_HUG = 0.5  # a loop runs mostly through paper: at most this share of it within HUG_PX of the blank's print
+HUG_PX = 2  # at LOOP_PPI: 0.027 in
 SIDE_BAND = 0.3  # the share of the box's height (width) that makes its top or bottom (left or right) band ...
 SIDE_BAND_MAX_IN = 0.15  # ... at most this wide
 INNER_COLS = 0.8  # top and bottom coverage counted over this middle share of the columns ...
@@ -67,8 +70,8 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
     key = ("name loops", LOOP_PPI, ref_dpi)
     if key not in blank_memo:
         blank_memo[key] = _blank_side(reference, ref_dpi, targets)
-    learned: tuple[np.ndarray, np.ndarray, str] = blank_memo[key]  # type: ignore[assignment]
-    blank_dark, blank_near, side = learned
+    learned: tuple[np.ndarray, np.ndarray, np.ndarray, str] = blank_memo[key]  # type: ignore[assignment]
+    blank_dark, blank_near, beside_print, side = learned
     h, w = blank_dark.shape
     to_px = np.array([[1.0, 0.0, -0.5], [0.0, 1.0, -0.5], [0.0, 0.0, 1.0]]) @ hom @ _loop_to_inches()
     # the card's print widened a pixel, so a pen stroke finer than a sample's spacing is sampled
@@ -82,10 +85,22 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
     boxes = np.array([t.box_in for t in targets], np.float64) * LOOP_PPI
     lo, hi = np.array(LOOP_MIN_IN) * LOOP_PPI, np.array(LOOP_MAX_IN) * LOOP_PPI
     for k, x, y, bw, bh in pieces:
-        if not (lo[0] <= bw <= hi[0] and lo[1] <= bh <= hi[1]):
+        if not (lo[0] <= bw <= hi[0] + 2 * JOIN_PX and lo[1] <= bh <= hi[1] + 2 * JOIN_PX):
             continue
         piece = drawn[y: y + bh, x: x + bw].astype(bool)
-        score = _loop_score((labels[y: y + bh, x: x + bw] == k) & piece, blank_dark[y: y + bh, x: x + bw] >= BLANK_PRINT, piece)
+        own = (labels[y: y + bh, x: x + bw] == k) & piece
+        rows, cols = np.flatnonzero(own.any(axis=1)), np.flatnonzero(own.any(axis=0))
+        if rows.size == 0:
+            continue
+        x, y = x + int(cols[0]), y + int(rows[0])  # the drawing's own box, not the joining's
+        bw, bh = int(cols[-1] - cols[0]) + 1, int(rows[-1] - rows[0]) + 1
+        if not (lo[0] <= bw <= hi[0] and lo[1] <= bh <= hi[1]):
+            continue
+        own = own[rows[0]: rows[-1] + 1, cols[0]: cols[-1] + 1]
+        if (own & beside_print[y: y + bh, x: x + bw]).sum() > LOOP_MAX_HUG * own.sum():
+            continue  # it runs along the print: the print itself, thicker in this scan (a darker threshold)
+        piece = drawn[y: y + bh, x: x + bw].astype(bool)
+        score = _loop_score(own, blank_dark[y: y + bh, x: x + bw] >= BLANK_PRINT, piece)
         if score <= 0.0:
             continue
         for i in _owners(boxes, named, (x, y, bw, bh), side):
@@ -129,9 +144,10 @@ def _loop_to_inches() -> np.ndarray:
     return np.array([[s, 0.0, 0.5 * s], [0.0, s, 0.5 * s], [0.0, 0.0, 1.0]])
 
 
-def _blank_side(reference: np.ndarray, ref_dpi: float, targets: Sequence[TargetDef]) -> tuple[np.ndarray, np.ndarray, str]:
+def _blank_side(reference: np.ndarray, ref_dpi: float, targets: Sequence[TargetDef]) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
     """The blank's darkness at LOOP_PPI, it widened NEAR_PX (what a card's own print may
-    cover), and the side its names stand on ("right", "left" or "either")."""
+    cover), where it prints within HUG_PX, and the side its names stand on ("right", "left" or
+    "either")."""
     size_in = (reference.shape[1] / ref_dpi, reference.shape[0] / ref_dpi)
     w, h = int(round(size_in[0] * LOOP_PPI)), int(round(size_in[1] * LOOP_PPI))
     to_px = np.array([[1.0, 0.0, -0.5], [0.0, 1.0, -0.5], [0.0, 0.0, 1.0]]) @ np.diag([ref_dpi, ref_dpi, 1.0]) @ _loop_to_inches()
@@ -140,9 +156,10 @@ def _blank_side(reference: np.ndarray, ref_dpi: float, targets: Sequence[TargetD
                                 borderMode=cv2.BORDER_REPLICATE)
     dark = np.clip(1.0 - blank.astype(np.float32) / paper_level(blank), 0.0, 1.0)
     near = cv2.dilate(dark, np.ones((2 * NEAR_PX + 1,) * 2, np.uint8))
-    for a in (dark, near):
+    beside = cv2.dilate((dark >= BLANK_PRINT).astype(np.uint8), np.ones((2 * HUG_PX + 1,) * 2, np.uint8)).astype(bool)
+    for a in (dark, near, beside):
         a.setflags(write=False)
-    return dark, near, _names_side(dark, targets)
+    return dark, near, beside, _names_side(dark, targets)
 
 
 def _left_out(targets: Sequence[TargetDef], shape: tuple[int, int]) -> np.ndarray:
