@@ -11,11 +11,12 @@ the blank does not print is looked at across the whole page, at LOOP_PPI:
    along at least three of its bounding box's four sides (an underline, a crossing line, an
    X or a check does not), encloses the blank's print (a name), holds almost no drawn ink
    inside (a stamp or a signature does) and runs mostly through paper, not along the print
-   (a scan that prints every stroke thicker than the blank rims each word with "drawn" ink). Its score is the third-best side's coverage: the
-   share of the box's columns (top, bottom) or rows (left, right) its ink reaches there.
+   (a scan printing every stroke thicker than its blank rims a printed bar with "drawn" ink).
+   Its score is the third-best side's coverage: the share of the box's columns (top,
+   bottom) or rows (left, right) its ink reaches there.
 3. The loop belongs to the target on its row on the names' side: the side of its targets on
-   which the page prints text right beside most of them (a chain of glyphs within
-   NAME_BESIDE_IN), learned once per blank. Where the page shows neither side (a broken
+   which the page prints a glyph right beside most of them (within NAME_BESIDE_IN, not
+   touching the box), learned once per blank. Where the page shows neither side (a broken
    arrow has print on both: its tail and its head), the nearest target on each side of the
    loop is given it: a person then sees both.
 
@@ -85,21 +86,12 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
     boxes = np.array([t.box_in for t in targets], np.float64) * LOOP_PPI
     lo, hi = np.array(LOOP_MIN_IN) * LOOP_PPI, np.array(LOOP_MAX_IN) * LOOP_PPI
     for k, x, y, bw, bh in pieces:
-        if not (lo[0] <= bw <= hi[0] + 2 * JOIN_PX and lo[1] <= bh <= hi[1] + 2 * JOIN_PX):
+        if not (lo[0] <= bw <= hi[0] and lo[1] <= bh <= hi[1]):
             continue
         piece = drawn[y: y + bh, x: x + bw].astype(bool)
         own = (labels[y: y + bh, x: x + bw] == k) & piece
-        rows, cols = np.flatnonzero(own.any(axis=1)), np.flatnonzero(own.any(axis=0))
-        if rows.size == 0:
-            continue
-        x, y = x + int(cols[0]), y + int(rows[0])  # the drawing's own box, not the joining's
-        bw, bh = int(cols[-1] - cols[0]) + 1, int(rows[-1] - rows[0]) + 1
-        if not (lo[0] <= bw <= hi[0] and lo[1] <= bh <= hi[1]):
-            continue
-        own = own[rows[0]: rows[-1] + 1, cols[0]: cols[-1] + 1]
         if (own & beside_print[y: y + bh, x: x + bw]).sum() > LOOP_MAX_HUG * own.sum():
             continue  # it runs along the print: the print itself, thicker in this scan (a darker threshold)
-        piece = drawn[y: y + bh, x: x + bw].astype(bool)
         score = _loop_score(own, blank_dark[y: y + bh, x: x + bw] >= BLANK_PRINT, piece)
         if score <= 0.0:
             continue
