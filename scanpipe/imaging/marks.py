@@ -18,11 +18,13 @@ All targets of a page are scored together (no per-target Python work on pixels):
    (interior plus a thin band outside the outline) as a fraction of its width or height
    (checks, X's and scribbles span >= 0.7; a small partial mark <= 0.55); ``ring_score``, the
    share of 16 sectors 0.035-0.12 in around the oval crossed by a stroke, or ink both above
-   and below the option's printed name; ``damage_score``, the strongest of a stain (paper
+   and below the option's printed name (against a blank: a loop round the name wherever the
+   vendor prints it, :mod:`scanpipe.imaging.marks_loops`); ``damage_score``, the strongest of a stain (paper
    around the oval, pen strokes lifted off by a brightness dilation, darker than the page's
    paper plane fitted through all windows), a fold (a light line crossing both strips left and
    right of the oval at the oval's height) and a tear (a part of the printed outline missing:
-   no paper); ``write_in_score``, columns of the write-in area crossed by ink.
+   no paper); ``write_in_score``, columns of the write-in area crossed by ink (looked for
+   also three times finer, each block's darkest kept: a ballpoint's hairline).
 6. ``score`` maps level, cover and span onto one scale with fixed anchors taken from the mark
    catalogue (``docs/mark-catalogue.md``): a value at the gap between no-vote and ambiguous marks
    maps to :data:`LOW_ANCHOR`, at the gap between ambiguous marks and votes to
