@@ -36,7 +36,8 @@ from scanpipe.types import TargetDef
 
 LOOP_PPI = 75.0  # the page looked at this finely (a pen stroke survives: the card's print is widened a pixel first)
 LOOP_STROKE = 0.3  # darkness beyond the blank's that is a drawn stroke
-TILE_TOLERANCE_PX = 0.5  # the card warped an affine map per tile where it misses the homography by at most this (card px)
+TILE_TOLERANCE_PX = 0.5  # the card warped an affine map per tile where it misses the homography by at most this (card px) ...
+TILE_PX = 256  # ... in tiles of this side (raster px)
 BLANK_PRINT = 0.35  # the blank's darkness that is print (widened NEAR_PX for the registration's error)
 NEAR_PX = 1  # at LOOP_PPI: 0.013 in
 TARGET_CLEAR_IN = 0.03  # target boxes grown by this are left out (the marks themselves)
@@ -125,7 +126,7 @@ def _warp(gray: np.ndarray, to_px: np.ndarray, size: tuple[int, int]) -> np.ndar
     corners = np.array([[0, 0], [w - 1, 0], [0, h - 1], [w - 1, h - 1]], np.float64).reshape(-1, 1, 2)
     there = cv2.perspectiveTransform(corners, to_px).reshape(-1, 2)
     if float(np.abs(there[1] + there[2] - there[0] - there[3]).max()) > TILE_TOLERANCE_PX:
-        return warp_in_tiles(gray, to_px, size, border_value=255, tolerance_px=TILE_TOLERANCE_PX)
+        return warp_in_tiles(gray, to_px, size, border_value=255, tolerance_px=TILE_TOLERANCE_PX, tile_px=TILE_PX)
     affine = cv2.getAffineTransform(corners.reshape(-1, 2)[:3].astype(np.float32), there[:3].astype(np.float32))
     return cv2.warpAffine(gray, affine, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderValue=255)
 

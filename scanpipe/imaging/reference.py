@@ -204,16 +204,16 @@ def reduce_to(gray: np.ndarray, dpi: float, target_dpi: float) -> np.ndarray:
 
 
 def warp_in_tiles(image: np.ndarray, frame_to_image: np.ndarray, size: tuple[int, int], border_value: float = 0.0,
-                  tolerance_px: float = WARP_TILE_TOLERANCE_PX) -> np.ndarray:
+                  tolerance_px: float = WARP_TILE_TOLERANCE_PX, tile_px: int = WARP_TILE_PX) -> np.ndarray:
     """``cv2.warpPerspective(image, frame_to_image, size, INTER_LINEAR | WARP_INVERSE_MAP)``,
-    computed as an affine warp per WARP_TILE_PX square of the output: a scan's homography is
+    computed as an affine warp per ``tile_px`` square of the output: a scan's homography is
     so nearly affine that within a tile the two differ by far less than the 1/32 px to which
     OpenCV rounds its sample positions anyway, at under half the cost. Each tile's affine map
     is the homography's at three of its corners; where it misses the fourth corner by more
     than ``tolerance_px`` (a strong perspective: a photograph), the whole image is warped
     exactly. Outside the image: ``border_value``."""
     w, h = size
-    tiles = [(r0, c0, min(h, r0 + WARP_TILE_PX), min(w, c0 + WARP_TILE_PX)) for r0 in range(0, h, WARP_TILE_PX) for c0 in range(0, w, WARP_TILE_PX)]
+    tiles = [(r0, c0, min(h, r0 + tile_px), min(w, c0 + tile_px)) for r0 in range(0, h, tile_px) for c0 in range(0, w, tile_px)]
     corners = np.array([[[c0, r0], [c1 - 1, r0], [c0, r1 - 1], [c1 - 1, r1 - 1]] for r0, c0, r1, c1 in tiles], np.float64)
     mapped = cv2.perspectiveTransform(corners.reshape(-1, 1, 2), frame_to_image).reshape(-1, 4, 2)
     # the affine through three corners, at the fourth: top-right + bottom-left - top-left
