@@ -31,7 +31,7 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
-from scanpipe.imaging.reference import paper_level, warp_in_tiles
+from scanpipe.imaging.reference import component_boxes, paper_level, warp_in_tiles
 from scanpipe.types import TargetDef
 
 LOOP_PPI = 75.0  # the page looked at this finely (a pen stroke survives: the card's print is widened a pixel first)
@@ -83,7 +83,10 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
     drawn = (dark - blank_near >= LOOP_STROKE).astype(np.uint8)
     drawn[_left_out(targets, (h, w))] = 0
     # pieces this close are one drawing: a loop is broken where it grazes print (taken out with it)
-    labels, pieces = _pieces(cv2.dilate(drawn, np.ones((JOIN_PX, JOIN_PX), np.uint8)))
+    found = component_boxes(cv2.dilate(drawn, np.ones((JOIN_PX, JOIN_PX), np.uint8)))
+    if found is None:
+        return out
+    labels, pieces = found[0], found[1].tolist()
     boxes = np.array([t.box_in for t in targets], np.float64) * LOOP_PPI
     lo, hi = np.array(LOOP_MIN_IN) * LOOP_PPI, np.array(LOOP_MAX_IN) * LOOP_PPI
     for k, x, y, bw, bh in pieces:
@@ -99,23 +102,6 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
         for i in _owners(boxes, named, (x, y, bw, bh), side):
             out[i] = max(out[i], score)
     return out
-
-
-def _pieces(mask: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int, int, int, int]]]:
-    """The 8-connected pieces of a sparse 0/1 image: labels, and per piece (label, x, y,
-    width, height); the boxes from its few set pixels (OpenCV's statistics visit every pixel)."""
-    count, labels = cv2.connectedComponents(mask, connectivity=8)
-    if count <= 1:
-        return labels, []
-    where = np.flatnonzero(mask.view(bool))
-    label = labels.ravel()[where]
-    order = np.argsort(label, kind="stable")
-    label, where = label[order], where[order]
-    ys, xs = np.divmod(where, mask.shape[1])
-    starts = np.flatnonzero(np.r_[True, label[1:] != label[:-1]])
-    x0, x1 = np.minimum.reduceat(xs, starts), np.maximum.reduceat(xs, starts)
-    y0, y1 = ys[starts], np.maximum.reduceat(ys, starts)  # raster order: a piece's first pixel is on its top row
-    return labels, [(int(k), int(a), int(b), int(c - a + 1), int(d - b + 1)) for k, a, b, c, d in zip(label[starts], x0, y0, x1, y1, strict=True)]
 
 
 def _warp(gray: np.ndarray, to_px: np.ndarray, size: tuple[int, int]) -> np.ndarray:

@@ -341,6 +341,17 @@ def dark_components(dark: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     image, in OpenCV's label order: what ``cv2.connectedComponentsWithStats`` gives, to the
     last bit, in less time (its statistics visit every pixel, the paper too; these only
     the dark ones). None when there are none."""
+    found = component_boxes(dark)
+    if found is None:
+        return None
+    _labels, boxes, area, centroids = found
+    return boxes[:, 3], boxes[:, 4], area, centroids
+
+
+def component_boxes(dark: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The 8-connected components of a sparse 0/1 image: their labels image, per component
+    ``(label, left, top, width, height)`` (``(n, 5)``, OpenCV's label order), area and
+    centroid ``(n, 2)``, from the dark pixels alone; None when there are none."""
     count, labels = cv2.connectedComponents(dark, connectivity=8)
     if count <= 1:
         return None
@@ -354,7 +365,7 @@ def dark_components(dark: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     x0, x1 = np.minimum.reduceat(xs, starts), np.maximum.reduceat(xs, starts)
     y0, y1 = ys[starts], np.maximum.reduceat(ys, starts)  # raster order: a component's first pixel is on its top row
     centroids = np.column_stack([np.add.reduceat(xs, starts) / area, np.add.reduceat(ys, starts) / area])
-    return x1 - x0 + 1, y1 - y0 + 1, area, centroids
+    return labels, np.column_stack([label[starts], x0, y0, x1 - x0 + 1, y1 - y0 + 1]), area, centroids
 
 
 # --------------------------------------------------------------------------------------
