@@ -257,6 +257,24 @@ OVAL_AB = (0.10, 0.065)  # semi-axes of the printed oval (0.2 x 0.13 in)
 OVAL_BOX = (0.22, 0.15)  # the layout's target box: the oval and 0.01 in around it
 
 
+def _option_label(pg: Page, opt: Opt, nx: float, cy: float, fonts: tuple[str, str, str], steps: tuple[float, float]) -> int:
+    """An option's name at (nx, cy), its second line and party under it (``fonts``: name,
+    second line, party; ``steps``: down to the next line after the name, after the second);
+    records the name's extent and returns the grid rows the option takes."""
+    bold, regular, party = fonts
+    pg.text(nx, cy, opt.line1, bold, 0.105)
+    wide = _text_w(bold, 0.105, opt.line1)
+    below = cy + steps[0]
+    if opt.line2:
+        pg.text(nx, below, opt.line2, regular, 0.095)
+        wide = max(wide, _text_w(regular, 0.095, opt.line2))
+        below += steps[1]
+    if opt.party:
+        pg.text(nx, below, opt.party, party, 0.08)
+    pg.names[opt.id] = (nx, cy - 0.06, wide, 0.12 + (steps[0] if opt.line2 else 0.0))
+    return 3 if opt.line2 else 2
+
+
 def _gy(i: int) -> float:
     return 0.25 + i * GRID_R
 
@@ -338,17 +356,7 @@ def _grid_contest(pg: Page, race: Race, xl: float, y0: float) -> float:
             pg.text(nx, cy + 0.13, "write-in", "sans", 0.07, fill=70)
             target["write_in_area"] = [_r3(nx), _r3(cy - 0.15), _r3(xr - 0.12 - nx), 0.215]
         else:
-            pg.text(nx, cy, opt.line1, "sans_b", 0.105)
-            wide = _text_w("sans_b", 0.105, opt.line1)
-            below = cy + 0.14
-            if opt.line2:
-                pg.text(nx, below, opt.line2, "sans", 0.095)
-                wide = max(wide, _text_w("sans", 0.095, opt.line2))
-                below += 0.135
-                rows = 3
-            if opt.party:
-                pg.text(nx, below, opt.party, "sans", 0.08)
-            pg.names[opt.id] = (nx, cy - 0.06, wide, 0.12 + (0.14 if opt.line2 else 0.0))
+            rows = _option_label(pg, opt, nx, cy, ("sans_b", "sans", "sans"), (0.14, 0.135))
         pg.targets.append(target)
         i += rows
     bottom = _gy(i) - 0.06
@@ -467,17 +475,7 @@ def _arrow_contest(pg: Page, race: Race, xl: float, y0: float) -> float:
             pg.text(nx, cy + 0.115, "Write-in", "narrow", 0.07, fill=70)
             target["write_in_area"] = [_r3(nx), _r3(cy - 0.16), _r3(tx0 - 0.14 - nx), 0.21]
         else:
-            pg.text(nx, cy, opt.line1, "narrow_b", 0.105)
-            wide = _text_w("narrow_b", 0.105, opt.line1)
-            below = cy + 0.135
-            if opt.line2:
-                pg.text(nx, below, opt.line2, "narrow", 0.095)
-                wide = max(wide, _text_w("narrow", 0.095, opt.line2))
-                below += 0.13
-                rows = 3
-            if opt.party:
-                pg.text(nx, below, opt.party, "narrow_i", 0.08)
-            pg.names[opt.id] = (nx, cy - 0.06, wide, 0.12 + (0.135 if opt.line2 else 0.0))
+            rows = _option_label(pg, opt, nx, cy, ("narrow_b", "narrow", "narrow_i"), (0.135, 0.13))
         pg.targets.append(target)
         r += rows
     return _ay(r) - 0.12
