@@ -47,6 +47,7 @@ from scanpipe.imaging.decode import DecodedPage, ImageDecodeError, decode_card_b
 from scanpipe.imaging.marks import score_targets
 from scanpipe.imaging.reference import PageModel, ReferenceIndex, learn_page, printed_share
 from scanpipe.imaging.registration import RegistrationFailure, register_card
+from scanpipe.imaging.streaks import Streak, on_print, upright_columns, vertical_streaks
 from scanpipe.imaging.style import StyleAmbiguous, StyleMatch, StyleUnknown, build_style_groups, identify_style
 from scanpipe.types import (
     Box,
@@ -76,6 +77,7 @@ log = logging.getLogger(__name__)
 # A style hypothesis (an original read with its duplicate's style) is accepted only when
 # this share of the layout's printed targets is seen where the layout puts them.
 HYPOTHESIS_MIN_FIT = 0.9
+STREAK_PAD_PX = 1  # a target whose box comes this near a scanner streak is crossed by it
 # The smallest image side worth reading: a 3-inch VVPAT record at 100 dpi.
 MIN_PAGE_SIDE_PX = 300
 # A page with print on less than this share of it is blank (the back of a card printed on one
@@ -436,11 +438,56 @@ def interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHint
         result = _interpret_content(gray, page, codes, context, hints)
     if isinstance(result, ReadCard):
         codes = _stated_label(_without_vendor_codes(codes, result, gray, context), hints)
+    if streaks := vertical_streaks(gray):
+        result = _with_streaks(result, streaks, gray, context)
     kind, kind_reasons = _kind_of(codes, hints)
     if isinstance(result, ReadCard | MachinePrintedCard):
         reasons = tuple(dict.fromkeys(result.reasons + kind_reasons))
         result = replace(result, reasons=reasons)
     return InterpretedCard(source, kind, codes.label, codes.card_code, result, codes.codes)
+
+
+def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streaks: tuple[Streak, ...], gray: np.ndarray,
+                  context: InterpretContext) -> ReadCard | MachinePrintedCard | UnreadableCard:
+    """A card whose scan shows scanner streaks (:mod:`scanpipe.imaging.streaks`): every target
+    a streak crosses is damaged (its damage score 1: the machine cannot tell the line from a
+    mark there, so a person reads it) and the card says why (``scanner_streak``); a card that
+    could not be read says the streak in its detail (it may be why). A line the blank prints
+    itself is no streak."""
+    width = gray.shape[1]
+    where = "; ".join(s.describe(width) for s in streaks)
+    if isinstance(result, UnreadableCard):
+        return replace(result, detail=f"{result.detail} (the scan shows a scanner streak, a dark line down the whole image at "
+                                      f"{where}: clean the scanner's glass and rescan)")
+    if not isinstance(result, ReadCard):
+        return result
+    registration = result.registration
+    columns = [upright_columns(s, width, registration.rotated_180) for s in streaks]
+    model = context.index.get(result.style, result.page)
+    if model is not None:
+        to_blank = np.diag([model.dpi, model.dpi, 1.0]) @ np.linalg.inv(np.array(registration.homography).reshape(3, 3))
+        columns = [c for c in columns if not on_print(c, gray.shape[0], to_blank, model.image)]
+    crossed = [any(x <= c1 + STREAK_PAD_PX and x + w >= c0 - STREAK_PAD_PX for c0, c1 in columns)
+               for x, _y, w, _h in (r.score.box_px for r in result.targets)]
+    if not any(crossed):
+        return result
+    readings = tuple(classify_target(replace(r.score, damage_score=1.0), context.thresholds) if hit else r
+                     for r, hit in zip(result.targets, crossed, strict=True))
+    layout_page = next(p for p in context.election.style(result.style).layout.pages if p.page == result.page)
+    reasons: list[Reason] = [r for r in result.reasons if r is not Reason.MARGINAL_MARK]
+    reasons.append(Reason.SCANNER_STREAK)
+    if any(_marginal(r, streaked=True) for r in readings):
+        reasons.append(Reason.MARGINAL_MARK)
+    return replace(result, targets=readings, contests=_contest_readings(context.election, layout_page, readings),
+                   reasons=tuple(dict.fromkeys(reasons)))
+
+
+def _marginal(reading: TargetReading, *, streaked: bool) -> bool:
+    """Whether a reading is a mark for a person to read (``marginal_mark``): unknown, not a
+    write-in, and (on a card with a scanner streak) not a target the streak crossed, which
+    ``scanner_streak`` already gives a person."""
+    return (reading.status is MarkStatus.UNKNOWN and not is_write_in_flag(reading)
+            and not (streaked and reading.score.damage_score >= 1.0))
 
 
 def _qr_when_unread(context: InterpretContext, hints: CardHints) -> bool:
@@ -631,7 +678,7 @@ def reclassify(card: InterpretedCard, election: Election, thresholds: Thresholds
         return None
     page = next(p for p in election.style(result.style).layout.pages if p.page == result.page)
     kept: list[Reason] = [r for r in result.reasons if r not in (Reason.MARGINAL_MARK, Reason.WRITE_IN)]
-    if any(r.status is MarkStatus.UNKNOWN and not is_write_in_flag(r) for r in readings):
+    if any(_marginal(r, streaked=Reason.SCANNER_STREAK in result.reasons) for r in readings):
         kept.append(Reason.MARGINAL_MARK)
     if any(is_write_in_flag(r) for r in readings):
         kept.append(Reason.WRITE_IN)

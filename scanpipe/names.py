@@ -152,6 +152,11 @@ REASONS: dict[str, ReasonText] = {
                                   "down, or a ballot side scanned blank, is rescanned; a sheet fed by mistake, a card's blank "
                                   "back scanned as a file of its own, or a page rescanned, the board sets aside "
                                   "(`scanpipe board set-aside`)."),
+    Reason.SCANNER_STREAK: ReasonText("scanner streak across marks",
+                                      "A dark line runs down the whole scan (dirt or a scratch on the scanner's glass) across "
+                                      "the outlined targets: the machine cannot tell a mark from the line there. Read those "
+                                      "targets on the image or on the paper and record what the voter intended; tell the "
+                                      "scanner's operator to clean the glass before the next batch."),
     Reason.BLANK_BACK: ReasonText("blank back of a one-sided card",
                                   "The blank back of a card printed on one side, scanned with its front (the front is read "
                                   "as the card). Nothing is printed on it and nothing is for a person to decide: it is kept "

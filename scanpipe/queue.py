@@ -30,7 +30,7 @@ class QueueItem:
                 "contests": list(self.contests), "options": list(self.options)}
 
 
-PERSON_READS = (Reason.MARGINAL_MARK, Reason.WRITE_IN)  # contest-level reasons
+PERSON_READS = (Reason.MARGINAL_MARK, Reason.WRITE_IN, Reason.SCANNER_STREAK)  # contest-level reasons
 
 
 def split_by_open_decisions(item: str, contests: Iterable[str], opened: Mapping[tuple[str, str], Decision]) -> tuple[list[str], dict[str, list[str]]]:

@@ -97,6 +97,7 @@ class Reason(StrEnum):
     INTERNAL_ERROR = "internal_error"  # reading this card raised an unexpected error (a bug; traceback logged)
     FILE_UNREAD = "file_unread"  # a card file (or folder) found by ingest could not be read at all
     BLANK_PAGE = "blank_page"  # nothing printed on the page (a card's blank back, a sheet fed by mistake)
+    SCANNER_STREAK = "scanner_streak"  # a dark line down the whole scan (dirt on the glass) crosses targets: a person reads them
     BLANK_BACK = "blank_back"  # the blank back of a card printed on one side, its front read: nothing for a person
 
 

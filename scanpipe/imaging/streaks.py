@@ -1,0 +1,127 @@
+"""Scanner streaks: a dark line down the whole scan where dirt or a scratch on the
+scanner's glass darkened one column of sensor pixels on every row the paper passed.
+
+Such a line crosses every target of its column on every card the scanner reads until the
+glass is cleaned, and the machine cannot tell the line from a pen stroke there. Found here
+from the scan alone, as fed (a streak is vertical in the scanner's own pixels whatever the
+card's skew or feed direction): a column dark on (nearly) every stretch of the paper's
+height, from its top edge to its bottom edge, margins included. Print never runs so: a
+ruled line between contests stops short of the margins, a column of timing marks has its
+gaps, text its line spacing. (:func:`on_print` is the check against the blank, once a
+card is registered: a rule printed edge to edge on a sheet whose margins the scanner cut
+is the blank's too.)
+
+Pure: an image in, the streaks' columns out. VotingWorks' interpreter rejects a sheet
+with a vertical streak the same way (columns of black without gaps, the image's edges
+left out); here the card is still read and only the targets a streak crosses go to a
+person, with the reason, so a board learns at its first card that the glass needs cleaning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from scanpipe.imaging.reference import paper_level
+
+STREAK_DARK = 0.6  # a pixel darker than this share of the paper level is dark (as print is counted)
+STREAK_MIN_PAPER = 100  # a page whose paper is darker than this (a scan of nothing) is not looked at
+STREAK_WINDOWS = 200  # the paper's height in this many stretches (1/18 in on a letter sheet) ...
+STREAK_WINDOW_DARK = 0.5  # ... every one of them dark on at least this share of its rows
+STREAK_BACKGROUND = 0.3  # rows or columns averaging under this share of the paper level are the scanner's background round a smaller sheet
+STREAK_CANDIDATE = 0.75  # a streak's column averages under this share of the paper level over the paper's height
+STREAK_PAPER_BESIDE = 0.6  # ... and the columns a little way either side of it over this (a line on paper, not an edge)
+PAPER_SAMPLE = 4  # the paper level from every fourth pixel both ways
+SIDE_RUN = 6  # columns averaged to judge the background, and either side of a streak ...
+SIDE_GAP = 3  # ... this many columns away from it
+STREAK_EDGE_SHARE = 0.01  # columns this near the paper's sides are not looked at (a shadow along the edge)
+STREAK_MAX_WIDTH_SHARE = 0.02  # of the image's width: a wider dark band down the page is something else
+STREAK_ON_PRINT = 0.5  # a streak whose line the blank prints on this share of its points is the blank's print
+
+
+@dataclass(frozen=True, slots=True)
+class Streak:
+    """Columns ``x0`` to ``x1`` (inclusive) of the image as fed, dark from the paper's top
+    edge to its bottom edge."""
+
+    x0: int
+    x1: int
+
+    def describe(self, width: int) -> str:
+        columns = f"column {self.x0}" if self.x0 == self.x1 else f"columns {self.x0}-{self.x1}"
+        return f"{columns} of {width} ({(self.x0 + self.x1) / 2 / max(1, width):.0%} across)"
+
+
+def vertical_streaks(gray: np.ndarray) -> tuple[Streak, ...]:
+    """The scanner streaks of a gray page (uint8, as fed), left to right (about a
+    millisecond a 200-dpi page: means of rows and columns, then only the few columns dark
+    enough on average looked at stretch by stretch)."""
+    if gray.ndim != 2 or min(gray.shape) < STREAK_WINDOWS // 4:
+        return ()
+    paper = paper_level(gray[::PAPER_SAMPLE, ::PAPER_SAMPLE])
+    if paper < STREAK_MIN_PAPER:
+        return ()
+    rows = np.flatnonzero(cv2.reduce(gray, 1, cv2.REDUCE_AVG, dtype=cv2.CV_32F).ravel() >= STREAK_BACKGROUND * paper)
+    if rows.size < STREAK_WINDOWS:
+        return ()
+    band = gray[rows[0]: rows[-1] + 1]  # the paper's height (the scanner's background above or below left out)
+    columns = cv2.reduce(band, 0, cv2.REDUCE_AVG, dtype=cv2.CV_32F).ravel() / paper
+    w = columns.size
+    # the scanner's background beside a smaller sheet (dithered, it alternates: judged over a few columns)
+    near = np.convolve(columns, np.ones(SIDE_RUN) / SIDE_RUN, mode="same")
+    left, right = 0, w - 1
+    while left < w and near[left] < STREAK_BACKGROUND:
+        left += 1
+    while right > left and near[right] < STREAK_BACKGROUND:
+        right -= 1
+    edge = max(SIDE_RUN, int(round(w * STREAK_EDGE_SHARE)))
+    left, right = left + edge, right - edge
+    if right <= left:
+        return ()
+    candidates = np.flatnonzero(columns[left: right + 1] <= STREAK_CANDIDATE) + left
+    if candidates.size == 0:
+        return ()
+    window = band.shape[0] // STREAK_WINDOWS
+    dark = band[: window * STREAK_WINDOWS, candidates] < STREAK_DARK * paper
+    stretches = dark.reshape(STREAK_WINDOWS, window, candidates.size).mean(axis=1, dtype=np.float32)
+    found = candidates[stretches.min(axis=0) >= STREAK_WINDOW_DARK]
+    if found.size == 0:
+        return ()
+    runs: list[tuple[int, int]] = []
+    start = prev = int(found[0])
+    for x in (int(v) for v in found[1:]):
+        if x > prev + 1:
+            runs.append((start, prev))
+            start = x
+        prev = x
+    runs.append((start, prev))
+    widest = max(1, int(w * STREAK_MAX_WIDTH_SHARE))
+    beside = [(x0 - SIDE_GAP - SIDE_RUN, x0 - SIDE_GAP, x1 + 1 + SIDE_GAP, x1 + 1 + SIDE_GAP + SIDE_RUN) for x0, x1 in runs]
+    return tuple(Streak(x0, x1) for (x0, x1), (a, b, c, d) in zip(runs, beside, strict=True)
+                 if x1 - x0 + 1 <= widest and a >= 0 and d <= w  # on paper both sides: a line, not an edge
+                 and columns[a:b].mean() >= STREAK_PAPER_BESIDE and columns[c:d].mean() >= STREAK_PAPER_BESIDE)
+
+
+def upright_columns(streak: Streak, width: int, rotated_180: bool) -> tuple[int, int]:
+    """The streak's columns in the card turned upright (a 180-degree feed mirrors them)."""
+    return (width - 1 - streak.x1, width - 1 - streak.x0) if rotated_180 else (streak.x0, streak.x1)
+
+
+def on_print(columns: tuple[int, int], height: int, to_blank: np.ndarray, blank: np.ndarray) -> bool:
+    """Whether the blank prints the streak's line itself: ``columns`` of the upright card
+    (``height`` rows), ``to_blank`` its pixels -> the blank's pixels (3x3), ``blank`` gray."""
+    x = (columns[0] + columns[1]) / 2.0
+    ys = np.linspace(0.0, height - 1.0, 400)
+    points = np.stack([np.full_like(ys, x), ys, np.ones_like(ys)])
+    mapped = to_blank @ points
+    bx, by = mapped[0] / mapped[2], mapped[1] / mapped[2]
+    h, w = blank.shape
+    inside = (bx >= 1) & (bx <= w - 2) & (by >= 0) & (by <= h - 1)
+    if not inside.any():
+        return False
+    paper = paper_level(blank)
+    cols, rows = np.round(bx[inside]).astype(int), np.round(by[inside]).astype(int)
+    near = np.minimum.reduce([blank[rows, cols - 1], blank[rows, cols], blank[rows, cols + 1]])  # the blank's line may sit a pixel off
+    return float(np.mean(near < STREAK_DARK * paper)) >= STREAK_ON_PRINT

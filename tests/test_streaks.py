@@ -1,0 +1,171 @@
+"""Scanner streaks (a dark line down the whole scan from dirt on the scanner's glass): found
+from the scan as fed, never confused with print, and every target a streak crosses goes to a
+person with the reason ``scanner_streak`` (the machine cannot tell the line from a mark)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from scanpipe.classify import Thresholds, load_thresholds
+from scanpipe.imaging.streaks import Streak, on_print, upright_columns, vertical_streaks
+from scanpipe.interpret import InterpretContext, interpret_file, load_references, reclassify
+from scanpipe.queue import PERSON_READS
+from scanpipe.types import CardHints, Election, MarkStatus, ReadCard, Reason, UnreadableCard
+
+H, W = 2200, 1700  # a letter page at 200 dpi
+
+
+def _printed_page(rng: np.random.Generator) -> np.ndarray:
+    """Paper with what a ballot prints: text-like rows, a rule between columns that stops at
+    the margins, a column of timing marks down each side, a black title bar."""
+    page = np.full((H, W), 238, np.uint8)
+    for y in range(300, 2000, 40):  # lines of "text" in three columns
+        for x0 in (150, 700, 1250):
+            page[y: y + 12, x0: x0 + int(rng.integers(200, 420))] = 40
+    page[200:2050, 640:643] = 20  # a rule between columns, margin to margin of the contests
+    page[150:200, 100:1600] = 10  # a title bar
+    for y in range(60, 2140, 34):  # timing marks: dashes and gaps
+        page[y: y + 12, 30:68] = 0
+        page[y: y + 12, W - 68: W - 30] = 0
+    return page
+
+
+def test_print_is_no_streak() -> None:
+    page = _printed_page(np.random.default_rng(1))
+    assert vertical_streaks(page) == ()
+
+
+@pytest.mark.parametrize("x, width, level", [(401, 1, 30), (900, 2, 60), (1333, 4, 110)])
+def test_a_line_down_the_whole_scan_is_a_streak(x: int, width: int, level: int) -> None:
+    page = _printed_page(np.random.default_rng(2))
+    page[:, x: x + width] = level
+    assert vertical_streaks(page) == (Streak(x, x + width - 1),)
+
+
+def test_a_streak_with_a_dark_scanner_background_round_the_sheet() -> None:
+    page = _printed_page(np.random.default_rng(3))
+    page[:, :40] = 0  # the scanner's background beside a narrower sheet, dithered and solid
+    page[:, 40:60:2] = 0
+    page[:, W - 30:] = 5
+    page[:50, :] = 0  # and above it
+    assert vertical_streaks(page) == ()
+    page[:, 1000:1002] = 25
+    assert vertical_streaks(page) == (Streak(1000, 1001),)
+
+
+def test_the_inner_edge_of_a_patchy_scanner_background_is_no_streak() -> None:
+    page = _printed_page(np.random.default_rng(6))
+    page[:, :40] = 0
+    page[:, 40:46] = 90  # a lighter stripe inside the background ends the walk along it early ...
+    page[:, 46:62] = 0  # ... and the background's inner edge is dark down the whole height
+    assert vertical_streaks(page) == ()
+
+
+def test_a_line_with_gaps_or_short_of_the_margins_is_no_streak() -> None:
+    page = _printed_page(np.random.default_rng(4))
+    page[40: H - 40, 800:802] = 20  # stops 0.2 in short of the paper's edges
+    page[:, 1100:1102] = 20
+    page[1000:1030, 1100:1102] = 238  # a gap of 0.15 in
+    assert vertical_streaks(page) == ()
+
+
+def test_a_wide_dark_band_is_no_streak() -> None:
+    page = _printed_page(np.random.default_rng(5))
+    page[:, 800:900] = 30  # half an inch: no scanner line, something else
+    assert vertical_streaks(page) == ()
+
+
+def test_the_columns_turn_with_the_card() -> None:
+    assert upright_columns(Streak(10, 12), 100, rotated_180=False) == (10, 12)
+    assert upright_columns(Streak(10, 12), 100, rotated_180=True) == (87, 89)
+
+
+def test_a_line_the_blank_prints_is_no_streak() -> None:
+    blank = np.full((H, W), 240, np.uint8)
+    blank[:, 500:502] = 0  # printed edge to edge (a sheet whose margins the scanner cut)
+    assert on_print((500, 501), H, np.eye(3), blank)
+    assert not on_print((700, 701), H, np.eye(3), blank)
+    shift = np.array([[1.0, 0.0, -3.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])  # card px -> blank px, 3 px off
+    assert on_print((503, 504), H, shift, blank)
+
+
+# --------------------------------------------------------------------------------------
+# On a vendor card
+
+
+@pytest.fixture(scope="module")
+def context(vendor_election: Election, tmp_path_factory: pytest.TempPathFactory) -> InterpretContext:
+    return InterpretContext(vendor_election, load_thresholds(),
+                            load_references(vendor_election, cache=tmp_path_factory.mktemp("learned")))
+
+
+def _blank_card(election: Election, style: str) -> tuple[np.ndarray, list[tuple[float, float, float, float]]]:
+    page = election.style(style).layout.pages[0]
+    assert page.reference is not None
+    gray = np.array(Image.open(page.reference).convert("L"))
+    boxes = [tuple(v * page.reference_dpi for v in t.box_in) for t in page.targets]
+    return gray, boxes  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("turned", [False, True])
+def test_targets_a_streak_crosses_go_to_a_person(vendor_election: Election, context: InterpretContext,
+                                                 tmp_path: Path, turned: bool) -> None:
+    gray, boxes = _blank_card(vendor_election, "H-13")
+    x0, _y, w, _h = boxes[0]
+    x = int(x0 + w / 2)  # through the first target's column
+    gray[:, x: x + 2] = 35
+    crossed = [bx - 2 <= x + 1 and bx + bw + 2 >= x for bx, _by, bw, _bh in boxes]
+    assert 0 < sum(crossed) < len(boxes)
+    card = np.rot90(gray, 2) if turned else gray
+    path = tmp_path / "streaked.png"
+    Image.fromarray(np.ascontiguousarray(card)).save(path, dpi=(200, 200))
+    (read,) = interpret_file(str(path), context, CardHints(), "b")
+    result = read.interpretation
+    assert isinstance(result, ReadCard) and result.style == "H-13"
+    assert result.registration.rotated_180 is turned
+    assert Reason.SCANNER_STREAK in result.reasons and Reason.SCANNER_STREAK in PERSON_READS
+    assert Reason.MARGINAL_MARK not in result.reasons  # the streak's targets are queued once, under the streak
+    for reading, hit in zip(result.targets, crossed, strict=True):
+        if hit:
+            assert reading.status is MarkStatus.UNKNOWN and reading.score.damage_score == 1.0
+        else:
+            assert reading.status is MarkStatus.NO  # the blank's other targets: read as they are
+    pending = {c.contest for c in result.contests if c.outcome.value == "pending"}
+    assert pending == {r.score.contest for r, hit in zip(result.targets, crossed, strict=True) if hit}
+    # read again under other thresholds (calibration): the streak's targets stay with a person
+    t = context.thresholds
+    again = reclassify(read, vendor_election, Thresholds(0.0, 0.0001, t.ring, t.damage, t.write_in, source="test"))
+    assert again is not None and isinstance(again.interpretation, ReadCard)
+    assert Reason.SCANNER_STREAK in again.interpretation.reasons
+    assert [r.status is MarkStatus.UNKNOWN for r, hit in zip(again.interpretation.targets, crossed, strict=True) if hit] == \
+           [True] * sum(crossed)
+
+
+def test_a_streak_crossing_no_target_changes_nothing(vendor_election: Election, context: InterpretContext,
+                                                      tmp_path: Path) -> None:
+    gray, boxes = _blank_card(vendor_election, "H-13")
+    clear = next(x for x in range(300, gray.shape[1] - 300, 5)
+                 if all(not (bx - 20 <= x + 1 and bx + bw + 20 >= x) for bx, _by, bw, _bh in boxes))
+    gray[:, clear: clear + 2] = 35
+    path = tmp_path / "streaked.png"
+    Image.fromarray(gray).save(path, dpi=(200, 200))
+    (read,) = interpret_file(str(path), context, CardHints(), "b")
+    result = read.interpretation
+    assert isinstance(result, ReadCard) and Reason.SCANNER_STREAK not in result.reasons
+    assert all(r.status is MarkStatus.NO for r in result.targets)
+
+
+def test_an_unreadable_card_names_its_streak(vendor_election: Election, context: InterpretContext, tmp_path: Path) -> None:
+    page = np.full((H, W), 240, np.uint8)  # no ballot of this election: some print, and a streak
+    page[300:1900:50, 200:1500] = 30
+    page[:, 900:902] = 30
+    path = tmp_path / "other.png"
+    Image.fromarray(page).save(path, dpi=(200, 200))
+    (read,) = interpret_file(str(path), context, CardHints(), "b")
+    result = read.interpretation
+    assert isinstance(result, UnreadableCard)
+    assert "scanner streak" in result.detail and "columns 900-901" in result.detail
