@@ -82,13 +82,16 @@ def _exit_for_queue(store, verb: str, *, changed: bool = True) -> None:  # noqa:
 @cli.command()
 @click.option("--election", "election_path", required=True, type=click.Path(path_type=Path), help="election.json")
 @click.option("--force", is_flag=True, help="Load a definition that changes how stored cards are read or counted (logged).")
+@click.option("--accept-blank-marks", is_flag=True,
+              help="Load reference scans the check takes for voted cards (marks in their targets), after looking at them "
+                   "(logged): those targets are then always read by a person.")
 @pass_ctx
-def init(ctx: Ctx, election_path: Path, force: bool) -> None:
+def init(ctx: Ctx, election_path: Path, force: bool, accept_blank_marks: bool) -> None:
     """Create or migrate the database and load the definition and layouts."""
     from scanpipe.workflow import load_election_file
 
     store = ctx.store(migrate=True)
-    loaded = load_election_file(store, election_path, force=force)
+    loaded = load_election_file(store, election_path, force=force, accept_blank_marks=accept_blank_marks)
     election = loaded.election
     for change in loaded.changes:
         click.echo(f"  changed: {change.text}" + ("  (alters how stored cards are read or counted)" if change.alters_readings else ""))

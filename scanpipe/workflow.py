@@ -48,11 +48,15 @@ class ElectionLoad:
     cards: int  # cards stored when it was loaded
 
 
-def load_election_file(store: Store, election_path: Path, *, force: bool = False, actor: str | None = None) -> ElectionLoad:
+def load_election_file(store: Store, election_path: Path, *, force: bool = False, actor: str | None = None,
+                       accept_blank_marks: bool = False) -> ElectionLoad:
     """Validate a definition, say what changed against the stored one, and load it.
 
     Over stored cards, a change that would alter how they were read or counted (ids, vote-for,
-    styles, layouts) is refused unless ``force``; a forced load is logged with its changes."""
+    styles, layouts) is refused unless ``force``; a forced load is logged with its changes.
+    A reference scan that shows a voter's mark in a target (:func:`marks_on_blanks`: a voted
+    card given as the blank) is refused unless ``accept_blank_marks`` (logged; those targets
+    are then always read by a person)."""
     path = election_path.resolve()
     if not path.is_file():
         raise SourceError(f"{election_path}: no such file")
@@ -63,6 +67,16 @@ def load_election_file(store: Store, election_path: Path, *, force: bool = False
         for page in style.layout.pages:
             if page.reference is not None:
                 references[(style.id, page.page)] = Path(page.reference).read_bytes()
+    if marked := marks_on_blanks(election, references):
+        lines = [f"{style.layout.path or style.id} ({style.id} page {page}, reference {name}): marks in {', '.join(options)}"
+                 for style, page, name, options in marked]
+        if not accept_blank_marks:
+            raise ConfigError(f"{election_path}: a reference scan shows marks in its targets, as a voted card does:\n  "
+                              + "\n  ".join(lines) + "\nA mark on the blank hides the same mark on every card read against "
+                              "it. Give the style's unmarked blank, or make one from its voted cards (`scanpipe calibrate "
+                              "blank`). Nothing was loaded. If these are printed, not marks (you have looked), run again "
+                              "with --accept-blank-marks (logged): those targets are then always read by a person.")
+        store.log_event("blank_marks_accepted", {"file": str(path), "marked": lines}, actor=actor)
     changes: tuple[DefinitionChange, ...] = ()
     cards = 0
     if store.elections():
@@ -79,6 +93,29 @@ def load_election_file(store: Store, election_path: Path, *, force: bool = False
             store.log_event("election_forced", {"file": str(path), "cards": cards, "changes": altering}, actor=actor)
     changed = store.load_election(definition, layouts, election, references=references, actor=actor)
     return ElectionLoad(election, changed, changes, cards)
+
+
+def marks_on_blanks(election: Election, references: Mapping[tuple[str, int], bytes]) -> list[tuple[Any, int, str, list[str]]]:
+    """Per reference scan that shows a voter's mark in a target
+    (:func:`scanpipe.imaging.blank_marks.marked_on_blank`): its style, page, file name and
+    the options marked. A reference that cannot be decoded is left to the reader (which says so)."""
+    from scanpipe.imaging.blank_marks import marked_on_blank
+    from scanpipe.imaging.decode import ImageDecodeError, decode_card_bytes
+
+    found = []
+    for style in election.ballot_styles:
+        for page in style.layout.pages:
+            data = references.get((style.id, page.page))
+            if data is None or page.reference is None or page.reference_dpi is None:
+                continue
+            try:
+                gray = decode_card_bytes(data, Path(page.reference).name)[0].image
+            except (ImageDecodeError, IndexError):
+                continue
+            flags = marked_on_blank(gray, page.reference_dpi, [t.box_in for t in page.targets])
+            if flags.any():
+                found.append((style, page.page, Path(page.reference).name, [t.option for t, f in zip(page.targets, flags, strict=True) if f]))
+    return found
 
 
 def interpret_context(store: Store, thresholds: Thresholds | None = None) -> InterpretContext:

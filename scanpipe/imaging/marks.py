@@ -178,6 +178,15 @@ def score_targets(
         # a loop around an option's printed name, wherever the vendor prints it: a circled name
         loops = name_loops(gray, hom, reference, ref_dpi, targets, blank_memo)
         out = [s if s is None or loops[i] <= s.ring_score else replace(s, ring_score=float(loops[i])) for i, s in enumerate(out)]
+        # a voter's mark on the blank itself (a voted card used as the blank) hides the same mark on
+        # every card: that target is damaged, for a person
+        key = ("marked on the blank", ref_dpi, tuple(t.box_in for t in targets))
+        if key not in blank_memo:
+            from scanpipe.imaging.blank_marks import marked_on_blank
+
+            blank_memo[key] = marked_on_blank(reference, ref_dpi, [t.box_in for t in targets])
+        marked: np.ndarray = blank_memo[key]  # type: ignore[assignment]
+        out = [replace(s, damage_score=1.0) if s is not None and marked[i] else s for i, s in enumerate(out)]
     return tuple(s for s in out if s is not None)
 
 
