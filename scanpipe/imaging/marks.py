@@ -93,7 +93,13 @@ SPAN_KNOTS = ((0.0, 0.0), (0.4, 0.0), (0.62, HIGH_ANCHOR), (1.0, 1.0))
 STAIN_SCALE = 0.12  # paper darkening vs the page
 FOLD_SCALE = 0.12  # line darkness in both strips
 PAGE_FIT_TOL = 0.03  # page paper plane: samples darker than the fit by more are not paper
-PAGE_GRID = 48  # ... sampled on a grid of about this many points along the short side
+PAGE_GRID = 48  # ... sampled on a grid of about this many points along the short side ...
+PAGE_EDGE_IN = 0.15  # ... those on the sheet at least this far inside its edges (where the registration says) ...
+PAGE_MIN_ON = 0.3  # ... unless fewer than this share of them are (a registration to doubt: the whole image then)
+LIGHT_PRINT = (0.12, 0.45)  # the blank's light print: darkness from the first (its paper's noise is less) to the second
+LIGHT_SAMPLE_PPI = 50.0  # ... sampled this finely ...
+LIGHT_MIN_POINTS = 200  # ... at this many points at least (else the blank has none to speak of) ...
+TINT_BLACK = 0.7  # ... printed black on a card whose darkness there has this median
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +156,7 @@ def score_targets(
     for i, t in enumerate(targets):
         groups.setdefault((round(t.box_in[2], 4), round(t.box_in[3], 4)), []).append(i)
     ref_dpi = reference_dpi if reference_dpi is not None else page.reference_dpi
-    plane = _page_paper(gray) if targets else (255.0, 0.0, 0.0)
+    plane = _page_paper(gray, hom, page.size_in) if targets else (255.0, 0.0, 0.0)
     against_blank = reference is not None and ref_dpi is not None and targets
     blank_memo: dict[tuple[object, ...], object] = reference_memo if reference_memo is not None else {}
     if against_blank and reference is not None:
@@ -160,6 +166,8 @@ def score_targets(
     else:
         ref_plane = plane
     memo: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # what the page's groups share (scoring against the blank)
+    tints_black = bool(against_blank and reference is not None and ref_dpi is not None
+                       and tints_printed_black(gray, hom, reference, ref_dpi, blank_memo))
     for (w_in, h_in), idx in groups.items():
         group = [targets[i] for i in idx]
         if against_blank:
@@ -167,7 +175,8 @@ def score_targets(
 
             assert reference is not None and ref_dpi is not None
             scored = score_group_against_blank(gray, hom, group, _geometry(w_in, h_in), plane, reference, ref_dpi, ref_plane,
-                                               memo=memo, page_boxes=tuple(t.box_in for t in targets), blank_memo=blank_memo)
+                                               memo=memo, page_boxes=tuple(t.box_in for t in targets), blank_memo=blank_memo,
+                                               tints_black=tints_black)
         else:
             scored = _score_group(gray, hom, group, _geometry(w_in, h_in), plane, reference, ref_dpi)
         for i, s in zip(idx, scored):
@@ -188,6 +197,37 @@ def score_targets(
         marked: np.ndarray = blank_memo[key]  # type: ignore[assignment]
         out = [replace(s, damage_score=1.0) if s is not None and marked[i] else s for i, s in enumerate(out)]
     return tuple(s for s in out if s is not None)
+
+
+def tints_printed_black(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi: float,
+                        blank_memo: dict[tuple[object, ...], object]) -> bool:
+    """Whether the card prints the blank's light print (grey rules, tinted bands: darkness in
+    LIGHT_PRINT, away from darker print) black: a bilevel scan, thresholded, of a grey blank
+    (a scanned one, or one drawn from the vendor's PDF). The card's darkness at those places of
+    the blank, sampled every 1/LIGHT_SAMPLE_PPI in, has its median at TINT_BLACK or more. Then
+    ink drawn round a name or in a write-in area is looked for only where the blank shows
+    paper: on its light print the card cannot show a pen apart from the print."""
+    key = ("light print", ref_dpi)
+    if key not in blank_memo:
+        step = max(1, int(round(ref_dpi / LIGHT_SAMPLE_PPI)))
+        small = reference[::step, ::step].astype(np.float32)
+        dark = 1.0 - small / max(float(np.percentile(small, 90)), 1.0)
+        light = (dark >= LIGHT_PRINT[0]) & (dark < LIGHT_PRINT[1])
+        light &= cv2.dilate((dark >= LIGHT_PRINT[1]).astype(np.uint8), np.ones((3, 3), np.uint8)) == 0  # not a dark stroke's edge
+        ys, xs = np.nonzero(light)
+        blank_memo[key] = np.stack([xs * step / ref_dpi, ys * step / ref_dpi], 1) if len(xs) >= LIGHT_MIN_POINTS else None
+    points = blank_memo[key]
+    if points is None:
+        return False
+    assert isinstance(points, np.ndarray)
+    on_card = cv2.perspectiveTransform(points.reshape(-1, 1, 2), hom).reshape(-1, 2)
+    h, w = gray.shape
+    cols, rows = np.round(on_card[:, 0]).astype(int), np.round(on_card[:, 1]).astype(int)
+    inside = (cols >= 0) & (cols < w) & (rows >= 0) & (rows < h)
+    if inside.sum() < LIGHT_MIN_POINTS:
+        return False
+    paper = max(float(np.percentile(gray[::8, ::8], 90)), 1.0)
+    return float(np.median(1.0 - gray[rows[inside], cols[inside]] / paper)) >= TINT_BLACK
 
 
 # --------------------------------------------------------------------------------------
@@ -439,14 +479,24 @@ def _stain(gray_aligned: np.ndarray, plane: tuple[float, float, float], centers_
     return np.clip(darkest / STAIN_SCALE, 0.0, 1.0)
 
 
-def _page_paper(gray: np.ndarray) -> tuple[float, float, float]:
+def _page_paper(gray: np.ndarray, hom: np.ndarray | None = None, size_in: tuple[float, float] | None = None) -> tuple[float, float, float]:
     """The page's clean paper level as a plane ``a + b x + c y`` (image px), fitted robustly
-    through a sparse grid of pixels: print, ink and stains are darker and left out."""
+    through a sparse grid of pixels: print, ink and stains are darker and left out. With the
+    registration ``hom`` (layout inches -> image px) and the page's ``size_in``, only pixels
+    on the sheet count (PAGE_EDGE_IN inside its edges): the scanner's backing round a sheet,
+    white round coloured stock, is not the paper."""
     step = max(8, min(gray.shape) // PAGE_GRID)
     v = gray[step // 2::step, step // 2::step].astype(np.float64)
     ys, xs = np.mgrid[0:v.shape[0], 0:v.shape[1]] * step + step // 2
     a = np.stack([np.ones(v.size), xs.ravel(), ys.ravel()], 1)
     v = v.ravel()
+    if hom is not None and size_in is not None:
+        back = np.linalg.inv(hom) @ a[:, [1, 2, 0]].T
+        x_in, y_in = back[0] / back[2], back[1] / back[2]
+        on = ((x_in >= PAGE_EDGE_IN) & (x_in <= size_in[0] - PAGE_EDGE_IN)
+              & (y_in >= PAGE_EDGE_IN) & (y_in <= size_in[1] - PAGE_EDGE_IN))
+        if on.mean() >= PAGE_MIN_ON:
+            a, v = a[on], v[on]
     keep = v >= np.percentile(v, 50) * (1 - PAGE_FIT_TOL)
     coef = np.array([float(np.median(v)), 0.0, 0.0])
     for _ in range(4):
@@ -530,8 +580,10 @@ def _name_rings(gray: np.ndarray, hom: np.ndarray, targets: list[TargetDef]) -> 
 
 
 def _write_in_score(gray: np.ndarray, hom: np.ndarray, area: Box | None, reference: np.ndarray | None,
-                    ref_dpi: float | None) -> float:
-    """Fraction of the write-in area's columns crossed by ink (ruled rows left out)."""
+                    ref_dpi: float | None, tints_black: bool = False) -> float:
+    """Fraction of the write-in area's columns crossed by ink (ruled rows left out);
+    ``tints_black``: the card prints the blank's light print black (:func:`tints_printed_black`),
+    so its darkness on any of the blank's print is the print's."""
     if area is None:
         return 0.0
     x, y, w, h = area
@@ -546,12 +598,13 @@ def _write_in_score(gray: np.ndarray, hom: np.ndarray, area: Box | None, referen
                                           borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
         ref = cv2.GaussianBlur(ref, (0, 0), 0.8)
         ref_dark = np.clip(1.0 - ref / _paper(ref[None])[0], 0.0, 1.0)
-        dark = np.clip(dark - cv2.dilate(ref_dark, np.ones((3, 3), np.uint8)), 0.0, 1.0)
+        near = cv2.dilate(ref_dark, np.ones((3, 3), np.uint8))
+        dark = np.where(near >= LIGHT_PRINT[0], 0.0, dark) if tints_black else np.clip(dark - near, 0.0, 1.0)
     ruled = (dark >= 0.3).mean(axis=1) > 0.6  # a printed underline crossing the area
     ruled = np.convolve(ruled.astype(float), np.ones(3), mode="same") > 0
     # ink is also looked for WRITE_IN_FINE times finer, each block's darkest kept: a pen line
     # finer than a window pixel (a ballpoint's 0.01 in) is then never missed between samples
-    written = np.maximum(dark, _fine_darkness(gray, hom, area, shape, reference, ref_dpi))
+    written = np.maximum(dark, _fine_darkness(gray, hom, area, shape, reference, ref_dpi, tints_black))
     inked = (written >= WRITE_IN_INK) & ~_straight_lines(dark) & ~ruled[:, None]
     edge = max(1, int(round(WRITE_IN_EDGE_IN * SIDE_PPI)))  # what spills in from beside the area
     inked[:edge], inked[-edge:], inked[:, :edge], inked[:, -edge:] = False, False, False, False
@@ -559,7 +612,7 @@ def _write_in_score(gray: np.ndarray, hom: np.ndarray, area: Box | None, referen
 
 
 def _fine_darkness(gray: np.ndarray, hom: np.ndarray, area: Box, shape: tuple[int, int], reference: np.ndarray | None,
-                   ref_dpi: float | None) -> np.ndarray:
+                   ref_dpi: float | None, tints_black: bool = False) -> np.ndarray:
     """The write-in area's darkness at SIDE_PPI (``shape``), each pixel the darkest of the
     WRITE_IN_FINE x WRITE_IN_FINE samples it covers, less the blank's print measured alike."""
     x, y, w, h = area
@@ -575,7 +628,10 @@ def _fine_darkness(gray: np.ndarray, hom: np.ndarray, area: Box, shape: tuple[in
                          flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
     ref = np.asarray(cv2.GaussianBlur(_darkest_of_blocks(ref, k), (0, 0), 0.8), np.float32)
     ref_dark = np.clip(1.0 - ref / _paper(ref[None])[0], 0.0, 1.0)
-    return np.asarray(np.clip(dark - cv2.dilate(ref_dark, np.ones((3, 3), np.uint8)), 0.0, 1.0))
+    near = cv2.dilate(ref_dark, np.ones((3, 3), np.uint8))
+    if tints_black:
+        return np.asarray(np.where(near >= LIGHT_PRINT[0], 0.0, dark))
+    return np.asarray(np.clip(dark - near, 0.0, 1.0))
 
 
 def _darkest_of_blocks(image: np.ndarray, k: int) -> np.ndarray:

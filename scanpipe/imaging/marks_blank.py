@@ -140,12 +140,14 @@ STAIN_SIDES = 2  # a stain darkens the paper on two sides of the target at least
 def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[TargetDef], geo: _Geometry,
                               plane: tuple[float, float, float], reference: np.ndarray, ref_dpi: float,
                               ref_plane: tuple[float, float, float], memo: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
-                              page_boxes: Sequence[Box] = (), blank_memo: dict[tuple[object, ...], object] | None = None) -> list[TargetScore]:
+                              page_boxes: Sequence[Box] = (), blank_memo: dict[tuple[object, ...], object] | None = None,
+                              tints_black: bool = False) -> list[TargetScore]:
     """Scores of same-sized targets on the upright card ``gray`` against the blank ``reference``;
     ``memo`` (one per page, shared by its groups) keeps what every group would compute again;
     ``page_boxes``: every target box of the page (an overprinted target's empty look is
     taken from those about its size); ``blank_memo`` (kept with the blank, for every card)
-    what is measured of the blank alone."""
+    what is measured of the blank alone; ``tints_black``: the card prints the blank's light
+    print black (:func:`~scanpipe.imaging.marks.tints_printed_black`)."""
     n = len(targets)
     boxes = np.array([t.box_in for t in targets], np.float64)
     origins = boxes[:, :2] - MARGIN_IN
@@ -208,7 +210,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     # a stroke that leaves the target's own printed outline (a check or an X drawn over a thick
     # outline, whose ink on the print the blank hides) is never a clear no vote
     score = np.where(_leaves_outline(ink, printed, geo), np.maximum(score, LEAVES_OUTLINE_SCORE), score)
-    name_ring = _name_rings_against_blank(gray, hom, reference, ref_hom, targets)
+    name_ring = _name_rings_against_blank(gray, hom, reference, ref_hom, targets, tints_black)
     shift_px = np.einsum("nij,nj->ni", jac, np.stack([dx, dy], 1) / CANON_PPI)
     corners_all = _boxes_px(hom, boxes)
     out = []
@@ -219,7 +221,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
             contest=t.contest, option=t.option, score=float(score[i]), fill_score=float(fill[i]),
             stroke_score=float(stroke[i]), ring_score=float(max(ring[i], name_ring[i])),
             damage_score=float(damage[i]),
-            write_in_score=_write_in_score(gray, hom, t.write_in_area_in, reference, ref_dpi),
+            write_in_score=_write_in_score(gray, hom, t.write_in_area_in, reference, ref_dpi, tints_black),
             box_px=(corners[0] + sx, corners[1] + sy, corners[2], corners[3]), shift_px=(sx, sy),
         ))
     return out
@@ -577,8 +579,10 @@ def _tear_against_blank(aligned: np.ndarray, blank: np.ndarray) -> np.ndarray:
 
 
 def _name_rings_against_blank(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_hom: np.ndarray,
-                              targets: list[TargetDef]) -> np.ndarray:
-    """Ink (beyond the blank's print) both above and below the option's printed name."""
+                              targets: list[TargetDef], tints_black: bool = False) -> np.ndarray:
+    """Ink (beyond the blank's print) both above and below the option's printed name; where
+    the card prints the blank's light tints and grey rules black (``tints_black``: a bilevel
+    scan of a grey blank), the card's darkness on any of the blank's print is the print's."""
     n = len(targets)
     out = np.zeros(n)
     idx = [i for i, t in enumerate(targets) if t.write_in_area_in is None]
@@ -595,7 +599,7 @@ def _name_rings_against_blank(gray: np.ndarray, hom: np.ndarray, reference: np.n
     card_dark = 1.0 - card / _paper(card)[:, None, None]
     blank_dark = 1.0 - blank / _paper(blank)[:, None, None]
     near = cv2.dilate(blank_dark.reshape(len(idx) * shape[0], shape[1]), np.ones((5, 5), np.uint8)).reshape(blank_dark.shape)
-    dark = card_dark - near
+    dark = np.where(near >= BLANK_NOISE, 0.0, card_dark - near) if tints_black else card_dark - near
     a1 = int(round((NAME_ABOVE_IN[1] - top) * SIDE_PPI))
     b0 = int(round((boxes[0, 3] + NAME_BELOW_IN[0] - top) * SIDE_PPI))
     above = (dark[:, :a1] >= RING_STROKE).any(axis=1).mean(axis=1)

@@ -37,7 +37,8 @@ COARSE_DPI = 25.0  # first, global alignment
 FRAME_DPI = 100.0  # style comparison (small print such as a precinct name survives)
 REDUCE_WHOLE = 0.05  # a whole reduction factor this close (relative) to the wanted one is used instead
 REDUCED_STEP = 3  # the blank kept area-reduced by this too (coarse local refinement)
-PAPER_PCT = 92  # paper level of a whole page: this percentile of its pixels
+PAPER_PCT = 92  # paper level of a whole page: this percentile of its pixels ...
+PAPER_EDGE_SHARE = 0.1  # ... of its middle: this share of each side left out
 WARP_TILE_PX = 128  # a card warped into a blank's frame: an affine map per tile of this side ...
 WARP_TILE_TOLERANCE_PX = 0.02  # ... where it misses the homography by at most this at a tile's corner
 BLUR_SIGMA = 0.8  # px at the reduced resolutions: evens out dither and JPEG noise
@@ -228,9 +229,13 @@ def warp_in_tiles(image: np.ndarray, frame_to_image: np.ndarray, size: tuple[int
 
 
 def paper_level(gray: np.ndarray) -> float:
-    """The page's paper level: the PAPER_PCT percentile of every other pixel both ways (as
-    ``np.percentile`` computes it; for 8-bit images from their histogram, five times faster)."""
-    sample = gray[::2, ::2]
+    """The page's paper level: the PAPER_PCT percentile of every other pixel both ways of its
+    middle (PAPER_EDGE_SHARE of each side left out: a scanner's backing round a sheet, white
+    round coloured stock or black round white, is not its paper), as ``np.percentile``
+    computes it (for 8-bit images from their histogram, five times faster)."""
+    h, w = gray.shape[:2]
+    mh, mw = int(h * PAPER_EDGE_SHARE), int(w * PAPER_EDGE_SHARE)
+    sample = gray[mh: h - mh: 2, mw: w - mw: 2]
     if sample.dtype != np.uint8 or sample.size == 0:
         return max(float(np.percentile(sample, PAPER_PCT)), 1.0)
     counts = np.cumsum(cv2.calcHist([np.ascontiguousarray(sample)], [0], None, [256], [0, 256]).ravel())
