@@ -54,7 +54,8 @@ SKEW_STEPS_DEG = (0.0, -1.0, 1.0, -2.0, 2.0, -3.0, 3.0, -4.0, 4.0)
 ECC_ITERATIONS = (20,)  # coarse (local refinement corrects the rest: ~0.2 in)
 ECC_EPS = 1e-3
 MIN_COARSE_CC = 0.45  # ECC correlation below which the card is not this page
-DENSE_SETTLED_CC = 0.7  # a blank without timing marks: ECC from the translation alone settles at this, else the skews are searched
+DENSE_SETTLED_CC = 0.7  # a blank without timing marks: ECC from the translation alone settles at this, else the skews are searched ...
+DENSE_SCALES_TRIED = 3  # ... and, ECC not settled from the scale the phase correlation chose, up to this many scales in all
 PATCH_SEARCH_IN = 0.03  # local refinement: each patch is searched this far either way
 PATCH_MIN_SCORE = 0.55
 MIN_PATCHES = 8
@@ -555,32 +556,39 @@ def align_densely(view: CardView, model: PageModel, *, dpi_hint: float | None = 
                   turned: bool | None = None) -> Alignment | AlignmentFailure:
     """Steps 1-3: scale hypotheses, phase correlation, ECC."""
     gray = view.gray
-    best: tuple[float, float, bool, tuple[float, float]] | None = None
+    peaks: list[tuple[float, float, bool]] = []
     for scale in scale_hypotheses(gray, model, dpi_hint, view):
         for turn in ((False, True) if turned is None else (turned,)):
             ink = view.ink(scale * model.dpi / COARSE_DPI)
-            shift, peak = _phase_shift(model.coarse, np.rot90(ink, 2) if turn else ink)
-            if best is None or peak > best[0]:
-                best = (peak, scale, turn, shift)
-    if best is None:
+            _shift, peak = _phase_shift(model.coarse, np.rot90(ink, 2) if turn else ink)
+            peaks.append((peak, scale, turn))
+    if not peaks:
         return AlignmentFailure("the image is too small to align")
-    _peak, scale, turn, shift = best
+    # the scale whose phase correlation peaks highest first; where ECC does not settle from it
+    # (a scale a few percent off: the timing marks' size misread), the next scales too (in the
+    # feed direction that won), the best correlation winning
+    peaks.sort(key=lambda p: -p[0])
+    turn = peaks[0][2]
+    scales = [scale for _peak, scale, t in peaks if t == turn][:DENSE_SCALES_TRIED]
     upright_shape = gray.shape
-    coarse_card = view.ink(scale * model.dpi / COARSE_DPI, turn)
-    starts = [_translation_start, _rotation_start] if not model.has_timing_marks else [_rotation_start]
-    found: tuple[float, np.ndarray] | None = None
-    for start in starts:  # without timing marks ECC finds the skew from the translation alone, mostly
-        try:
-            cc, warp = _ecc(model.coarse, coarse_card, start(model.coarse, coarse_card), ECC_ITERATIONS[0])
-        except cv2.error:
-            continue
-        if found is None or cc > found[0]:
-            found = (cc, warp)
-        if found[0] >= DENSE_SETTLED_CC:
+    found: tuple[float, np.ndarray, np.ndarray] | None = None  # correlation, warp, the coarse card it was found on
+    for scale in scales:
+        coarse_card = view.ink(scale * model.dpi / COARSE_DPI, turn)
+        starts = [_translation_start, _rotation_start] if not model.has_timing_marks else [_rotation_start]
+        for start in starts:  # without timing marks ECC finds the skew from the translation alone, mostly
+            try:
+                cc, warp = _ecc(model.coarse, coarse_card, start(model.coarse, coarse_card), ECC_ITERATIONS[0])
+            except cv2.error:
+                continue
+            if found is None or cc > found[0]:
+                found = (cc, warp, coarse_card)
+            if found[0] >= DENSE_SETTLED_CC:
+                break
+        if found is not None and found[0] >= DENSE_SETTLED_CC:
             break
     if found is None:
         return AlignmentFailure("the card's print could not be aligned with the blank (no correlation)")
-    cc, warp = found
+    cc, warp, coarse_card = found
     matrix = _to_full(warp, model, model.coarse.shape, upright_shape, coarse_card.shape)
     if cc < MIN_COARSE_CC:
         return AlignmentFailure(f"the card's print matches the blank poorly (correlation {cc:.2f} < {MIN_COARSE_CC})", cc,

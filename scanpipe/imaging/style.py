@@ -468,12 +468,20 @@ def _compare(view: CardView, batch: list[tuple[StyleGroup, list[int], Alignment 
             break
         upright = view.upright(aligned.turned)
         refined = refine(upright, group.anchor, aligned.matrix, close=by_marks)
-        if short is not None and not (isinstance(refined, Refined) and found_all_over(refined, group.anchor)):
+        own = group.anchor  # the blank whose places ``refined`` measured
+        if not isinstance(refined, Refined) and len(members) > 1:
+            # the anchor's places are the frame's and its own print: a member that prints other
+            # contests (another party's ballot in the same frame) shows few of them
+            by_member = _refined_by_a_member(upright, group, aligned, members, by_marks)
+            if by_member is not None:
+                own, refined = by_member
+        if short is not None and not (isinstance(refined, Refined) and found_all_over(refined, own)):
             failure = short  # the fit stands only where local refinement finds the blank all over the card
             continue
         if isinstance(refined, Refined):
-            aligned = replace(aligned, matrix=refined.matrix, precise=True)
-        measured = refined if isinstance(refined, Refined) else None
+            k = group.members.index(own)
+            aligned = replace(aligned, matrix=refined.matrix @ np.linalg.inv(group.to_anchor[k]), precise=True)
+        measured = refined if isinstance(refined, Refined) and own is group.anchor else None
         card, inside = _card_in_frame(upright, aligned, group.anchor)
         result = _choose(card, inside, group, aligned, members, measured, upright)
         if isinstance(result, StyleUnknown):
@@ -481,6 +489,34 @@ def _compare(view: CardView, batch: list[tuple[StyleGroup, list[int], Alignment 
             continue
         results.append(result)
     return failure
+
+
+def _refined_by_a_member(upright: np.ndarray, group: StyleGroup, aligned: Alignment, members: list[int],
+                         close: bool) -> tuple[PageModel, Refined] | None:
+    """Local refinement against the group's members other than its anchor, where the
+    anchor's own places were not found on the card: the LEADERS members that explain the
+    card best under the unrefined fit are tried, best first; the first refined is taken
+    (its blank and the refinement, in that blank's pixels). None when none is."""
+    card, inside = _card_in_frame(upright, aligned, group.anchor)
+    others = [i for i in members if group.members[i] is not group.anchor]
+    for i in sorted(others, key=lambda i: _distance(card, inside, group, i))[:LEADERS]:
+        refined = refine(upright, group.members[i], aligned.matrix @ group.to_anchor[i], close=close)
+        if isinstance(refined, Refined):
+            return group.members[i], refined
+    return None
+
+
+def _distance(card: np.ndarray, inside: np.ndarray, group: StyleGroup, i: int) -> float:
+    """How badly member ``i`` explains the card in the frame (:func:`_choose`'s ranking): the
+    share of its solid print the card lacks plus the share of the card's print it lacks."""
+    flat, seen = card.ravel(), inside.ravel()
+    raw = cv2.erode(card.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    card_px = np.flatnonzero(raw & group.keep & inside)[::UNEXPLAINED_SAMPLE]
+    sample = group.solid[i][::UNEXPLAINED_SAMPLE]
+    sample = sample[seen[sample]]
+    shown = int(np.count_nonzero(flat[sample])) / sample.size if sample.size else 0.0
+    unexplained = (card_px.size - int(np.count_nonzero(group.near[i].ravel()[card_px]))) / card_px.size if card_px.size else 0.0
+    return (1.0 - shown) + unexplained
 
 
 def _across_groups(results: list[StyleMatch | StyleAmbiguous]) -> StyleResult:
