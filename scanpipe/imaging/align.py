@@ -55,7 +55,7 @@ ECC_ITERATIONS = (20,)  # coarse (local refinement corrects the rest: ~0.2 in)
 ECC_EPS = 1e-3
 MIN_COARSE_CC = 0.45  # ECC correlation below which the card is not this page
 DENSE_SETTLED_CC = 0.7  # a blank without timing marks: ECC from the translation alone settles at this, else the skews are searched ...
-DENSE_SCALES_TRIED = 3  # ... and, ECC not settled from the scale the phase correlation chose, up to this many scales in all
+DENSE_SCALES_TRIED = 3  # ... and, ECC finding no fit (MIN_COARSE_CC) from the scale the phase correlation chose, up to this many scales in all
 PATCH_SEARCH_IN = 0.03  # local refinement: each patch is searched this far either way
 PATCH_MIN_SCORE = 0.55
 MIN_PATCHES = 8
@@ -564,9 +564,9 @@ def align_densely(view: CardView, model: PageModel, *, dpi_hint: float | None = 
             peaks.append((peak, scale, turn))
     if not peaks:
         return AlignmentFailure("the image is too small to align")
-    # the scale whose phase correlation peaks highest first; where ECC does not settle from it
-    # (a scale a few percent off: the timing marks' size misread), the next scales too (in the
-    # feed direction that won), the best correlation winning
+    # the scale whose phase correlation peaks highest first; where ECC finds no fit from it
+    # (under MIN_COARSE_CC: a scale a few percent off, the timing marks' size misread), the next
+    # scales too (in the feed direction that won), the best correlation winning
     peaks.sort(key=lambda p: -p[0])
     turn = peaks[0][2]
     scales = [scale for _peak, scale, t in peaks if t == turn][:DENSE_SCALES_TRIED]
@@ -584,7 +584,7 @@ def align_densely(view: CardView, model: PageModel, *, dpi_hint: float | None = 
                 found = (cc, warp, coarse_card)
             if found[0] >= DENSE_SETTLED_CC:
                 break
-        if found is not None and found[0] >= DENSE_SETTLED_CC:
+        if found is not None and found[0] >= MIN_COARSE_CC:
             break
     if found is None:
         return AlignmentFailure("the card's print could not be aligned with the blank (no correlation)")

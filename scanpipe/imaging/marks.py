@@ -98,7 +98,8 @@ PAGE_EDGE_IN = 0.15  # ... those on the sheet at least this far inside its edges
 PAGE_MIN_ON = 0.3  # ... unless fewer than this share of them are (a registration to doubt: the whole image then)
 LIGHT_PRINT = (0.12, 0.45)  # the blank's light print: darkness from the first (its paper's noise is less) to the second
 LIGHT_SAMPLE_PPI = 50.0  # ... sampled this finely ...
-LIGHT_MIN_POINTS = 200  # ... at this many points at least (else the blank has none to speak of) ...
+LIGHT_MIN_POINTS = 200  # ... at this many points at least (else the blank has none to speak of), about LIGHT_MAX_POINTS at most ...
+LIGHT_MAX_POINTS = 2000
 TINT_BLACK = 0.7  # ... printed black on a card whose darkness there has this median
 
 
@@ -215,7 +216,8 @@ def tints_printed_black(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray
         light = (dark >= LIGHT_PRINT[0]) & (dark < LIGHT_PRINT[1])
         light &= cv2.dilate((dark >= LIGHT_PRINT[1]).astype(np.uint8), np.ones((3, 3), np.uint8)) == 0  # not a dark stroke's edge
         ys, xs = np.nonzero(light)
-        blank_memo[key] = np.stack([xs * step / ref_dpi, ys * step / ref_dpi], 1) if len(xs) >= LIGHT_MIN_POINTS else None
+        every = max(1, len(xs) // LIGHT_MAX_POINTS)  # a median needs no more
+        blank_memo[key] = np.stack([xs[::every] * step / ref_dpi, ys[::every] * step / ref_dpi], 1) if len(xs) >= LIGHT_MIN_POINTS else None
     points = blank_memo[key]
     if points is None:
         return False
