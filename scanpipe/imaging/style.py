@@ -508,13 +508,14 @@ def _refined_by_a_member(upright: np.ndarray, group: StyleGroup, aligned: Alignm
 
 def _distance(card: np.ndarray, inside: np.ndarray, group: StyleGroup, i: int) -> float:
     """How badly member ``i`` explains the card in the frame (:func:`_choose`'s ranking): the
-    share of its solid print the card lacks plus the share of the card's print it lacks."""
+    share of its solid print the card lacks plus the share of the card's print it lacks, on
+    every UNEXPLAINED_SAMPLE-th pixel (the pairwise comparison uses all)."""
     flat, seen = card.ravel(), inside.ravel()
-    raw = cv2.erode(card.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    raw = cv2.erode(card.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)  # undo the dilation
     card_px = np.flatnonzero(raw & group.keep & inside)[::UNEXPLAINED_SAMPLE]
     sample = group.solid[i][::UNEXPLAINED_SAMPLE]
-    sample = sample[seen[sample]]
-    shown = int(np.count_nonzero(flat[sample])) / sample.size if sample.size else 0.0
+    sample = sample[seen[sample]]  # the member's solid print where the card has pixels
+    shown = int(np.count_nonzero(flat[sample])) / sample.size if sample.size else 0.0  # a mean, to the last bit
     unexplained = (card_px.size - int(np.count_nonzero(group.near[i].ravel()[card_px]))) / card_px.size if card_px.size else 0.0
     return (1.0 - shown) + unexplained
 
@@ -556,15 +557,7 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
     against the anchor, passed on when the anchor wins (registration need not measure it again);
     ``upright``: the card turned as ``aligned`` says, for pairs compared in detail."""
     flat, seen = card.ravel(), inside.ravel()
-    raw = cv2.erode(card.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)  # undo the dilation
-    card_px = np.flatnonzero(raw & group.keep & inside)[::UNEXPLAINED_SAMPLE]
-    distance = {}
-    for i in members:  # ranked on every UNEXPLAINED_SAMPLE-th pixel (the pairwise comparison uses all)
-        sample = group.solid[i][::UNEXPLAINED_SAMPLE]
-        sample = sample[seen[sample]]  # the member's solid print where the card has pixels
-        shown = int(np.count_nonzero(flat[sample])) / sample.size if sample.size else 0.0  # a mean, to the last bit
-        unexplained = (card_px.size - int(np.count_nonzero(group.near[i].ravel()[card_px]))) / card_px.size if card_px.size else 0.0
-        distance[i] = (1.0 - shown) + unexplained
+    distance = {i: _distance(card, inside, group, i) for i in members}
     leaders = sorted(members, key=lambda k: distance[k])[:LEADERS]
     margins: dict[tuple[int, int], float] = {}
     details: dict[tuple[int, int], _Detail] = {}  # the pairs compared in detail
