@@ -246,3 +246,36 @@ def test_the_rows_direction_and_spacing_come_from_whole_lines_of_marks(angle: fl
     assert found is not None
     assert abs(found[0] - angle) < 0.05
     assert abs(found[1] / 33.3 - 1.0) < 0.002
+
+
+def test_the_phase_correlations_next_peaks_hold_the_shift_a_repeated_print_hides() -> None:
+    """The highest peak is cv2.phaseCorrelate's; a print that repeats (two like blocks) also
+    correlates a block off, and that shift is among the next peaks (what ECC is started from
+    where the highest peak gives no fit)."""
+    from scanpipe.imaging.align import _phase_peaks, _phase_shift
+
+    rng = np.random.default_rng(7)
+    block = cv2.GaussianBlur(rng.random((40, 60)).astype(np.float32), (0, 0), 1.5)
+    blank = np.zeros((160, 120), np.float32)
+    blank[20:60, 30:90] = block
+    blank[90:130, 30:90] = block  # the same block again, 70 rows lower
+    card = np.zeros_like(blank)
+    card[25:65, 33:93] = block  # one block only, moved (3, 5)
+    (dx, dy), _peak = _phase_shift(blank, card)
+    peaks = _phase_peaks(blank, card, 5)
+    assert (round(dx), round(dy)) == peaks[0]
+    assert {(3.0, 5.0), (3.0, -65.0)} <= set(peaks)  # in place, and the lower block moved up onto it
+
+
+@pytest.mark.parametrize("linear, scanned", [
+    ([[1.0, 0.0], [0.0, 1.0]], True),
+    ([[0.97, -0.05], [0.05, 0.99]], True),  # 3 degrees, 2% stretch
+    ([[1.017, 0.579], [-0.525, 0.375]], False),  # the sheared corner a wrong dpi tag led ECC to
+    ([[1.25, 0.0], [0.0, 1.25]], False),  # a quarter off the scale hypothesis
+    ([[1.0, 0.0], [0.0, 0.85]], False),  # 15% more along the feed than across
+    ([[-1.0, 0.0], [0.0, 1.0]], False),  # a mirror
+])
+def test_an_ecc_fit_no_scanner_makes_is_no_fit(linear: list[list[float]], scanned: bool) -> None:
+    from scanpipe.imaging.align import _scanned_shape
+
+    assert _scanned_shape(np.array(linear)) is scanned

@@ -53,9 +53,14 @@ SCALE_DEDUP = 0.03  # hypotheses closer than this (relative) are one
 SKEW_STEPS_DEG = (0.0, -1.0, 1.0, -2.0, 2.0, -3.0, 3.0, -4.0, 4.0)
 ECC_ITERATIONS = (20,)  # coarse (local refinement corrects the rest: ~0.2 in)
 ECC_EPS = 1e-3
+ECC_SCALE_OFF = 0.15  # an ECC fit scaling the card further than this from its scale hypothesis is no fit ...
+ECC_STRETCH = 0.1  # ... nor one stretching it more than this along than across (a scanner's feed: 2-3%) ...
+ECC_SKEW_DEG = 8.0  # ... nor one turning it further than this (cards are fed within a few degrees)
 MIN_COARSE_CC = 0.45  # ECC correlation below which the card is not this page
 DENSE_SETTLED_CC = 0.7  # a blank without timing marks: ECC from the translation alone settles at this, else the skews are searched ...
-DENSE_SCALES_TRIED = 3  # ... and, ECC finding no fit (MIN_COARSE_CC) from the scale the phase correlation chose, up to this many scales in all
+COARSE_EXACT = 0.005  # the dense alignment's coarse card within this of the scale hypothesis (:meth:`CardView.coarse_ink`)
+DENSE_PEAKS_TRIED = 4  # ... and from each, ECC finding no fit from the phase correlation's highest peak, from this many next peaks
+DENSE_SCALES_TRIED = 3  # ... and, ECC settling no fit (DENSE_SETTLED_CC) from the scale the phase correlation chose, up to this many scales in all
 PATCH_SEARCH_IN = 0.03  # local refinement: each patch is searched this far either way
 PATCH_MIN_SCORE = 0.55
 MIN_PATCHES = 8
@@ -155,6 +160,21 @@ class CardView:
             self._turned = np.ascontiguousarray(np.rot90(self.gray, 2))
         return self._turned
 
+    def coarse_ink(self, factor: float, turned: bool = False) -> np.ndarray:
+        """:meth:`ink` at the scale ``factor`` asks for: where the reduction took a whole factor
+        near it (up to REDUCE_WHOLE off), the small image is resized by what that left (the
+        dense alignment's phase correlation and ECC start from the scale hypothesis as it is: a
+        240 dpi card reduced by 10 for 9.6 would start them 4% off, further than they hold)."""
+        ink = self.ink(factor, turned)
+        left = (self.gray.shape[1] / ink.shape[1]) / factor
+        if abs(left - 1.0) <= COARSE_EXACT:
+            return ink
+        key = (turned, -round(factor, 3))
+        if key not in self._ink:
+            h, w = ink.shape
+            self._ink[key] = cv2.resize(ink, (max(1, round(w * left)), max(1, round(h * left))), interpolation=cv2.INTER_LINEAR)
+        return self._ink[key]
+
     def ink(self, factor: float, turned: bool = False) -> np.ndarray:
         """The card's ink reduced by ``factor`` (card pixels per reduced pixel); ``turned``:
         of the card turned upright (reduced after the turn, so its pixels tile the upright card)."""
@@ -187,7 +207,7 @@ def surer_of(by_marks: Alignment, view: CardView, model: PageModel, *, dpi_hint:
     correlation wins."""
     if by_marks.score >= MARK_SURE_CC:
         return by_marks
-    dense = align_densely(view, model, dpi_hint=dpi_hint, turned=turned)
+    dense = align_densely(view, model, dpi_hint=dpi_hint, turned=turned, thorough=False)
     return dense if isinstance(dense, Alignment) and dense.score > by_marks.score else by_marks
 
 
@@ -553,13 +573,17 @@ def _coarse_correlation(view: CardView, model: PageModel, matrix: np.ndarray, tu
 
 
 def align_densely(view: CardView, model: PageModel, *, dpi_hint: float | None = None,
-                  turned: bool | None = None) -> Alignment | AlignmentFailure:
-    """Steps 1-3: scale hypotheses, phase correlation, ECC."""
+                  turned: bool | None = None, thorough: bool = True) -> Alignment | AlignmentFailure:
+    """Steps 1-3: scale hypotheses, phase correlation, ECC. ``thorough``: where ECC settles
+    no fit (DENSE_SETTLED_CC), the next scales, ECC on halved inks first and the phase
+    correlation's next peaks are tried too; without, the next scales only where ECC finds no
+    fit at all (MIN_COARSE_CC): a second opinion on a fit the timing marks found
+    (:func:`surer_of`) need not search as hard as the only alignment a card gets."""
     gray = view.gray
     peaks: list[tuple[float, float, bool]] = []
     for scale in scale_hypotheses(gray, model, dpi_hint, view):
         for turn in ((False, True) if turned is None else (turned,)):
-            ink = view.ink(scale * model.dpi / COARSE_DPI)
+            ink = view.coarse_ink(scale * model.dpi / COARSE_DPI)
             _shift, peak = _phase_shift(model.coarse, np.rot90(ink, 2) if turn else ink)
             peaks.append((peak, scale, turn))
     if not peaks:
@@ -573,19 +597,35 @@ def align_densely(view: CardView, model: PageModel, *, dpi_hint: float | None = 
     upright_shape = gray.shape
     found: tuple[float, np.ndarray, np.ndarray] | None = None  # correlation, warp, the coarse card it was found on
     for scale in scales:
-        coarse_card = view.ink(scale * model.dpi / COARSE_DPI, turn)
+        coarse_card = view.coarse_ink(scale * model.dpi / COARSE_DPI, turn)
         starts = [_translation_start, _rotation_start] if not model.has_timing_marks else [_rotation_start]
         for start in starts:  # without timing marks ECC finds the skew from the translation alone, mostly
-            try:
-                cc, warp = _ecc(model.coarse, coarse_card, start(model.coarse, coarse_card), ECC_ITERATIONS[0])
-            except cv2.error:
-                continue
-            if found is None or cc > found[0]:
-                found = (cc, warp, coarse_card)
-            if found[0] >= DENSE_SETTLED_CC:
+            begin = start(model.coarse, coarse_card)
+            for ecc in (_ecc, _ecc_halved_first) if thorough else (_ecc,):  # the second where the first settles no fit
+                try:
+                    cc, warp = ecc(model.coarse, coarse_card, begin, ECC_ITERATIONS[0])
+                except cv2.error:
+                    continue
+                if found is None or cc > found[0]:
+                    found = (cc, warp, coarse_card)
+                if found[0] >= DENSE_SETTLED_CC:
+                    break
+            if found is not None and found[0] >= DENSE_SETTLED_CC:
                 break
-        if found is not None and found[0] >= MIN_COARSE_CC:
-            break
+        if thorough and (found is None or found[0] < MIN_COARSE_CC):
+            # no fit from the highest peak: the print repeats (rows of contests, a row of marks)
+            # and correlates a row off more strongly than in place; ECC from the next peaks
+            for dx, dy in _phase_peaks(model.coarse, coarse_card, DENSE_PEAKS_TRIED + 1)[1:]:
+                try:
+                    cc, warp = _ecc(model.coarse, coarse_card, np.array([[1.0, 0.0, dx], [0.0, 1.0, dy]], np.float32), ECC_ITERATIONS[0])
+                except cv2.error:
+                    continue
+                if found is None or cc > found[0]:
+                    found = (cc, warp, coarse_card)
+                if found[0] >= DENSE_SETTLED_CC:
+                    break
+        if found is not None and found[0] >= (DENSE_SETTLED_CC if thorough else MIN_COARSE_CC):
+            break  # a fit under it may be a scale off (the marks' size misread): the next scales too, the best winning
     if found is None:
         return AlignmentFailure("the card's print could not be aligned with the blank (no correlation)")
     cc, warp, coarse_card = found
@@ -680,11 +720,69 @@ def _phase_shift(reference: np.ndarray, card: np.ndarray) -> tuple[tuple[float, 
     return (float(dx), float(dy)), float(peak)
 
 
+def _phase_peaks(reference: np.ndarray, card: np.ndarray, count: int) -> list[tuple[float, float]]:
+    """The translations (reference px -> card px, whole pixels) at the ``count`` highest local
+    peaks of the phase correlation surface (:func:`_phase_shift` gives the highest, to a
+    fraction of a pixel): a page of evenly repeated print (rows of contests, a row of timing
+    marks) also correlates a row or a box off, sometimes more strongly than in place."""
+    rows = max(reference.shape[0], card.shape[0])
+    cols = max(reference.shape[1], card.shape[1])
+    size = (cv2.getOptimalDFTSize(rows + rows // 4), cv2.getOptimalDFTSize(cols + cols // 4))
+    a = np.zeros(size, np.float32)
+    b = np.zeros(size, np.float32)
+    a[: reference.shape[0], : reference.shape[1]] = reference
+    b[: card.shape[0], : card.shape[1]] = card
+    cross = cv2.mulSpectrums(cv2.dft(b, flags=cv2.DFT_COMPLEX_OUTPUT), cv2.dft(a, flags=cv2.DFT_COMPLEX_OUTPUT), 0, conjB=True)
+    cross /= (cv2.magnitude(cross[..., 0], cross[..., 1]) + 1e-9)[..., None]
+    surface = cv2.idft(cross, flags=cv2.DFT_REAL_OUTPUT | cv2.DFT_SCALE)
+    peaks = (surface >= cv2.dilate(surface, np.ones((5, 5), np.uint8))) & (surface > 0)
+    ys, xs = np.nonzero(peaks)
+    order = np.argsort(-surface[ys, xs])[:count]
+    out = []
+    for y, x in zip(ys[order], xs[order], strict=True):
+        dx = float(x - size[1]) if x > size[1] / 2 else float(x)  # the representative nearest zero
+        dy = float(y - size[0]) if y > size[0] / 2 else float(y)
+        out.append((dx, dy))
+    return out
+
+
 def _ecc(template: np.ndarray, image: np.ndarray, warp: np.ndarray, iterations: int) -> tuple[float, np.ndarray]:
+    """ECC's affine fit from ``warp``; a fit no scanner makes (:func:`_scanned_shape`) raises
+    ``cv2.error`` as a fit that does not converge does: on a small overlap (a scale
+    hypothesis from a wrong dpi tag) ECC can shear the blank onto a corner of the card and
+    correlate highly there."""
     criteria = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, iterations, ECC_EPS)
     no_mask = np.ones(image.shape, np.uint8)  # every pixel of the card is valid (the stubs do not accept None)
     cc, out = cv2.findTransformECC(template, image, warp.astype(np.float32), cv2.MOTION_AFFINE, criteria, no_mask, 1)
+    if not _scanned_shape(np.asarray(out)[:, :2]):
+        raise cv2.error("ECC settled on an affine map no scan makes")
     return float(cc), np.asarray(out)
+
+
+def _scanned_shape(linear: np.ndarray) -> bool:
+    """Whether the 2x2 linear part of a coarse fit (reference px -> card px, the scale
+    hypothesis's own scale being 1) is one a scan makes: a scale within ECC_SCALE_OFF of the
+    hypothesis, stretch along and across the feed differing by ECC_STRETCH at most, a skew of
+    ECC_SKEW_DEG at most."""
+    s = np.linalg.svd(linear, compute_uv=False)
+    turn = float(np.degrees(np.arctan2(linear[1, 0] - linear[0, 1], linear[0, 0] + linear[1, 1])))
+    return bool(np.linalg.det(linear) > 0 and abs(s[0] / s[1] - 1.0) <= ECC_STRETCH
+                and all(abs(v - 1.0) <= ECC_SCALE_OFF for v in s) and abs(turn) <= ECC_SKEW_DEG)
+
+
+def _ecc_halved_first(template: np.ndarray, image: np.ndarray, warp: np.ndarray, iterations: int) -> tuple[float, np.ndarray]:
+    """:func:`_ecc` from a fit found first on both inks halved: twice the reach (a start a few
+    percent off in scale is a dozen coarse pixels off at a long page's far end, beyond what ECC
+    converges from at the coarse resolution itself)."""
+    def halved(a: np.ndarray) -> np.ndarray:
+        return cv2.resize(a, (max(1, a.shape[1] // 2), max(1, a.shape[0] // 2)), interpolation=cv2.INTER_AREA)
+
+    start = warp.astype(np.float64).copy()
+    start[:, 2] = (start[:, 2] + start[:, :2].sum(axis=1) * 0.5 + 0.5) / 2.0 - 0.5  # pixel centres at half size
+    _cc, half = _ecc(halved(template), halved(image), start.astype(np.float32), 2 * iterations)
+    full = np.asarray(half, np.float64).copy()
+    full[:, 2] = 2.0 * (full[:, 2] + 0.5) - 0.5 - full[:, :2].sum(axis=1) * 0.5
+    return _ecc(template, image, full.astype(np.float32), iterations)
 
 
 def _to_full(warp: np.ndarray, model: PageModel, frame_shape: tuple[int, ...], card_shape: tuple[int, ...],
@@ -736,7 +834,17 @@ def refine(upright: np.ndarray, model: PageModel, matrix: np.ndarray, *, close: 
     coarse = refine_locally(upright, model, matrix, COARSE_STAGE)
     if isinstance(coarse, AlignmentFailure):
         return coarse
-    return refine_locally(upright, model, coarse.matrix, FINE_STAGE)
+    fine = refine_locally(upright, model, coarse.matrix, FINE_STAGE)
+    if isinstance(fine, Refined) and fine.points < FOUND_ALL_SHARE * len(model.patches_px):
+        # a start off by more than the coarse search in parts of the page (a scale misread by
+        # a few percent is off by a third of an inch at the far edges): the places found
+        # where it was close fix the map, and from that map both passes reach the rest
+        again = refine_locally(upright, model, fine.matrix, COARSE_STAGE)
+        if isinstance(again, Refined):
+            second = refine_locally(upright, model, again.matrix, FINE_STAGE)
+            if isinstance(second, Refined) and second.points > fine.points:
+                return second
+    return fine
 
 
 def _start_was_close(fine: Refined, start: np.ndarray, model: PageModel) -> bool:
