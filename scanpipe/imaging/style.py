@@ -37,7 +37,7 @@ Pure: arrays and values in, values out.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -317,6 +317,8 @@ def group_by_frame(models: Sequence[PageModel]) -> list[tuple[PageModel, list[tu
     grouped: list[tuple[PageModel, list[tuple[PageModel, np.ndarray]]]] = []
     for model in models:
         for anchor, members in grouped:
+            if not _same_sheet(model, anchor):
+                continue  # a legal sheet whose top prints a letter sheet's frame is another frame
             found = align_to_page(model.image, anchor, dpi_hint=model.dpi, turned=False)
             if isinstance(found, Alignment) and found.score >= GROUP_MIN_CC:
                 refined = refine(model.image, anchor, found.matrix)
@@ -326,6 +328,16 @@ def group_by_frame(models: Sequence[PageModel]) -> list[tuple[PageModel, list[tu
         else:
             grouped.append((model, [(model, np.eye(3))]))
     return grouped
+
+
+SAME_SHEET = 0.05  # blanks of one frame: sheets whose sides agree within this share (a scan crops a margin; letter and legal differ by a quarter)
+
+
+def _same_sheet(a: PageModel, b: PageModel) -> bool:
+    """Whether two blanks are printed on one size of sheet (the layouts' ``size``): a frame is
+    a sheet's, and a longer sheet printing a shorter one's frame at its top (the same vendor's
+    letter and legal ballots) aligns with it there as well as a member does."""
+    return all(abs(x / y - 1.0) <= SAME_SHEET for x, y in zip(a.size_in, b.size_in, strict=True))
 
 
 def _group(anchor: PageModel, members: list[tuple[PageModel, np.ndarray]], boxes: dict[tuple[str, int], tuple[Box, ...]],
@@ -415,7 +427,16 @@ def identify_style(gray: np.ndarray, groups: Sequence[StyleGroup], *, dpi_hint: 
         else:
             first.append((group, members, None))
     for batch in (first, later):  # the blanks whose marks the card does not show only if no other fits
-        best_failure = _compare(view, batch, results, dpi_hint) or best_failure
+        # quickly first; only a card no blank matched so is aligned again, searching harder
+        # (:func:`~scanpipe.imaging.align.align_densely`'s ``thorough``): a card that reads pays
+        # nothing for the search that a hard one needs
+        quick: list[StyleMatch | StyleAmbiguous] = []
+        best_failure = _compare(view, batch, quick, dpi_hint, thorough=False) or best_failure
+        if not any(isinstance(r, StyleMatch) for r in quick):
+            searched: list[StyleMatch | StyleAmbiguous] = []
+            best_failure = _compare(view, batch, searched, dpi_hint, thorough=True) or best_failure
+            quick = searched or quick
+        results.extend(quick)
         if any(isinstance(r, StyleMatch) for r in results):
             break
     if not results:
@@ -444,7 +465,7 @@ def frames_apart(a: PageModel, b: PageModel) -> bool:
 
 
 def _compare(view: CardView, batch: list[tuple[StyleGroup, list[int], Alignment | None]],
-             results: list[StyleMatch | StyleAmbiguous], dpi_hint: float | None) -> str | None:
+             results: list[StyleMatch | StyleAmbiguous], dpi_hint: float | None, *, thorough: bool = True) -> str | None:
     """Align the card to each frame of ``batch`` not yet aligned (None), then refine and
     compare it with the members, best-aligned frame first, appending to ``results``; the last
     reason a frame did not fit, if any. Once a style matched, a frame aligned
@@ -454,7 +475,8 @@ def _compare(view: CardView, batch: list[tuple[StyleGroup, list[int], Alignment 
     # ..., aligned by the timing marks, why the print's correlation fell short (a dense fit under the gate)
     candidates: list[tuple[StyleGroup, list[int], Alignment, bool, str | None]] = []
     for group, members, found in batch:
-        aligned = align_densely(view, group.anchor, dpi_hint=dpi_hint) if found is None else surer_of(found, view, group.anchor, dpi_hint=dpi_hint)
+        aligned = (align_densely(view, group.anchor, dpi_hint=dpi_hint, thorough=thorough) if found is None
+                   else surer_of(found, view, group.anchor, dpi_hint=dpi_hint))
         if isinstance(aligned, AlignmentFailure):
             failure = aligned.detail
             if aligned.fit is not None:  # a stamp or heavy ink over empty parts lowers the correlation of a right fit
@@ -466,44 +488,79 @@ def _compare(view: CardView, batch: list[tuple[StyleGroup, list[int], Alignment 
         matched = [r.alignment.score for r in results if isinstance(r, StyleMatch)]
         if matched and max(matched) - aligned.score >= ACROSS_GROUPS_MARGIN:
             break
-        upright = view.upright(aligned.turned)
-        refined = refine(upright, group.anchor, aligned.matrix, close=by_marks)
-        own = group.anchor  # the blank whose places ``refined`` measured
-        if not isinstance(refined, Refined) and len(members) > 1:
+        refined = refine(view.upright(aligned.turned), group.anchor, aligned.matrix, close=by_marks)
+        result: StyleMatch | StyleAmbiguous | StyleUnknown | None = None
+        if isinstance(refined, Refined) or len(members) == 1:
+            result = _settle(view, group, members, aligned, refined, group.anchor, short)
+        if not isinstance(result, StyleMatch | StyleAmbiguous) and len(members) > 1:
             # the anchor's places are the frame's and its own print: a member that prints other
-            # contests (another party's ballot in the same frame) shows few of them
-            by_member = _refined_by_a_member(upright, group, aligned, members, by_marks)
-            if by_member is not None:
-                own, refined = by_member
-        if short is not None and not (isinstance(refined, Refined) and found_all_over(refined, own)):
-            failure = short  # the fit stands only where local refinement finds the blank all over the card
-            continue
-        if isinstance(refined, Refined):
-            k = group.members.index(own)
-            aligned = replace(aligned, matrix=refined.matrix @ np.linalg.inv(group.to_anchor[k]), precise=True)
-        measured = refined if isinstance(refined, Refined) and own is group.anchor else None
-        card, inside = _card_in_frame(upright, aligned, group.anchor)
-        result = _choose(card, inside, group, aligned, members, measured, upright)
+            # contests (another party's ballot in the same frame) shows few of them, or those
+            # it shows (the header, the frame) leave the fit off where it prints its own
+            # contests, so that its print seems missing there
+            for own, refined_by, aligned_by, short_by in _member_refinements(view, group, aligned, short, members, by_marks, dpi_hint,
+                                                                             thorough):
+                again = _settle(view, group, members, aligned_by, refined_by, own, short_by)
+                if result is None or not isinstance(again, StyleUnknown):
+                    result = again
+                if not isinstance(again, StyleUnknown):
+                    break
+            if result is None:
+                result = _settle(view, group, members, aligned, refined, group.anchor, short)
         if isinstance(result, StyleUnknown):
             failure = result.detail
             continue
+        assert result is not None
         results.append(result)
     return failure
 
 
-def _refined_by_a_member(upright: np.ndarray, group: StyleGroup, aligned: Alignment, members: list[int],
-                         close: bool) -> tuple[PageModel, Refined] | None:
-    """Local refinement against the group's members other than its anchor, where the
-    anchor's own places were not found on the card: the LEADERS members that explain the
-    card best under the unrefined fit are tried, best first; the first refined is taken
-    (its blank and the refinement, in that blank's pixels). None when none is."""
-    card, inside = _card_in_frame(upright, aligned, group.anchor)
+def _settle(view: CardView, group: StyleGroup, members: list[int], aligned: Alignment, refined: Refined | AlignmentFailure,
+            own: PageModel, short: str | None) -> StyleMatch | StyleAmbiguous | StyleUnknown:
+    """The style a card aligned to a group is (:func:`_choose`), given the local refinement
+    against blank ``own`` (a member; its pixels): a fit whose print correlated short of the
+    gate (``short``: why) stands only where the refinement finds the blank all over the card."""
+    if short is not None and not (isinstance(refined, Refined) and found_all_over(refined, own)):
+        return StyleUnknown(short)
+    if isinstance(refined, Refined):
+        k = group.members.index(own)
+        aligned = replace(aligned, matrix=refined.matrix @ np.linalg.inv(group.to_anchor[k]), precise=True)
+    measured = refined if isinstance(refined, Refined) and own is group.anchor else None
+    upright = view.upright(aligned.turned)
+    card, inside, faint = _card_in_frame(upright, aligned, group.anchor)
+    return _choose(card, inside, group, aligned, members, measured, upright, faint)
+
+
+def _member_refinements(view: CardView, group: StyleGroup, aligned: Alignment, short: str | None, members: list[int],
+                        close: bool, dpi_hint: float | None, thorough: bool) -> Iterator[tuple[PageModel, Refined, Alignment, str | None]]:
+    """Local refinements against the group's members other than its anchor, for a card the
+    anchor's places did not settle: the LEADERS members that explain the card best under the
+    anchor's fit, best first, refined from that fit; then the same members aligned to the
+    card directly (densely) and refined from there: a member whose print differs from the
+    anchor's in most of the page (another party's contests in two columns where the anchor
+    prints three) shares only the frame with it, and a frame of few marks (one row) leaves
+    the anchor's dense fit to that print, off by a stretch the member's own print does not
+    show. Each: the blank, the refinement (in that blank's pixels), the alignment (the
+    anchor's, or the member's direct one carried into the anchor's frame) and why its print
+    correlated short of the gate, if it did (``short``: the anchor's fit's); lazily, the
+    caller taking the first that settles the card's style."""
+    upright = view.upright(aligned.turned)
+    card, inside, _faint = _card_in_frame(upright, aligned, group.anchor)
     others = [i for i in members if group.members[i] is not group.anchor]
-    for i in sorted(others, key=lambda i: _distance(card, inside, group, i))[:LEADERS]:
+    leading = sorted(others, key=lambda i: _distance(card, inside, group, i))[:LEADERS]
+    for i in leading:
         refined = refine(upright, group.members[i], aligned.matrix @ group.to_anchor[i], close=close)
         if isinstance(refined, Refined):
-            return group.members[i], refined
-    return None
+            yield group.members[i], refined, aligned, short
+    for i in leading:
+        model = group.members[i]
+        direct = align_densely(view, model, dpi_hint=dpi_hint, thorough=thorough)
+        fit, why = (direct.fit, direct.detail) if isinstance(direct, AlignmentFailure) else (direct, None)
+        if fit is None:
+            continue
+        refined = refine(view.upright(fit.turned), model, fit.matrix)
+        if isinstance(refined, Refined):
+            carried = fit.matrix @ np.linalg.inv(group.to_anchor[i])  # anchor blank px -> card px
+            yield model, refined, replace(fit, matrix=carried, score=max(fit.score, aligned.score)), why
 
 
 def _distance(card: np.ndarray, inside: np.ndarray, group: StyleGroup, i: int) -> float:
@@ -529,10 +586,12 @@ def _across_groups(results: list[StyleMatch | StyleAmbiguous]) -> StyleResult:
     return first
 
 
-def _card_in_frame(upright: np.ndarray, aligned: Alignment, anchor: PageModel) -> tuple[np.ndarray, np.ndarray]:
-    """The card's printed ink (bool, dilated one pixel) warped into the anchor's frame, and
-    where the card has pixels at all (a scanner that cut a margin cut the blank's print there);
-    ``upright``: the card turned as ``aligned`` says."""
+def _card_in_frame(upright: np.ndarray, aligned: Alignment, anchor: PageModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The card's printed ink (bool, dilated one pixel) warped into the anchor's frame, where
+    the card has pixels at all (a scanner that cut a margin cut the blank's print there), and
+    where it shows ink at all (PAPER_LEVEL, dilated one pixel: a thin rule in a second ink on
+    coloured stock, a pixel wide at FRAME_DPI, may fall under INK_LEVEL where the blank's
+    does not); ``upright``: the card turned as ``aligned`` says."""
     scale = float(np.sqrt(abs(np.linalg.det(aligned.matrix[:2, :2]))))  # card px per blank px
     f = anchor.image.shape[1] / anchor.frame_shape[1]
     small = reduce_to(upright, scale * f, 1.0)
@@ -540,18 +599,22 @@ def _card_in_frame(upright: np.ndarray, aligned: Alignment, anchor: PageModel) -
     to_small = np.array([[1 / factor, 0, 0.5 / factor - 0.5], [0, 1 / factor, 0.5 / factor - 0.5], [0, 0, 1]])
     frame_to_small = to_small @ aligned.matrix @ np.linalg.inv(_blank_to_frame(anchor))
     shape = (anchor.frame_shape[1], anchor.frame_shape[0])
-    ink = warp_in_tiles(ink_of(small), frame_to_small, shape) >= INK_LEVEL
+    darkness = warp_in_tiles(ink_of(small), frame_to_small, shape)
+    ink = darkness >= INK_LEVEL
     h, w = small.shape
     corners = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float64).reshape(-1, 1, 2)
     outline = cv2.perspectiveTransform(corners, np.linalg.inv(frame_to_small)).reshape(-1, 2)
     inside = np.zeros((shape[1], shape[0]), np.uint8)
     cv2.fillConvexPoly(inside, np.round(outline).astype(np.int32), 1)
     inside = cv2.erode(inside, np.ones((5, 5), np.uint8)).astype(bool)
-    return cv2.dilate(ink.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool), inside
+    grow = np.ones((3, 3), np.uint8)
+    return (cv2.dilate(ink.astype(np.uint8), grow).astype(bool), inside,
+            cv2.dilate((darkness >= PAPER_LEVEL).astype(np.uint8), grow).astype(bool))
 
 
 def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Alignment,
-            members: list[int], refined: Refined | None = None, upright: np.ndarray | None = None) -> StyleMatch | StyleAmbiguous | StyleUnknown:
+            members: list[int], refined: Refined | None = None, upright: np.ndarray | None = None,
+            faint: np.ndarray | None = None) -> StyleMatch | StyleAmbiguous | StyleUnknown:
     """Rank the candidates by how well each explains the card, then compare the leaders
     pairwise on the pixels where their blanks differ. ``refined``: the local refinement
     against the anchor, passed on when the anchor wins (registration need not measure it again);
@@ -575,7 +638,7 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
     order = sorted(leaders, key=lambda k: -standing[k])
     best = order[0]
     model = group.members[best]
-    missing = _missing_block(card, group.ink[best], group.keep & inside & ~group.timing)
+    missing = _missing_block(card, group.ink[best], group.keep & inside & ~group.timing, shown=faint)
     if missing is not None:
         return StyleUnknown(f"the card does not show the print of the closest blank ({model.style} page {model.page}): {missing}")
     if standing[best] < MIN_MARGIN and len(order) > 1:
@@ -936,9 +999,11 @@ def _detail_margin(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndar
     return float((d2 - d1) / (d1 + d2)) if d1 + d2 > 0 else 0.0
 
 
-def _missing_block(card: np.ndarray, blank: np.ndarray, judged: np.ndarray) -> str | None:
+def _missing_block(card: np.ndarray, blank: np.ndarray, judged: np.ndarray, *, shown: np.ndarray | None = None) -> str | None:
     """Where, within ``judged``, a square inch of the blank's print is mostly missing from the
     card *and* the card prints something else there (other text: another style or election).
+    ``shown``: where the card shows any ink (the blank's print counts as there where it does;
+    default ``card``).
 
     Missing print alone is not enough: a blank may carry a "SAMPLE" overprint the ballots
     lack, and a torn corner loses print; neither makes the card another style.
@@ -949,7 +1014,7 @@ def _missing_block(card: np.ndarray, blank: np.ndarray, judged: np.ndarray) -> s
     judged[:edge], judged[-edge:], judged[:, :edge], judged[:, -edge:] = False, False, False, False
     printed = blank & judged
     n = _block_sums(printed, side)
-    present = _block_sums(card & printed, side) / np.maximum(n, 1)
+    present = _block_sums((card if shown is None else shown) & printed, side) / np.maximum(n, 1)
     lacking = (n >= BLOCK_MIN_PX) & (present < BLOCK_MIN_PRESENT)
     if not lacking.any():  # the card shows the blank's print everywhere: what else it prints cannot matter
         return None
