@@ -250,3 +250,30 @@ def test_the_printed_write_in_line_inside_the_area_is_not_writing(angle: float, 
     named = with_line(["write_in", "none"])
     assert empty.write_in_score <= 0.02, empty.write_in_score
     assert named.write_in_score >= 0.4, named.write_in_score
+
+
+def test_a_strokes_reach_leaves_out_the_specks_of_a_speckled_card() -> None:
+    """On a card whose targets mostly show specks (a speckled bilevel scan), the span is
+    measured without pieces of three dark pixels or fewer: a hesitation dot with a speck rows
+    away keeps the dot's reach; a stroke, even one a ballpoint skips along, and an X keep all
+    of theirs. On a clean card (specks by few targets) nothing is left out."""
+    from scanpipe.imaging.marks import _without_specks
+
+    zone = np.zeros((8, 25, 44), bool)
+    zone[0, 9:14, 17:22] = True  # a dot ...
+    zone[0, 4, 33:36] = True  # ... and a speck by the printed outline
+    for x in range(4, 40):  # a stroke across the box, skipping two pixels every eight
+        if x % 8 not in (0, 1):
+            zone[1, 12 + (x - 4) // 6, x] = True
+    for k in range(20):  # an X
+        zone[2, 2 + k, 10 + k] = zone[2, 2 + k, 29 - k] = True
+    zone[1:, 22, 2] = True  # specks by the others
+    kept = _without_specks(zone)
+    assert kept[0].sum() == 25 and not kept[0, 4].any()
+    assert not kept[1:, 22, 2].any()
+    stroke, cross = zone[1].copy(), zone[2].copy()
+    stroke[22, 2] = cross[22, 2] = False
+    assert (kept[1] == stroke).all() and (kept[2] == cross).all()
+    clean = zone.copy()
+    clean[2:, 22, 2] = False  # specks by two targets of eight: a clean card
+    assert (_without_specks(clean) == clean).all()

@@ -57,6 +57,9 @@ LEVEL_SHARE = 0.6  # level = the ink 60% of the interior reaches
 SPAN_BAND_IN = (0.016, 0.035)  # span zone outside the oval: clear of the outline, inside the ring
 SPAN_TRIM = 0.03  # span = extent between the 3% and 97% quantiles of dark pixels
 SPAN_MIN_SHARE = 0.05  # a span counts only with dark ink over this share of the interior's area
+SPECKLED_SHARE = 0.5  # a card whose targets (of one shape) show specks this often, ...
+SPECKLED_MIN = 6  # ... and at least this many of them, is speckled ...
+SPECK_PX = 3  # ... and without pieces of dark ink this small (specks of a speckled bilevel scan: a pen's stroke is a line of pixels, a dot a dozen)
 RING_IN = (0.035, 0.12)
 RING_SECTORS = 16
 RING_STROKE = 0.3
@@ -440,13 +443,37 @@ def _knots(values: np.ndarray, knots: tuple[tuple[float, float], ...]) -> np.nda
 
 
 def _span(ink: np.ndarray, geo: _Geometry, interior_px: int) -> np.ndarray:
-    """Extent of dark ink in the span zone across the oval: max of width and height shares."""
+    """Extent of dark ink in the span zone across the oval: max of width and height shares;
+    on a speckled card specks are left out (:func:`_without_specks`): a bilevel scan of
+    coloured stock thresholded near its paper speckles every box and roughens its printed
+    outline, and a few specks spread the extent of a hesitation dot across the box."""
     zone = (ink >= DARK) & geo.span_zone[None]
-    zone = zone[:, geo.span_rows, geo.span_cols]
+    zone = _without_specks(zone[:, geo.span_rows, geo.span_cols])
     count = zone.sum(axis=(1, 2))
     span = np.maximum(_extent_share(zone.sum(axis=1).astype(np.float32), count, geo.axes_px[0]),
                       _extent_share(zone.sum(axis=2).astype(np.float32), count, geo.axes_px[1]))
     return np.where(count >= SPAN_MIN_SHARE * interior_px, np.clip(span, 0.0, 1.0), 0.0)
+
+
+def _without_specks(zone: np.ndarray) -> np.ndarray:
+    """``zone`` (targets, rows, columns; bool) without its 8-connected pieces of SPECK_PX
+    pixels or fewer where the card is speckled: most of its targets (SPECKLED_SHARE, and
+    SPECKLED_MIN at least) show such a piece (a clean scan shows none by an empty target, a
+    JPEG's noise one by a few; a thin stroke a light pen drew may break into such pieces, and
+    keeps them on a clean card); else ``zone`` as it is. All
+    targets labelled at once (stacked, a blank row between)."""
+    n, rows, cols = zone.shape
+    if n == 0 or not zone.any():
+        return zone
+    mosaic = np.zeros((n, rows + 1, cols), np.uint8)
+    mosaic[:, :rows] = zone
+    _count, labels, stats, _ = cv2.connectedComponentsWithStats(mosaic.reshape(n * (rows + 1), cols), connectivity=8)
+    speck = stats[:, cv2.CC_STAT_AREA] <= SPECK_PX
+    speck[0] = False
+    specks = speck[labels].reshape(n, rows + 1, cols)[:, :rows]
+    if np.count_nonzero(specks.any(axis=(1, 2))) < max(SPECKLED_SHARE * n, SPECKLED_MIN):
+        return zone
+    return zone & ~specks
 
 
 def _extent_share(profile: np.ndarray, count: np.ndarray, size: float | np.ndarray) -> np.ndarray:
