@@ -733,8 +733,9 @@ def _phase_peaks(reference: np.ndarray, card: np.ndarray, count: int) -> list[tu
     a[: reference.shape[0], : reference.shape[1]] = reference
     b[: card.shape[0], : card.shape[1]] = card
     cross = cv2.mulSpectrums(cv2.dft(b, flags=cv2.DFT_COMPLEX_OUTPUT), cv2.dft(a, flags=cv2.DFT_COMPLEX_OUTPUT), 0, conjB=True)
-    cross /= (cv2.magnitude(cross[..., 0], cross[..., 1]) + 1e-9)[..., None]
-    surface = cv2.idft(cross, flags=cv2.DFT_REAL_OUTPUT | cv2.DFT_SCALE)
+    magnitude = cv2.magnitude(cross[..., 0], cross[..., 1]) + np.float32(1e-9)
+    normalised = (cross / magnitude[..., None]).astype(np.float32)
+    surface = cv2.idft(normalised, flags=cv2.DFT_REAL_OUTPUT | cv2.DFT_SCALE)
     peaks = (surface >= cv2.dilate(surface, np.ones((5, 5), np.uint8))) & (surface > 0)
     ys, xs = np.nonzero(peaks)
     order = np.argsort(-surface[ys, xs])[:count]
