@@ -135,6 +135,7 @@ class CardView:
         self._turned: np.ndarray | None = None
         self._blobs: dict[float, np.ndarray] = {}
         self._ink: dict[tuple[bool, float], np.ndarray] = {}
+        self._exact: dict[tuple[bool, float], np.ndarray] = {}  # :meth:`coarse_ink`'s resized inks
         self._rows: dict[tuple[float, bytes], tuple[float, float] | None] = {}
 
     def blobs_px(self, dpi: float) -> np.ndarray:
@@ -169,11 +170,11 @@ class CardView:
         left = (self.gray.shape[1] / ink.shape[1]) / factor
         if abs(left - 1.0) <= COARSE_EXACT:
             return ink
-        key = (turned, -round(factor, 3))
-        if key not in self._ink:
+        key = (turned, round(factor, 3))
+        if key not in self._exact:
             h, w = ink.shape
-            self._ink[key] = cv2.resize(ink, (max(1, round(w * left)), max(1, round(h * left))), interpolation=cv2.INTER_LINEAR)
-        return self._ink[key]
+            self._exact[key] = cv2.resize(ink, (max(1, round(w * left)), max(1, round(h * left))), interpolation=cv2.INTER_LINEAR)
+        return self._exact[key]
 
     def ink(self, factor: float, turned: bool = False) -> np.ndarray:
         """The card's ink reduced by ``factor`` (card pixels per reduced pixel); ``turned``:
@@ -706,6 +707,14 @@ def _card_ink(gray: np.ndarray, factor: float) -> np.ndarray:
 
 def _phase_shift(reference: np.ndarray, card: np.ndarray) -> tuple[tuple[float, float], float]:
     """Translation (reference px -> card px) and peak strength, both padded to one canvas."""
+    a, b = _on_one_canvas(reference, card)
+    (dx, dy), peak = cv2.phaseCorrelate(a, b)
+    return _nearest_zero(dx, dy, a.shape), float(peak)
+
+
+def _on_one_canvas(reference: np.ndarray, card: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Both images (float32) at the top left of one canvas a quarter larger than either, of a
+    size the DFT is fast for: a shift is found modulo the canvas, never wrapping print onto print."""
     rows = max(reference.shape[0], card.shape[0])
     cols = max(reference.shape[1], card.shape[1])
     size = (cv2.getOptimalDFTSize(rows + rows // 4), cv2.getOptimalDFTSize(cols + cols // 4))
@@ -713,11 +722,12 @@ def _phase_shift(reference: np.ndarray, card: np.ndarray) -> tuple[tuple[float, 
     b = np.zeros(size, np.float32)
     a[: reference.shape[0], : reference.shape[1]] = reference
     b[: card.shape[0], : card.shape[1]] = card
-    (dx, dy), peak = cv2.phaseCorrelate(a, b)
-    # the shift is modulo the canvas: take the representative nearest zero
-    dx = dx - size[1] if dx > size[1] / 2 else dx
-    dy = dy - size[0] if dy > size[0] / 2 else dy
-    return (float(dx), float(dy)), float(peak)
+    return a, b
+
+
+def _nearest_zero(dx: float, dy: float, size: tuple[int, ...]) -> tuple[float, float]:
+    """A shift modulo a canvas of ``size`` (rows, columns): the representative nearest zero."""
+    return (float(dx - size[1] if dx > size[1] / 2 else dx), float(dy - size[0] if dy > size[0] / 2 else dy))
 
 
 def _phase_peaks(reference: np.ndarray, card: np.ndarray, count: int) -> list[tuple[float, float]]:
@@ -725,13 +735,7 @@ def _phase_peaks(reference: np.ndarray, card: np.ndarray, count: int) -> list[tu
     peaks of the phase correlation surface (:func:`_phase_shift` gives the highest, to a
     fraction of a pixel): a page of evenly repeated print (rows of contests, a row of timing
     marks) also correlates a row or a box off, sometimes more strongly than in place."""
-    rows = max(reference.shape[0], card.shape[0])
-    cols = max(reference.shape[1], card.shape[1])
-    size = (cv2.getOptimalDFTSize(rows + rows // 4), cv2.getOptimalDFTSize(cols + cols // 4))
-    a = np.zeros(size, np.float32)
-    b = np.zeros(size, np.float32)
-    a[: reference.shape[0], : reference.shape[1]] = reference
-    b[: card.shape[0], : card.shape[1]] = card
+    a, b = _on_one_canvas(reference, card)
     cross = cv2.mulSpectrums(cv2.dft(b, flags=cv2.DFT_COMPLEX_OUTPUT), cv2.dft(a, flags=cv2.DFT_COMPLEX_OUTPUT), 0, conjB=True)
     magnitude = cv2.magnitude(cross[..., 0], cross[..., 1]) + np.float32(1e-9)
     normalised = (cross / magnitude[..., None]).astype(np.float32)
@@ -739,12 +743,7 @@ def _phase_peaks(reference: np.ndarray, card: np.ndarray, count: int) -> list[tu
     peaks = (surface >= cv2.dilate(surface, np.ones((5, 5), np.uint8))) & (surface > 0)
     ys, xs = np.nonzero(peaks)
     order = np.argsort(-surface[ys, xs])[:count]
-    out = []
-    for y, x in zip(ys[order], xs[order], strict=True):
-        dx = float(x - size[1]) if x > size[1] / 2 else float(x)  # the representative nearest zero
-        dy = float(y - size[0]) if y > size[0] / 2 else float(y)
-        out.append((dx, dy))
-    return out
+    return [_nearest_zero(float(x), float(y), a.shape) for y, x in zip(ys[order], xs[order], strict=True)]
 
 
 def _ecc(template: np.ndarray, image: np.ndarray, warp: np.ndarray, iterations: int) -> tuple[float, np.ndarray]:
