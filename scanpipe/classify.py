@@ -2,7 +2,8 @@
 
 A target is ``yes`` when its score reaches ``definite`` and nothing flags it; ``no`` when its
 score is under ``marginal`` and nothing flags it; otherwise ``unknown`` (a person decides).
-Flags are ink around the oval (``ring``: a circled option), damage over it (``damage``: a fold,
+Flags are ink around the oval (``ring``: a circled option; not around a target whose own
+interior is filled, where it is the fill's overflow), damage over it (``damage``: a fold,
 stain or tear) and, for an empty write-in oval, ink in the write-in area (``write_in``).
 
 Thresholds are data: ``scanpipe/calibration/thresholds.json`` (derived by
@@ -109,7 +110,7 @@ def classify_target(score: TargetScore, thresholds: Thresholds) -> TargetReading
     if score.damage_score >= t.damage:
         why = f"damage {score.damage_score:.3f} >= {t.damage:.3f} over the target (score {s:.3f})"
         return TargetReading(score, MarkStatus.UNKNOWN, why)
-    if score.ring_score >= t.ring:
+    if score.ring_score >= t.ring and not _filled(score, t):
         why = f"ring {score.ring_score:.3f} >= {t.ring:.3f}: ink around the target (score {s:.3f})"
         return TargetReading(score, MarkStatus.UNKNOWN, why)
     if s >= t.definite:
@@ -124,6 +125,15 @@ def classify_target(score: TargetScore, thresholds: Thresholds) -> TargetReading
         return TargetReading(score, MarkStatus.NO, f"score {s:.3f} < marginal {t.marginal:.3f}")
     why = f"score {s:.3f} between marginal {t.marginal:.3f} and definite {t.definite:.3f}"
     return TargetReading(score, MarkStatus.UNKNOWN, why)
+
+
+def _filled(score: TargetScore, thresholds: Thresholds) -> bool:
+    """Whether the target's own interior is filled: both its score and its interior's mean ink
+    reach ``definite``. Ink around such a target is the fill's overflow (a felt pen's, a
+    scribble's), not a loop drawn round an option left empty: the ring does not flag it. A loop
+    whose arcs cross the oval, a check or an X leave most of the interior paper (mean ink far
+    under ``definite``) and stay flagged."""
+    return score.score >= thresholds.definite and score.fill_score >= thresholds.definite
 
 
 def is_write_in_flag(reading: TargetReading) -> bool:

@@ -23,8 +23,8 @@ T = Thresholds(marginal=0.08, definite=0.6, ring=0.7, damage=0.5, write_in=0.15,
 
 
 def ts(score: float, *, option: str = "a", ring: float = 0.0, damage: float = 0.0, write_in: float = 0.0,
-       contest: str = "c") -> TargetScore:
-    return TargetScore(contest, option, score, score, 0.0, ring, damage, write_in, (0.0, 0.0, 10.0, 6.0))
+       contest: str = "c", fill: float | None = None) -> TargetScore:
+    return TargetScore(contest, option, score, score if fill is None else fill, 0.0, ring, damage, write_in, (0.0, 0.0, 10.0, 6.0))
 
 
 @pytest.mark.parametrize(
@@ -35,7 +35,12 @@ def ts(score: float, *, option: str = "a", ring: float = 0.0, damage: float = 0.
         (0.02, {}, MarkStatus.NO, "score 0.020 < marginal 0.080"),
         (0.412, {}, MarkStatus.UNKNOWN, "score 0.412 between marginal 0.080 and definite 0.600"),
         (0.08, {}, MarkStatus.UNKNOWN, "score 0.080 between marginal 0.080 and definite 0.600"),
-        (0.9, {"ring": 0.8}, MarkStatus.UNKNOWN, "ring 0.800 >= 0.700: ink around the target (score 0.900)"),
+        # a loop round the target whose arcs cross it (or a check, an X): the interior mostly paper
+        (0.9, {"ring": 0.8, "fill": 0.2}, MarkStatus.UNKNOWN, "ring 0.800 >= 0.700: ink around the target (score 0.900)"),
+        (0.9, {"ring": 0.8, "fill": 0.59}, MarkStatus.UNKNOWN, "ring 0.800 >= 0.700: ink around the target (score 0.900)"),
+        # a filled interior: the ink around it is the fill's overflow (a felt pen's), not doubt
+        (0.9, {"ring": 0.8, "fill": 0.85}, MarkStatus.YES, "score 0.900 >= definite 0.600"),
+        (0.5, {"ring": 0.8, "fill": 0.85}, MarkStatus.UNKNOWN, "ring 0.800 >= 0.700: ink around the target (score 0.500)"),
         (0.0, {"ring": 0.8}, MarkStatus.UNKNOWN, "ring 0.800 >= 0.700: ink around the target (score 0.000)"),
         (0.9, {"damage": 0.5}, MarkStatus.UNKNOWN, "damage 0.500 >= 0.500 over the target (score 0.900)"),
         (0.01, {"write_in": 0.4}, MarkStatus.UNKNOWN,

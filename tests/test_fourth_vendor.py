@@ -97,10 +97,11 @@ def test_every_ambiguous_target_goes_to_a_person(readings: list[tuple[dict[str, 
     assert missed == []
 
 
-@pytest.mark.xfail(strict=True, reason="issue 8: a bilevel scan of green stock thresholded into heavy speckle (cards/0007.tif) "
-                   "reads its paper as stained round most targets (damage 0.35-0.70) and its write-in areas as inked: "
-                   "14 of its clear targets go to a person, 15 of 385 in the deck (3.9%)")
 def test_few_clear_targets_go_to_a_person(readings: list[tuple[dict[str, Any], Any]]) -> None:
+    """At most the hardest profile's 0.5% of the clear targets (those a scanner streak crosses
+    left out) go to a person. A strict xfail until 3 December: the heavy speckle of a bilevel
+    scan of green stock (cards/0007.tif) read as creases beside most targets and as ink in its
+    write-in areas, 15 of 427 (3.5%); 1 of 427 now."""
     clear = to_person = 0
     for card, interp in readings:
         if not isinstance(interp, ReadCard) or interp.style != card["style"]:
@@ -110,7 +111,7 @@ def test_few_clear_targets_go_to_a_person(readings: list[tuple[dict[str, Any], A
             if t["intent"] != "ambiguous" and t["option"] not in card.get("streak_options", ()):
                 clear += 1
                 to_person += got[t["option"]] == "unknown"
-    assert to_person <= 0.02 * clear, f"{to_person} of {clear} clear targets sent to a person"
+    assert to_person <= 0.005 * clear, f"{to_person} of {clear} clear targets sent to a person"
 
 
 # --------------------------------------------------------------------------------------
@@ -145,6 +146,10 @@ def seed41(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, InterpretCon
     (41, 16, "thin rules in a second ink on coloured stock fall under the ink level at 100 dpi: not missing print"),
     (41, 20, "a 600 dpi tag proposes a scale of 3, where ECC shears the legal blank onto a corner of the card: no fit"),
     (41, 131, "a hesitation dot on speckled bilevel salmon stock: specks apart from it give it no stroke's reach (no vote)"),
+    # seed 777: speckled bilevel stock sent clear targets to a person as "damage"
+    (777, 284, "speckled bilevel blue stock, light print thresholded black: neither the print nor the specks beside a target are a crease"),
+    (777, 118, "speckled bilevel salmon legal card at 150 dpi, untagged: specks in the strips beside the targets are no crease"),
+    (777, 122, "felt-tip fills on speckled bilevel salmon stock: ink round a filled target is its overflow, no loop"),
 ])
 def test_cards_that_found_a_fault_read(seed41: tuple[Path, InterpretContext], seed: int, index: int, why: str) -> None:
     from tests.fourth_vendor import make_card

@@ -208,3 +208,48 @@ def test_thin_x_and_check_in_a_printed_box_are_votes() -> None:
     img, blank, reg, page = _boxes_card(["x", "none", "check", "none", "x"])
     got = [r.status for r in _read(img, blank, reg, page)]
     assert got == [MarkStatus.YES, MarkStatus.NO, MarkStatus.YES, MarkStatus.NO, MarkStatus.YES], got
+
+
+def _speckled(img: np.ndarray, seed: int, per_in2: float = 200.0) -> np.ndarray:
+    """``img`` with a bilevel scan's specks of coloured stock thresholded near its paper: black
+    dots of two to six pixels (0.01-0.015 in) scattered all over, beside every target."""
+    out = img.copy()
+    rng = np.random.default_rng(seed)
+    h, w = out.shape
+    for _ in range(int(per_in2 * h * w / DPI**2)):
+        y, x = int(rng.integers(0, h - 3)), int(rng.integers(0, w - 3))
+        out[y: y + int(rng.integers(1, 3)), x: x + int(rng.integers(2, 4))] = 0
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 3, 5])
+def test_the_specks_of_a_speckled_scan_are_no_crease_but_a_crease_through_them_still_is(seed: int) -> None:
+    """Where most targets show specks beside them, the fold measure leaves out pieces of added
+    ink a speck's size (and their blur): rows of specks in both strips beside a target had
+    looked like a light line through them (each of these seeds sent two or three empty targets
+    to a person so). A crease is a line across both strips: still one."""
+    blank, reg, page = card(EMPTY)
+    img = _speckled(blank, seed)
+    got = _read(img, blank, reg, page)
+    assert [r.status for r in got] == [MarkStatus.NO] * 8, [(r.status.value, r.why) for r in got]
+    cx, cy = _centre(page, 3)  # a crease through target 3 and the print beside it
+    cv2.line(img, (_px(cx - 1.0), _px(cy - 0.02)), (_px(cx + 1.0), _px(cy + 0.03)), 170, _px(0.012), cv2.LINE_AA)
+    got = _read(img, blank, reg, page)
+    assert got[3].status is MarkStatus.UNKNOWN and got[3].score.damage_score >= load_thresholds().damage, got[3]
+    assert all(r.status is MarkStatus.NO for i, r in enumerate(got) if i != 3), [(r.status.value, r.why) for r in got]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_specks_of_a_speckled_scan_are_no_write_in_but_a_name_is(seed: int) -> None:
+    """On a speckled card an empty write-in area shows specks over a tenth of its columns; they
+    are pieces of ink too small to be writing (a name's strokes join into larger ones), so the
+    empty area stays empty and a name written in a fine pen still reads as one."""
+    blank, reg, page = card(EMPTY, write_in_row=0)
+    thresholds = load_thresholds()
+    empty = _read(_speckled(blank, seed), blank, reg, page)[0]
+    assert empty.status is MarkStatus.NO and empty.score.write_in_score < thresholds.write_in, empty
+    named = blank.copy()
+    x, y, w, h = page.targets[0].write_in_area_in
+    cv2.putText(named, "Marion Tolliver", (_px(x + 0.1), _px(y + h - 0.08)), cv2.FONT_HERSHEY_SCRIPT_SIMPLEX, 1.1, 60, 1, cv2.LINE_AA)
+    written = _read(_speckled(named, seed), blank, reg, page)[0]
+    assert written.status is MarkStatus.UNKNOWN and written.score.write_in_score >= 0.4, written

@@ -81,6 +81,7 @@ NAME_ABOVE_IN = (-0.11, -0.025)  # rows relative to the box top
 NAME_BELOW_IN = (0.025, 0.11)  # rows relative to the box bottom
 WRITE_IN_INK = 0.35
 WRITE_IN_FINE = 3  # a write-in area's ink also looked for this much finer than SIDE_PPI, each block's darkest kept
+WRITE_IN_SPECK_PX = 6  # on a speckled card, pieces of ink this small (a speck's blur, 0.04 in across at SIDE_PPI) in a write-in area are specks
 WRITE_IN_EDGE_IN = 0.03  # the area's rim is not read: print beside it spills in with a scan's error
 LINE_IN = 0.4  # a straight stroke this long in a write-in area is printed, not written
 # Score anchors from the catalogue: (feature value, mapped score) knots, monotone.
@@ -457,23 +458,38 @@ def _span(ink: np.ndarray, geo: _Geometry, interior_px: int) -> np.ndarray:
 
 def _without_specks(zone: np.ndarray) -> np.ndarray:
     """``zone`` (targets, rows, columns; bool) without its 8-connected pieces of SPECK_PX
-    pixels or fewer where the card is speckled: most of its targets (SPECKLED_SHARE, and
-    SPECKLED_MIN at least) show such a piece (a clean scan shows none by an empty target, a
-    JPEG's noise one by a few; a thin stroke a light pen drew may break into such pieces, and
-    keeps them on a clean card); else ``zone`` as it is. All
+    pixels or fewer where the card is speckled (:func:`speckled`); else ``zone`` as it is."""
+    specks = small_pieces(zone, SPECK_PX)
+    return zone & ~specks if speckled(specks) else zone
+
+
+def speckled(specks: np.ndarray) -> bool:
+    """Whether a card is speckled, from each target's pieces of dark ink of SPECK_PX pixels or
+    fewer (``specks``: :func:`small_pieces` of the targets' ink): most of its targets
+    (SPECKLED_SHARE, and SPECKLED_MIN at least) show such a piece (a clean scan shows none by
+    an empty target, a JPEG's noise one by a few; a thin stroke a light pen drew may break into
+    such pieces, and keeps them on a clean card)."""
+    shown = int(np.count_nonzero(specks.any(axis=(1, 2)))) if specks.size else 0
+    return shown > 0 and shown >= max(SPECKLED_SHARE * len(specks), SPECKLED_MIN)
+
+
+def small_pieces(zone: np.ndarray, px: int, within: np.ndarray | None = None) -> np.ndarray:
+    """Per target (``zone``: targets, rows, columns; bool), its 8-connected pieces of ``px``
+    pixels or fewer (and, given ``within`` of the same shape, lying wholly within it). All
     targets labelled at once (stacked, a blank row between)."""
     n, rows, cols = zone.shape
     if n == 0 or not zone.any():
-        return zone
+        return np.zeros(zone.shape, bool)
     mosaic = np.zeros((n, rows + 1, cols), np.uint8)
     mosaic[:, :rows] = zone
-    _count, labels, stats, _ = cv2.connectedComponentsWithStats(mosaic.reshape(n * (rows + 1), cols), connectivity=8)
-    speck = stats[:, cv2.CC_STAT_AREA] <= SPECK_PX
-    speck[0] = False
-    specks = speck[labels].reshape(n, rows + 1, cols)[:, :rows]
-    if np.count_nonzero(specks.any(axis=(1, 2))) < max(SPECKLED_SHARE * n, SPECKLED_MIN):
-        return zone
-    return zone & ~specks
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(mosaic.reshape(n * (rows + 1), cols), connectivity=8)
+    small = stats[:, cv2.CC_STAT_AREA] <= px
+    small[0] = False
+    if within is not None:
+        outside = np.ones((n, rows + 1, cols), bool)
+        outside[:, :rows] = ~within
+        small &= np.bincount(labels[outside.reshape(labels.shape)], minlength=count) == 0
+    return small[labels].reshape(n, rows + 1, cols)[:, :rows]
 
 
 def _extent_share(profile: np.ndarray, count: np.ndarray, size: float | np.ndarray) -> np.ndarray:
@@ -609,10 +625,12 @@ def _name_rings(gray: np.ndarray, hom: np.ndarray, targets: list[TargetDef]) -> 
 
 
 def _write_in_score(gray: np.ndarray, hom: np.ndarray, area: Box | None, reference: np.ndarray | None,
-                    ref_dpi: float | None, tints_black: bool = False) -> float:
+                    ref_dpi: float | None, tints_black: bool = False, speckled_card: bool = False) -> float:
     """Fraction of the write-in area's columns crossed by ink (ruled rows left out);
     ``tints_black``: the card prints the blank's light print black (:func:`tints_printed_black`),
-    so its darkness on any of the blank's print is the print's."""
+    so its darkness on any of the blank's print is the print's; ``speckled_card``: the card is
+    speckled (:func:`speckled`), so pieces of ink of WRITE_IN_SPECK_PX or fewer are its specks
+    (a written name's strokes join into larger pieces)."""
     if area is None:
         return 0.0
     x, y, w, h = area
@@ -635,6 +653,8 @@ def _write_in_score(gray: np.ndarray, hom: np.ndarray, area: Box | None, referen
     # finer than a window pixel (a ballpoint's 0.01 in) is then never missed between samples
     written = np.maximum(dark, _fine_darkness(gray, hom, area, shape, reference, ref_dpi, tints_black))
     inked = (written >= WRITE_IN_INK) & ~_straight_lines(dark) & ~ruled[:, None]
+    if speckled_card:
+        inked &= ~small_pieces(inked[None], WRITE_IN_SPECK_PX)[0]
     edge = max(1, int(round(WRITE_IN_EDGE_IN * SIDE_PPI)))  # what spills in from beside the area
     inked[:edge], inked[-edge:], inked[:, :edge], inked[:, -edge:] = False, False, False, False
     return float(inked.any(axis=0).mean()) if inked.size else 0.0

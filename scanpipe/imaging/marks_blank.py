@@ -22,8 +22,9 @@ Per target:
    person.
 4. Span, ring and name ring as :mod:`scanpipe.imaging.marks` measures them, on ink; the
    damage score is the strongest of a stain (the card's paper darker than the blank's around
-   the target), a fold (a light line through both strips beside it, in ink), a tear (printed
-   outline missing from the card) and the obscured share.
+   the target), a fold (a light line through both strips beside it, in ink; on a card that
+   prints the blank's light print black, only where the blank shows paper; on a speckled card,
+   not its specks), a tear (printed outline missing from the card) and the obscured share.
 
 The score maps level, cover and span with the same knots as our own cards (the mark
 catalogue), so one set of thresholds serves both.
@@ -68,6 +69,8 @@ from scanpipe.imaging.marks import (
     _stain,
     _windows,
     _write_in_score,
+    small_pieces,
+    speckled,
 )
 from scanpipe.types import Box, TargetDef, TargetScore
 
@@ -133,6 +136,13 @@ LEAVES_OUTLINE_SCORE = (LOW_ANCHOR + HIGH_ANCHOR) / 2
 # thresholded scan shows beside every one).
 FOLD_BASELINE_MIN = 6
 FOLD_BASELINE_Q = 0.25
+# Specks: where most targets of a group show pieces of faint added ink (BLANK_NOISE or darker)
+# of FOLD_SPECK_PX canonical px or fewer on the bare paper beside them, SPECK_AWAY_PX or more
+# from the blank's print (a bilevel scan of coloured stock thresholded near its paper), the
+# card is speckled: the fold is looked for without such pieces (and their blur), and the
+# write-in areas without their specks (marks.WRITE_IN_SPECK_PX).
+FOLD_SPECK_PX = 20  # 0.04 in across
+SPECK_AWAY_PX = 3  # judged by the pieces this far (canonical px) or farther from the blank's print
 STAIN_SIDES = 2  # a stain darkens the paper on two sides of the target at least; a scribble's
 # overflow darkens one (real pencil scribbles overflow far more than our synthetic fills)
 
@@ -200,7 +210,17 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     # a fold is a long light line: looked for with the blank's print widened two pixels, so a
     # printed rule a pixel off its blank leaves no fringe that looks like one
     wide = cv2.dilate(blank.reshape(n * ch, cw), np.ones((5, 5), np.uint8)).reshape(blank.shape)
-    fold = _fold(np.clip(aligned - wide, 0.0, 1.0), geo)
+    beyond_print = np.clip(aligned - wide, 0.0, 1.0)
+    if tints_black:  # the card's darkness over the blank's light print is that print's, thresholded black
+        beyond_print[wide >= BLANK_NOISE] = 0.0
+    specks = small_pieces(beyond_print >= BLANK_NOISE, FOLD_SPECK_PX)
+    # speckled: judged by the specks on bare paper only, away from the blank's print (what a
+    # scan's error leaves along printed lines is no speck)
+    away = cv2.dilate(blank.reshape(n * ch, cw), np.ones((2 * SPECK_AWAY_PX + 1,) * 2, np.uint8)).reshape(blank.shape) < BLANK_NOISE
+    speckled_card = speckled(small_pieces(beyond_print >= BLANK_NOISE, FOLD_SPECK_PX, within=away))
+    if speckled_card:  # most targets show specks beside them: a crease is a line, not its specks (nor their blur)
+        beyond_print[cv2.dilate(specks.reshape(n * ch, cw).astype(np.uint8), np.ones((3, 3), np.uint8)).reshape(specks.shape) > 0] = 0.0
+    fold = _fold(beyond_print, geo)
     if n >= FOLD_BASELINE_MIN:  # what every target of this kind shows beside it is the print at a scan's stroke width, not a crease
         fold = np.clip(fold - np.quantile(fold, FOLD_BASELINE_Q), 0.0, 1.0)
     crossing = _crossing(gray, hom, boxes, _paper(card_win), side, {} if memo is None else memo)
@@ -221,7 +241,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
             contest=t.contest, option=t.option, score=float(score[i]), fill_score=float(fill[i]),
             stroke_score=float(stroke[i]), ring_score=float(max(ring[i], name_ring[i])),
             damage_score=float(damage[i]),
-            write_in_score=_write_in_score(gray, hom, t.write_in_area_in, reference, ref_dpi, tints_black),
+            write_in_score=_write_in_score(gray, hom, t.write_in_area_in, reference, ref_dpi, tints_black, speckled_card),
             box_px=(corners[0] + sx, corners[1] + sy, corners[2], corners[3]), shift_px=(sx, sy),
         ))
     return out
