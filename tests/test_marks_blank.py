@@ -253,3 +253,28 @@ def test_the_specks_of_a_speckled_scan_are_no_write_in_but_a_name_is(seed: int) 
     cv2.putText(named, "Marion Tolliver", (_px(x + 0.1), _px(y + h - 0.08)), cv2.FONT_HERSHEY_SCRIPT_SIMPLEX, 1.1, 60, 1, cv2.LINE_AA)
     written = _read(_speckled(named, seed), blank, reg, page)[0]
     assert written.status is MarkStatus.UNKNOWN and written.score.write_in_score >= 0.4, written
+
+
+def test_grey_rules_a_bilevel_scan_prints_black_on_some_rows_are_no_loop_round_a_name() -> None:
+    """The blank prints light grey rules between the options; a bilevel scan thresholded near
+    their grey prints some black and leaves others out (so the card as a whole does not print
+    the blank's light print black). A black rule above and below a name is print, not a loop
+    drawn round it; a loop drawn round a name still is one."""
+    blank, reg, page = card(EMPTY)
+    grey = blank.copy()
+    rules = []
+    for i in range(len(page.targets)):
+        x, y, w, h = page.targets[i].box_in
+        rules += [(_px(0.3), _px(y - 0.08), _px(2.8)), (_px(0.3), _px(y + h + 0.08), _px(2.8))]
+    for x0, y, x1 in rules:
+        cv2.line(grey, (x0, y), (x1, y), 175, 2)
+    img = blank.copy()
+    for k, (x0, y, x1) in enumerate(rules):
+        if k < len(rules) // 2:  # the upper rows' rules thresholded black, the lower rows' left out
+            cv2.line(img, (x0, y), (x1, y), 0, 2)
+    got = _read(img, grey, reg, page)
+    assert [r.status for r in got] == [MarkStatus.NO] * 8, [(r.status.value, r.why) for r in got]
+    x, y, w, h = page.targets[1].box_in  # a loop round the second option's name
+    cv2.ellipse(img, (_px(x + w + 0.45), _px(y + h / 2)), (_px(0.35), _px(0.12)), 0, 0, 360, 30, 3)
+    got = _read(img, grey, reg, page)
+    assert got[1].status is MarkStatus.UNKNOWN and got[1].score.ring_score >= 0.7, got[1]

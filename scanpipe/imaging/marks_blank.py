@@ -46,6 +46,7 @@ from scanpipe.imaging.marks import (
     HIGH_ANCHOR,
     LEVEL_KNOTS,
     LEVEL_SHARE,
+    LIGHT_PRINT,
     LOW_ANCHOR,
     MARGIN_IN,
     NAME_ABOVE_IN,
@@ -143,6 +144,7 @@ FOLD_BASELINE_Q = 0.25
 # write-in areas without their specks (marks.WRITE_IN_SPECK_PX).
 FOLD_SPECK_PX = 20  # 0.04 in across
 SPECK_AWAY_PX = 3  # judged by the pieces this far (canonical px) or farther from the blank's print
+RULED_SHARE = 0.6  # a row of the name's window dark across this share of its width, on the blank's light print, is a rule
 STAIN_SIDES = 2  # a stain darkens the paper on two sides of the target at least; a scribble's
 # overflow darkens one (real pencil scribbles overflow far more than our synthetic fills)
 
@@ -602,7 +604,8 @@ def _name_rings_against_blank(gray: np.ndarray, hom: np.ndarray, reference: np.n
                               targets: list[TargetDef], tints_black: bool = False) -> np.ndarray:
     """Ink (beyond the blank's print) both above and below the option's printed name; where
     the card prints the blank's light tints and grey rules black (``tints_black``: a bilevel
-    scan of a grey blank), the card's darkness on any of the blank's print is the print's."""
+    scan of a grey blank), the card's darkness on any of the blank's print is the print's;
+    on any card, a light rule printed black on this row (RULED_SHARE) is."""
     n = len(targets)
     out = np.zeros(n)
     idx = [i for i, t in enumerate(targets) if t.write_in_area_in is None]
@@ -620,6 +623,13 @@ def _name_rings_against_blank(gray: np.ndarray, hom: np.ndarray, reference: np.n
     blank_dark = 1.0 - blank / _paper(blank)[:, None, None]
     near = cv2.dilate(blank_dark.reshape(len(idx) * shape[0], shape[1]), np.ones((5, 5), np.uint8)).reshape(blank_dark.shape)
     dark = np.where(near >= BLANK_NOISE, 0.0, card_dark - near) if tints_black else card_dark - near
+    # a thresholded scan prints a light grey rule black on one row of options and leaves it
+    # out on the next: a row of the window dark across RULED_SHARE of its width where the
+    # blank prints light print is that rule (and the rows beside it), not a loop's arc
+    light = (blank_dark >= LIGHT_PRINT[0]) & (blank_dark < LIGHT_PRINT[1])
+    ruled = ((card_dark >= RING_STROKE).mean(axis=2) >= RULED_SHARE) & light.any(axis=2)
+    ruled |= np.roll(ruled, 1, axis=1) | np.roll(ruled, -1, axis=1)
+    dark[ruled] = 0.0
     a1 = int(round((NAME_ABOVE_IN[1] - top) * SIDE_PPI))
     b0 = int(round((boxes[0, 3] + NAME_BELOW_IN[0] - top) * SIDE_PPI))
     above = (dark[:, :a1] >= RING_STROKE).any(axis=1).mean(axis=1)
