@@ -277,3 +277,26 @@ def test_a_strokes_reach_leaves_out_the_specks_of_a_speckled_card() -> None:
     clean = zone.copy()
     clean[2:, 22, 2] = False  # specks by two targets of eight: a clean card
     assert (_without_specks(clean) == clean).all()
+
+
+def test_small_pieces_within_a_zone_are_those_wholly_inside_it() -> None:
+    """``small_pieces``: the pieces of at most ``px`` pixels, per target; given ``within``, only
+    those lying wholly within it (a speck on bare paper, not a scan's fringe along print that
+    the zone's edge cuts short); labelled across targets without joining them."""
+    from scanpipe.imaging.marks import small_pieces, speckled
+
+    zone = np.zeros((2, 10, 12), bool)
+    zone[0, 1:3, 1:3] = True  # 4 px, on the paper
+    zone[0, 6:9, 4:10] = True  # 18 px: too large
+    zone[1, 9, 0:3] = True  # 3 px at the last row: not joined to the next target's first row
+    zone[1, 0, 8:11] = True  # 3 px by the print (outside the paper zone in part)
+    paper = np.ones_like(zone)
+    paper[1, 0, 10] = False
+    small = small_pieces(zone, 4)
+    assert small[0, 1:3, 1:3].all() and not small[0, 6:9].any() and small[1, 9, 0:3].all() and small[1, 0, 8:11].all()
+    inside = small_pieces(zone, 4, within=paper)
+    assert inside[0, 1:3, 1:3].all() and inside[1, 9, 0:3].all() and not inside[1, 0].any()
+    assert speckled(np.zeros((8, 4, 4), bool)) is False
+    many = np.zeros((8, 4, 4), bool)
+    many[:6, 0, 0] = True  # specks by six targets of eight: speckled
+    assert speckled(many) is True and speckled(many[:5]) is False  # five: under SPECKLED_MIN
