@@ -81,3 +81,34 @@ def test_light_rules_a_bilevel_card_prints_black(vendor_dir: Path, tmp_path: Pat
     assert result.style == STYLE
     assert [r.status for r in result.targets] == [MarkStatus.NO] * len(result.targets), \
         [(r.score.option, r.why) for r in result.targets if r.status is not MarkStatus.NO]
+
+
+def _lid_shadow(sheet: np.ndarray, dpi: float, depth: float = 0.12, reach_in: float = 0.8) -> np.ndarray:
+    """The sheet darkened along its left edge as a scanner's lid shades it: ``depth`` at the
+    edge, falling off over ``reach_in``, down the whole height."""
+    x_in = np.arange(sheet.shape[1], dtype=np.float32) / dpi
+    shade = 1.0 - depth * np.exp(-x_in / reach_in)
+    return np.clip(sheet.astype(np.float32) * shade[None, :], 0, 255).astype(np.uint8)
+
+
+def test_a_lids_shadow_along_an_edge_is_no_stain_but_a_stain_in_it_still_is(vendor_election: Election, tmp_path: Path) -> None:
+    """A shadow along the sheet's left edge darkens every target near it: the page's paper
+    there, not a stain (a plane fitted to the page does not follow it). A stain over a target
+    inside the shadow is still one."""
+    gray, dpi = _blank(vendor_election)
+    sheet = _lid_shadow(np.minimum(gray.astype(np.float32) * 200 / 255.0, 255).astype(np.uint8), dpi)
+    path = tmp_path / "shadow.png"
+    Image.fromarray(sheet).save(path, dpi=(dpi, dpi))
+    result = _read(path, vendor_election, tmp_path / "learned")
+    assert result.style == STYLE
+    assert [r.status for r in result.targets] == [MarkStatus.NO] * len(result.targets), \
+        [(r.score.option, r.why) for r in result.targets if r.status is not MarkStatus.NO]
+    page = vendor_election.style(STYLE).layout.pages[0]
+    x, y, w, h = min(page.targets, key=lambda t: t.box_in[0]).box_in  # the target nearest the shadowed edge
+    stain = np.zeros(sheet.shape, np.float32)
+    cv2.ellipse(stain, (int((x + w / 2) * dpi), int((y + h / 2) * dpi)), (int(0.3 * dpi), int(0.22 * dpi)), 0, 0, 360, 1.0, -1)
+    stained = (sheet.astype(np.float32) * (1.0 - 0.16 * cv2.GaussianBlur(stain, (0, 0), 0.03 * dpi))).astype(np.uint8)
+    Image.fromarray(stained).save(path, dpi=(dpi, dpi))
+    result = _read(path, vendor_election, tmp_path / "learned")
+    near = [r for r in result.targets if r.score.option == min(page.targets, key=lambda t: t.box_in[0]).option]
+    assert near[0].status is MarkStatus.UNKNOWN and near[0].score.damage_score >= load_thresholds().damage, near[0]

@@ -99,6 +99,8 @@ FOLD_SCALE = 0.12  # line darkness in both strips
 PAGE_FIT_TOL = 0.03  # page paper plane: samples darker than the fit by more are not paper
 PAGE_GRID = 48  # ... sampled on a grid of about this many points along the short side ...
 PAGE_EDGE_IN = 0.15  # ... those on the sheet at least this far inside its edges (where the registration says) ...
+SHADE_PAPER = 0.5  # a shadow's paper: grid samples this share of the plane or lighter (print is darker) ...
+SHADE_MIN_SAMPLES = 6  # ... at least this many of them in a grid column or row
 PAGE_MIN_ON = 0.3  # ... unless fewer than this share of them are (a registration to doubt: the whole image then)
 LIGHT_PRINT = (0.12, 0.45)  # the blank's light print: darkness from the first (its paper's noise is less) to the second
 LIGHT_SAMPLE_PPI = 50.0  # ... sampled this finely ...
@@ -181,7 +183,7 @@ def score_targets(
             assert reference is not None and ref_dpi is not None
             scored = score_group_against_blank(gray, hom, group, _geometry(w_in, h_in), plane, reference, ref_dpi, ref_plane,
                                                memo=memo, page_boxes=tuple(t.box_in for t in targets), blank_memo=blank_memo,
-                                               tints_black=tints_black)
+                                               tints_black=tints_black, page_size=page.size_in)
         else:
             scored = _score_group(gray, hom, group, _geometry(w_in, h_in), plane, reference, ref_dpi)
         for i, s in zip(idx, scored):
@@ -508,11 +510,14 @@ def _ring(flat: np.ndarray, geo: _Geometry) -> np.ndarray:
 
 
 def _stain(gray_aligned: np.ndarray, plane: tuple[float, float, float], centers_px: np.ndarray,
-           geo: _Geometry, sides: int = 1) -> np.ndarray:
+           geo: _Geometry, sides: int = 1, shade: np.ndarray | None = None) -> np.ndarray:
     """Paper darkening around the oval relative to the page's paper plane (stains): the
-    ``sides``-th most darkened of the four quadrants around it."""
+    ``sides``-th most darkened of the four quadrants around it; ``shade`` (per target, at
+    most 1): the page's paper there as a share of the plane (:func:`paper_shade`)."""
     n = len(gray_aligned)
     page = np.maximum(plane[0] + plane[1] * centers_px[:, 0] + plane[2] * centers_px[:, 1], 1.0)
+    if shade is not None:
+        page = page * shade
     h, w = gray_aligned.shape[1:]
     size = 2 * _px(STROKE_MAX_IN) + 1
     smooth = cv2.GaussianBlur(gray_aligned.reshape(n * h, w), (0, 0), STAIN_SIGMA_PX)  # dither, JPEG noise
@@ -553,6 +558,46 @@ def _page_paper(gray: np.ndarray, hom: np.ndarray | None = None, size_in: tuple[
             break
         keep = new
     return float(coef[0]), float(coef[1]), float(coef[2])
+
+
+def paper_shade(gray: np.ndarray, hom: np.ndarray, size_in: tuple[float, float],
+                plane: tuple[float, float, float]) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """The page's paper as a share of its plane (:func:`_page_paper`), at most 1, per column
+    and per row of the plane's grid of samples on the sheet (their image x and the shares,
+    their image y and the shares; :func:`shade_at` reads them): a shadow along a sheet's edge
+    (a scanner lid's, a lamp's falling off) darkens whole columns or rows of the paper, which a
+    plane does not follow and which is no stain. Per grid column and row, the median of the
+    paper samples (SHADE_PAPER of the plane or lighter: not print), SHADE_MIN_SAMPLES of them
+    at least, else 1. A stain darkens a few inches of a column or row at most, under half of
+    it: the median passes it by."""
+    step = max(8, min(gray.shape) // PAGE_GRID)
+    v = gray[step // 2::step, step // 2::step].astype(np.float64)
+    gy = (np.arange(v.shape[0]) * step + step // 2).astype(np.float64)
+    gx = (np.arange(v.shape[1]) * step + step // 2).astype(np.float64)
+    xs, ys = np.meshgrid(gx, gy)
+    ratio = v / np.maximum(plane[0] + plane[1] * xs + plane[2] * ys, 1.0)
+    back = np.linalg.inv(hom) @ np.stack([xs.ravel(), ys.ravel(), np.ones(xs.size)])
+    x_in, y_in = (back[0] / back[2]).reshape(xs.shape), (back[1] / back[2]).reshape(xs.shape)
+    on = ((x_in >= PAGE_EDGE_IN) & (x_in <= size_in[0] - PAGE_EDGE_IN)
+          & (y_in >= PAGE_EDGE_IN) & (y_in <= size_in[1] - PAGE_EDGE_IN))
+    paper = on & (ratio >= SHADE_PAPER)
+
+    def profile(r: np.ndarray, keep: np.ndarray) -> np.ndarray:  # per row of ``r``
+        out = np.ones(len(r))
+        for k in range(len(r)):
+            kept = r[k][keep[k]]
+            if kept.size >= SHADE_MIN_SAMPLES:
+                out[k] = min(1.0, float(np.median(kept)))
+        return out
+
+    return (gx, profile(ratio.T, paper.T)), (gy, profile(ratio, paper))
+
+
+def shade_at(shade: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]], points_px: np.ndarray) -> np.ndarray:
+    """Per point (image px), the darker of its grid column's and row's paper share
+    (:func:`paper_shade`), interpolated."""
+    (gx, columns), (gy, rows) = shade
+    return np.minimum(np.interp(points_px[:, 0], gx, columns), np.interp(points_px[:, 1], gy, rows))
 
 
 def _fold(dark: np.ndarray, geo: _Geometry) -> np.ndarray:

@@ -70,6 +70,8 @@ from scanpipe.imaging.marks import (
     _stain,
     _windows,
     _write_in_score,
+    paper_shade,
+    shade_at,
     small_pieces,
     speckled,
 )
@@ -153,13 +155,15 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
                               plane: tuple[float, float, float], reference: np.ndarray, ref_dpi: float,
                               ref_plane: tuple[float, float, float], memo: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
                               page_boxes: Sequence[Box] = (), blank_memo: dict[tuple[object, ...], object] | None = None,
-                              tints_black: bool = False) -> list[TargetScore]:
+                              tints_black: bool = False, page_size: tuple[float, float] | None = None) -> list[TargetScore]:
     """Scores of same-sized targets on the upright card ``gray`` against the blank ``reference``;
     ``memo`` (one per page, shared by its groups) keeps what every group would compute again;
     ``page_boxes``: every target box of the page (an overprinted target's empty look is
     taken from those about its size); ``blank_memo`` (kept with the blank, for every card)
     what is measured of the blank alone; ``tints_black``: the card prints the blank's light
-    print black (:func:`~scanpipe.imaging.marks.tints_printed_black`)."""
+    print black (:func:`~scanpipe.imaging.marks.tints_printed_black`); ``page_size`` (in): the
+    sheet's, where a stain is measured against the paper's shade along its edges
+    (:func:`~scanpipe.imaging.marks.paper_shade`; with ``memo``, once per page)."""
     n = len(targets)
     boxes = np.array([t.box_in for t in targets], np.float64)
     origins = boxes[:, :2] - MARGIN_IN
@@ -207,7 +211,12 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
                           _knots(stroke, SPAN_KNOTS))
     ring = _ring_where_paper(flat, printed.reshape(n, -1), geo)
     centers_px = _jacobians(hom, boxes[:, :2] + boxes[:, 2:] / 2)[0]
-    stain = np.clip(_stain(gray_aligned, plane, centers_px, geo, sides=STAIN_SIDES) - side.stain, 0.0, 1.0)
+    shade = None
+    if page_size is not None and memo is not None:
+        if "shade columns" not in memo:  # the paper's shade along the sheet's edges, once per page
+            memo["shade columns"], memo["shade rows"] = paper_shade(gray, hom, page_size, plane)
+        shade = shade_at((memo["shade columns"], memo["shade rows"]), centers_px)
+    stain = np.clip(_stain(gray_aligned, plane, centers_px, geo, sides=STAIN_SIDES, shade=shade) - side.stain, 0.0, 1.0)
     tear = _tear_against_blank(aligned, blank)
     # a fold is a long light line: looked for with the blank's print widened two pixels, so a
     # printed rule a pixel off its blank leaves no fringe that looks like one
