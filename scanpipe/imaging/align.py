@@ -32,6 +32,7 @@ Pure: arrays in, values out.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import cv2
@@ -573,6 +574,21 @@ def _coarse_correlation(view: CardView, model: PageModel, matrix: np.ndarray, tu
     return float(np.dot(x, y) / den) if den > 0 else 0.0
 
 
+_Fit = tuple[float, np.ndarray, np.ndarray]  # ECC's correlation, its warp, the coarse card it was found on
+_NO_FIT: _Fit = (-np.inf, np.zeros((2, 3), np.float32), np.zeros((1, 1), np.float32))
+
+
+def _better_fit(found: _Fit, ecc: Callable[[np.ndarray, np.ndarray, np.ndarray, int], tuple[float, np.ndarray]],
+                blank: np.ndarray, card: np.ndarray, begin: np.ndarray) -> _Fit:
+    """``found`` or ECC's fit of ``card`` to ``blank`` from ``begin``, whichever correlates
+    better (a fit ECC cannot find, or :func:`_scanned_shape` refuses, is none)."""
+    try:
+        cc, warp = ecc(blank, card, begin, ECC_ITERATIONS[0])
+    except cv2.error:
+        return found
+    return (cc, warp, card) if cc > found[0] else found
+
+
 def align_densely(view: CardView, model: PageModel, *, dpi_hint: float | None = None,
                   turned: bool | None = None, thorough: bool = True) -> Alignment | AlignmentFailure:
     """Steps 1-3: scale hypotheses, phase correlation, ECC. ``thorough``: where ECC settles
@@ -596,38 +612,27 @@ def align_densely(view: CardView, model: PageModel, *, dpi_hint: float | None = 
     turn = peaks[0][2]
     scales = [scale for _peak, scale, t in peaks if t == turn][:DENSE_SCALES_TRIED]
     upright_shape = gray.shape
-    found: tuple[float, np.ndarray, np.ndarray] | None = None  # correlation, warp, the coarse card it was found on
+    found = _NO_FIT  # correlation, warp, the coarse card it was found on
     for scale in scales:
         coarse_card = view.coarse_ink(scale * model.dpi / COARSE_DPI, turn)
         starts = [_translation_start, _rotation_start] if not model.has_timing_marks else [_rotation_start]
         for start in starts:  # without timing marks ECC finds the skew from the translation alone, mostly
             begin = start(model.coarse, coarse_card)
             for ecc in (_ecc, _ecc_halved_first) if thorough else (_ecc,):  # the second where the first settles no fit
-                try:
-                    cc, warp = ecc(model.coarse, coarse_card, begin, ECC_ITERATIONS[0])
-                except cv2.error:
-                    continue
-                if found is None or cc > found[0]:
-                    found = (cc, warp, coarse_card)
-                if found[0] >= DENSE_SETTLED_CC:
+                if (found := _better_fit(found, ecc, model.coarse, coarse_card, begin))[0] >= DENSE_SETTLED_CC:
                     break
-            if found is not None and found[0] >= DENSE_SETTLED_CC:
+            if found[0] >= DENSE_SETTLED_CC:
                 break
-        if thorough and (found is None or found[0] < MIN_COARSE_CC):
+        if thorough and found[0] < MIN_COARSE_CC:
             # no fit from the highest peak: the print repeats (rows of contests, a row of marks)
             # and correlates a row off more strongly than in place; ECC from the next peaks
             for dx, dy in _phase_peaks(model.coarse, coarse_card, DENSE_PEAKS_TRIED + 1)[1:]:
-                try:
-                    cc, warp = _ecc(model.coarse, coarse_card, np.array([[1.0, 0.0, dx], [0.0, 1.0, dy]], np.float32), ECC_ITERATIONS[0])
-                except cv2.error:
-                    continue
-                if found is None or cc > found[0]:
-                    found = (cc, warp, coarse_card)
-                if found[0] >= DENSE_SETTLED_CC:
+                begin = np.array([[1.0, 0.0, dx], [0.0, 1.0, dy]], np.float32)
+                if (found := _better_fit(found, _ecc, model.coarse, coarse_card, begin))[0] >= DENSE_SETTLED_CC:
                     break
-        if found is not None and found[0] >= (DENSE_SETTLED_CC if thorough else MIN_COARSE_CC):
+        if found[0] >= (DENSE_SETTLED_CC if thorough else MIN_COARSE_CC):
             break  # a fit under it may be a scale off (the marks' size misread): the next scales too, the best winning
-    if found is None:
+    if found is _NO_FIT:
         return AlignmentFailure("the card's print could not be aligned with the blank (no correlation)")
     cc, warp, coarse_card = found
     matrix = _to_full(warp, model, model.coarse.shape, upright_shape, coarse_card.shape)

@@ -535,18 +535,13 @@ def _page_paper(gray: np.ndarray, hom: np.ndarray | None = None, size_in: tuple[
     registration ``hom`` (layout inches -> image px) and the page's ``size_in``, only pixels
     on the sheet count (PAGE_EDGE_IN inside its edges): the scanner's backing round a sheet,
     white round coloured stock, is not the paper."""
-    step = max(8, min(gray.shape) // PAGE_GRID)
-    v = gray[step // 2::step, step // 2::step].astype(np.float64)
-    ys, xs = np.mgrid[0:v.shape[0], 0:v.shape[1]] * step + step // 2
-    a = np.stack([np.ones(v.size), xs.ravel(), ys.ravel()], 1)
-    v = v.ravel()
-    if hom is not None and size_in is not None:
-        back = np.linalg.inv(hom) @ a[:, [1, 2, 0]].T
-        x_in, y_in = back[0] / back[2], back[1] / back[2]
-        on = ((x_in >= PAGE_EDGE_IN) & (x_in <= size_in[0] - PAGE_EDGE_IN)
-              & (y_in >= PAGE_EDGE_IN) & (y_in <= size_in[1] - PAGE_EDGE_IN))
-        if on.mean() >= PAGE_MIN_ON:
-            a, v = a[on], v[on]
+    gx, gy, grid, on_sheet = _paper_grid(gray, hom, size_in)
+    xs, ys = np.meshgrid(gx, gy)
+    a = np.stack([np.ones(grid.size), xs.ravel(), ys.ravel()], 1)
+    v = grid.ravel()
+    on = on_sheet.ravel()
+    if on.mean() >= PAGE_MIN_ON:
+        a, v = a[on], v[on]
     keep = v >= np.percentile(v, 50) * (1 - PAGE_FIT_TOL)
     coef = np.array([float(np.median(v)), 0.0, 0.0])
     for _ in range(4):
@@ -560,6 +555,26 @@ def _page_paper(gray: np.ndarray, hom: np.ndarray | None = None, size_in: tuple[
     return float(coef[0]), float(coef[1]), float(coef[2])
 
 
+def _paper_grid(gray: np.ndarray, hom: np.ndarray | None, size_in: tuple[float, float] | None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The page's sparse grid of samples the paper is measured on: its columns' image x, its
+    rows' image y, the gray there (rows, columns), and whether each lies on the sheet
+    (PAGE_EDGE_IN inside its edges where the registration ``hom`` and ``size_in`` put them;
+    every sample without them)."""
+    step = max(8, min(gray.shape) // PAGE_GRID)
+    v = gray[step // 2::step, step // 2::step].astype(np.float64)
+    gy = (np.arange(v.shape[0]) * step + step // 2).astype(np.float64)
+    gx = (np.arange(v.shape[1]) * step + step // 2).astype(np.float64)
+    if hom is None or size_in is None:
+        return gx, gy, v, np.ones(v.shape, bool)
+    xs, ys = np.meshgrid(gx, gy)
+    back = np.linalg.inv(hom) @ np.stack([xs.ravel(), ys.ravel(), np.ones(xs.size)])
+    x_in, y_in = (back[0] / back[2]).reshape(v.shape), (back[1] / back[2]).reshape(v.shape)
+    on = ((x_in >= PAGE_EDGE_IN) & (x_in <= size_in[0] - PAGE_EDGE_IN)
+          & (y_in >= PAGE_EDGE_IN) & (y_in <= size_in[1] - PAGE_EDGE_IN))
+    return gx, gy, v, on
+
+
 def paper_shade(gray: np.ndarray, hom: np.ndarray, size_in: tuple[float, float],
                 plane: tuple[float, float, float]) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """The page's paper as a share of its plane (:func:`_page_paper`), at most 1, per column
@@ -570,16 +585,9 @@ def paper_shade(gray: np.ndarray, hom: np.ndarray, size_in: tuple[float, float],
     paper samples (SHADE_PAPER of the plane or lighter: not print), SHADE_MIN_SAMPLES of them
     at least, else 1. A stain darkens a few inches of a column or row at most, under half of
     it: the median passes it by."""
-    step = max(8, min(gray.shape) // PAGE_GRID)
-    v = gray[step // 2::step, step // 2::step].astype(np.float64)
-    gy = (np.arange(v.shape[0]) * step + step // 2).astype(np.float64)
-    gx = (np.arange(v.shape[1]) * step + step // 2).astype(np.float64)
+    gx, gy, v, on = _paper_grid(gray, hom, size_in)
     xs, ys = np.meshgrid(gx, gy)
     ratio = v / np.maximum(plane[0] + plane[1] * xs + plane[2] * ys, 1.0)
-    back = np.linalg.inv(hom) @ np.stack([xs.ravel(), ys.ravel(), np.ones(xs.size)])
-    x_in, y_in = (back[0] / back[2]).reshape(xs.shape), (back[1] / back[2]).reshape(xs.shape)
-    on = ((x_in >= PAGE_EDGE_IN) & (x_in <= size_in[0] - PAGE_EDGE_IN)
-          & (y_in >= PAGE_EDGE_IN) & (y_in <= size_in[1] - PAGE_EDGE_IN))
     paper = on & (ratio >= SHADE_PAPER)
 
     def profile(r: np.ndarray, keep: np.ndarray) -> np.ndarray:  # per row of ``r``

@@ -224,13 +224,14 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     beyond_print = np.clip(aligned - wide, 0.0, 1.0)
     if tints_black:  # the card's darkness over the blank's light print is that print's, thresholded black
         beyond_print[wide >= BLANK_NOISE] = 0.0
-    specks = small_pieces(beyond_print >= BLANK_NOISE, FOLD_SPECK_PX)
+    faint = beyond_print >= BLANK_NOISE
     # speckled: judged by the specks on bare paper only, away from the blank's print (what a
     # scan's error leaves along printed lines is no speck)
     away = cv2.dilate(blank.reshape(n * ch, cw), np.ones((2 * SPECK_AWAY_PX + 1,) * 2, np.uint8)).reshape(blank.shape) < BLANK_NOISE
-    speckled_card = speckled(small_pieces(beyond_print >= BLANK_NOISE, FOLD_SPECK_PX, within=away))
+    speckled_card = speckled(small_pieces(faint, FOLD_SPECK_PX, within=away))
     if speckled_card:  # most targets show specks beside them: a crease is a line, not its specks (nor their blur)
-        beyond_print[cv2.dilate(specks.reshape(n * ch, cw).astype(np.uint8), np.ones((3, 3), np.uint8)).reshape(specks.shape) > 0] = 0.0
+        specks = small_pieces(faint, FOLD_SPECK_PX).reshape(n * ch, cw).astype(np.uint8)
+        beyond_print[cv2.dilate(specks, np.ones((3, 3), np.uint8)).reshape(faint.shape) > 0] = 0.0
     fold = _fold(beyond_print, geo)
     if n >= FOLD_BASELINE_MIN:  # what every target of this kind shows beside it is the print at a scan's stroke width, not a crease
         fold = np.clip(fold - np.quantile(fold, FOLD_BASELINE_Q), 0.0, 1.0)
@@ -637,7 +638,8 @@ def _name_rings_against_blank(gray: np.ndarray, hom: np.ndarray, reference: np.n
     # blank prints light print is that rule (and the rows beside it), not a loop's arc
     light = (blank_dark >= LIGHT_PRINT[0]) & (blank_dark < LIGHT_PRINT[1])
     ruled = ((card_dark >= RING_STROKE).mean(axis=2) >= RULED_SHARE) & light.any(axis=2)
-    ruled |= np.roll(ruled, 1, axis=1) | np.roll(ruled, -1, axis=1)
+    ruled[:, 1:] |= ruled[:, :-1].copy()  # and the rows beside it (not wrapping round the window)
+    ruled[:, :-1] |= ruled[:, 1:].copy()
     dark[ruled] = 0.0
     a1 = int(round((NAME_ABOVE_IN[1] - top) * SIDE_PPI))
     b0 = int(round((boxes[0, 3] + NAME_BELOW_IN[0] - top) * SIDE_PPI))
