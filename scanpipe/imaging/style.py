@@ -546,7 +546,8 @@ def _member_refinements(view: CardView, group: StyleGroup, aligned: Alignment, s
     upright = view.upright(aligned.turned)
     card, inside, _faint = _card_in_frame(upright, aligned, group.anchor)
     others = [i for i in members if group.members[i] is not group.anchor]
-    leading = sorted(others, key=lambda i: _distance(card, inside, group, i))[:LEADERS]
+    distance = _distances(card, inside, group, others)
+    leading = sorted(others, key=lambda i: distance[i])[:LEADERS]
     for i in leading:
         refined = refine(upright, group.members[i], aligned.matrix @ group.to_anchor[i], close=close)
         if isinstance(refined, Refined):
@@ -563,18 +564,22 @@ def _member_refinements(view: CardView, group: StyleGroup, aligned: Alignment, s
             yield model, refined, replace(fit, matrix=carried, score=max(fit.score, aligned.score)), why
 
 
-def _distance(card: np.ndarray, inside: np.ndarray, group: StyleGroup, i: int) -> float:
-    """How badly member ``i`` explains the card in the frame (:func:`_choose`'s ranking): the
+def _distances(card: np.ndarray, inside: np.ndarray, group: StyleGroup, members: Sequence[int]) -> dict[int, float]:
+    """How badly each member explains the card in the frame (:func:`_choose`'s ranking): the
     share of its solid print the card lacks plus the share of the card's print it lacks, on
-    every UNEXPLAINED_SAMPLE-th pixel (the pairwise comparison uses all)."""
+    every UNEXPLAINED_SAMPLE-th pixel (the pairwise comparison uses all). The card's side is
+    measured once for all the members."""
     flat, seen = card.ravel(), inside.ravel()
     raw = cv2.erode(card.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)  # undo the dilation
     card_px = np.flatnonzero(raw & group.keep & inside)[::UNEXPLAINED_SAMPLE]
-    sample = group.solid[i][::UNEXPLAINED_SAMPLE]
-    sample = sample[seen[sample]]  # the member's solid print where the card has pixels
-    shown = int(np.count_nonzero(flat[sample])) / sample.size if sample.size else 0.0  # a mean, to the last bit
-    unexplained = (card_px.size - int(np.count_nonzero(group.near[i].ravel()[card_px]))) / card_px.size if card_px.size else 0.0
-    return (1.0 - shown) + unexplained
+    out = {}
+    for i in members:
+        sample = group.solid[i][::UNEXPLAINED_SAMPLE]
+        sample = sample[seen[sample]]  # the member's solid print where the card has pixels
+        shown = int(np.count_nonzero(flat[sample])) / sample.size if sample.size else 0.0  # a mean, to the last bit
+        unexplained = (card_px.size - int(np.count_nonzero(group.near[i].ravel()[card_px]))) / card_px.size if card_px.size else 0.0
+        out[i] = (1.0 - shown) + unexplained
+    return out
 
 
 def _across_groups(results: list[StyleMatch | StyleAmbiguous]) -> StyleResult:
@@ -620,7 +625,7 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
     against the anchor, passed on when the anchor wins (registration need not measure it again);
     ``upright``: the card turned as ``aligned`` says, for pairs compared in detail."""
     flat, seen = card.ravel(), inside.ravel()
-    distance = {i: _distance(card, inside, group, i) for i in members}
+    distance = _distances(card, inside, group, members)
     leaders = sorted(members, key=lambda k: distance[k])[:LEADERS]
     margins: dict[tuple[int, int], float] = {}
     details: dict[tuple[int, int], _Detail] = {}  # the pairs compared in detail
