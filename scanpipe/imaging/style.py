@@ -246,10 +246,37 @@ class _Detail:
     lines: tuple[tuple[int, int, int, int], ...] = ()  # x, y, w, h: the lines of print holding the differences
     line_first: tuple[np.ndarray, ...] = ()  # per line: the first blank's ink (blurred; uint8, 255 solid)
     line_second: tuple[np.ndarray, ...] = ()
+    # the glyphs of the lines (:meth:`line_blanks`) and the swapped detail: found once, for every card
+    memo: dict[object, object] = field(default_factory=dict, compare=False, repr=False)
 
     def swapped(self) -> _Detail:
-        """The same, seen from the second blank."""
-        return _Detail(self.boxes, self.second, self.first, self.where, self.lines, self.line_second, self.line_first)
+        """The same, seen from the second blank (made once)."""
+        if "swapped" not in self.memo:
+            other = _Detail(self.boxes, self.second, self.first, self.where, self.lines, self.line_second, self.line_first)
+            other.memo["swapped"], self.memo["swapped"] = self, other
+        return self.memo["swapped"]  # type: ignore[return-value]
+
+    def line_blanks(self, dpi: float) -> tuple[_LineBlanks, ...]:
+        """Per line, the glyphs :func:`_line_missing` and :func:`_own_line_missing` judge
+        (``dpi``: the anchor blank's)."""
+        key = ("line blanks", dpi)
+        if key not in self.memo:
+            self.memo[key] = tuple(_LineBlanks.of(f, s, dpi) for f, s in zip(self.line_first, self.line_second, strict=True))
+        return self.memo[key]  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class _LineBlanks:
+    """The glyphs (:func:`_glyphs_of`) of one line of a :class:`_Detail` as each blank prints
+    it (kept per detail: small, where the lines' images and integrals are not)."""
+
+    first: tuple[tuple[int, int, int, int], ...]
+    second: tuple[tuple[int, int, int, int], ...]
+
+    @classmethod
+    def of(cls, first_bytes: np.ndarray, second_bytes: np.ndarray, dpi: float) -> _LineBlanks:
+        return cls(tuple(_glyphs_of(first_bytes.astype(np.float32) / 255.0, dpi)),
+                   tuple(_glyphs_of(second_bytes.astype(np.float32) / 255.0, dpi)))
 
 
 def packed_mask(mask: np.ndarray) -> np.ndarray:
@@ -848,7 +875,8 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
     within DETAIL_SHIFT_PX, that fits it best; ``paper``: the card's paper level, if known."""
     s = DETAIL_SHIFT_PX
     paper = paper_level(upright) if paper is None else paper
-    for (x, y, bw, bh), first_bytes, second_bytes in zip(detail.lines, detail.line_first, detail.line_second, strict=True):
+    for (x, y, bw, bh), first_bytes, second_bytes, glyphs_of in zip(detail.lines, detail.line_first, detail.line_second,
+                                                                   detail.line_blanks(dpi), strict=True):
         first, second = first_bytes.astype(np.float32) / 255.0, second_bytes.astype(np.float32) / 255.0
         to_card = anchor_to_card @ np.array([[1.0, 0.0, x - s], [0.0, 1.0, y - s], [0.0, 0.0, 1.0]])
         window = cv2.warpPerspective(upright, to_card, (bw + 2 * s, bh + 2 * s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
@@ -865,7 +893,7 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
         solid_f = (first >= SOLID_LEVEL).astype(np.uint8)
         sum_solid, sum_hit = cv2.integral(solid_f), cv2.integral(solid_f & (card >= INK_LEVEL))
         judged, wrong, at = 0, 0, None
-        for blank_sums, glyphs in ((sum_f, _glyphs_of(first, dpi)), (sum_s, _glyphs_of(second, dpi))):
+        for blank_sums, glyphs in ((sum_f, glyphs_of.first), (sum_s, glyphs_of.second)):
             for gx, gy, gw, gh in glyphs:
                 r0, c0 = max(0, gy - LINE_PAD_PX), max(0, gx - LINE_PAD_PX)
                 r1, c1 = min(bh, gy + gh + LINE_PAD_PX), min(bw, gx + gw + LINE_PAD_PX)
@@ -909,7 +937,7 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
     s, g, band = DETAIL_SHIFT_PX, OWN_GLYPH_SHIFT_PX, OWN_BAND_PX
     pad = LINE_PAD_PX
     scanned = np.ones(upright.shape[:2], np.uint8)  # where the card has pixels, once for every line
-    for (x, y, bw, bh), first_bytes in zip(detail.lines, detail.line_first, strict=True):
+    for (x, y, bw, bh), first_bytes, glyphs_of in zip(detail.lines, detail.line_first, detail.line_blanks(dpi), strict=True):
         first = first_bytes.astype(np.float32) / 255.0
         size = (bw + 2 * (s + g), bh + 2 * (s + g))
         to_card = anchor_to_card @ np.array([[1.0, 0.0, x - s - g], [0.0, 1.0, y - s - g], [0.0, 0.0, 1.0]])
@@ -934,7 +962,7 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
         sum_f, sq_f = cv2.integral2(first, sdepth=cv2.CV_64F)
         sum_cf = cv2.integral(card * first, sdepth=cv2.CV_64F)
         missing_px = cv2.integral((on_card == 0).astype(np.uint8))
-        for gx, gy, gw, gh in _glyphs_of(first, dpi):
+        for gx, gy, gw, gh in glyphs_of.first:
             if gx < band or gy < band or gx + gw > bw - band or gy + gh > bh - band:
                 continue  # a neighbouring line's glyph, cut by this one's band
             r0, r1, c0, c1 = gy - pad, gy + gh + pad, gx - pad, gx + gw + pad
