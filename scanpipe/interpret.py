@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
+import cv2
 import numpy as np
 
 from scanpipe.classify import Thresholds, classify_contest, classify_target, is_write_in_flag
@@ -47,7 +48,7 @@ from scanpipe.imaging.decode import DecodedPage, ImageDecodeError, decode_card_b
 from scanpipe.imaging.marks import score_targets
 from scanpipe.imaging.reference import PageModel, ReferenceIndex, learn_page, printed_share
 from scanpipe.imaging.registration import RegistrationFailure, register_card
-from scanpipe.imaging.streaks import Streak, on_print, upright_columns, vertical_streaks
+from scanpipe.imaging.streaks import PAINT_BESIDE, Streak, on_print, painted_over, upright_columns, vertical_streaks
 from scanpipe.imaging.style import StyleAmbiguous, StyleMatch, StyleUnknown, build_style_groups, identify_style
 from scanpipe.types import (
     Box,
@@ -78,6 +79,7 @@ log = logging.getLogger(__name__)
 # this share of the layout's printed targets is seen where the layout puts them.
 HYPOTHESIS_MIN_FIT = 0.9
 STREAK_PAD_PX = 1  # a target whose box comes this near a scanner streak is crossed by it
+STREAK_PAINT_MAX_SHARE = 0.25  # a crossed target is read with the streak painted over only where the painted band is this share of its width or less
 # The smallest image side worth reading: a 3-inch VVPAT record at 100 dpi.
 MIN_PAGE_SIDE_PX = 300
 # A page with print on less than this share of it is blank (the back of a card printed on one
@@ -450,10 +452,13 @@ def interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHint
 def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streaks: tuple[Streak, ...], gray: np.ndarray,
                   context: InterpretContext) -> ReadCard | MachinePrintedCard | UnreadableCard:
     """A card whose scan shows scanner streaks (:mod:`scanpipe.imaging.streaks`): every target
-    a streak crosses is damaged (its damage score 1: the machine cannot tell the line from a
-    mark there, so a person reads it) and the card says why (``scanner_streak``); a card that
-    could not be read says the streak in its detail (it may be why). A line the blank prints
-    itself is no streak."""
+    a streak crosses is scored again on the card with the streaks painted over from beside
+    them (:func:`~scanpipe.imaging.streaks.painted_over`); one that reads as a vote so (the
+    voter's ink reaches well beyond the line) is a vote, any other is damaged (its damage
+    score 1: the machine cannot tell the line from a mark there, nor see a stroke under it,
+    so a person reads it). The card says why (``scanner_streak``) either way, so the board
+    learns the glass needs cleaning; a card that could not be read says the streak in its
+    detail (it may be why). A line the blank prints itself is no streak."""
     width = gray.shape[1]
     where = "; ".join(s.describe(width) for s in streaks)
     if isinstance(result, UnreadableCard):
@@ -469,11 +474,20 @@ def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streak
         columns = [c for c in columns if not on_print(c, gray.shape[0], to_blank, model.image)]
     crossed = [any(x <= c1 + STREAK_PAD_PX and x + w >= c0 - STREAK_PAD_PX for c0, c1 in columns)
                for x, _y, w, _h in (r.score.box_px for r in result.targets)]
+    narrow = [all(c1 - c0 + 1 + 2 * PAINT_BESIDE <= STREAK_PAINT_MAX_SHARE * w for c0, c1 in columns)
+              for _x, _y, w, _h in (r.score.box_px for r in result.targets)]
     if not any(crossed):
         return result
-    readings = tuple(classify_target(replace(r.score, damage_score=1.0), context.thresholds) if hit else r
-                     for r, hit in zip(result.targets, crossed, strict=True))
     layout_page = next(p for p in context.election.style(result.style).layout.pages if p.page == result.page)
+    # the targets crossed, scored again on the card with the streaks painted over: one the
+    # voter filled beyond the line reads as a vote; any other (empty, or in doubt) goes to a
+    # person, since a stroke under the line could not be seen there
+    upright = cv2.rotate(gray, cv2.ROTATE_180) if registration.rotated_180 else gray
+    again = score_targets(painted_over(upright, columns), registration, layout_page, reference=model.image if model else None,
+                          reference_dpi=layout_page.reference_dpi, reference_memo=model.memo if model is not None else None)
+    readings = tuple(r if not hit else read if thin and (read := classify_target(s, context.thresholds)).status is MarkStatus.YES
+                     else classify_target(replace(r.score, damage_score=1.0), context.thresholds)
+                     for r, s, hit, thin in zip(result.targets, again, crossed, narrow, strict=True))
     reasons: list[Reason] = [r for r in result.reasons if r is not Reason.MARGINAL_MARK]
     reasons.append(Reason.SCANNER_STREAK)
     if any(_marginal(r, streaked=True) for r in readings):

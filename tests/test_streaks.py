@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 from PIL import Image
 
 from scanpipe.classify import Thresholds, load_thresholds
-from scanpipe.imaging.streaks import Streak, on_print, upright_columns, vertical_streaks
+from scanpipe.imaging.streaks import Streak, on_print, painted_over, upright_columns, vertical_streaks
 from scanpipe.interpret import InterpretContext, interpret_file, load_references, reclassify
 from scanpipe.queue import PERSON_READS
 from scanpipe.types import CardHints, Election, MarkStatus, ReadCard, Reason, UnreadableCard
@@ -143,6 +144,42 @@ def test_targets_a_streak_crosses_go_to_a_person(vendor_election: Election, cont
     assert Reason.SCANNER_STREAK in again.interpretation.reasons
     assert [r.status is MarkStatus.UNKNOWN for r, hit in zip(again.interpretation.targets, crossed, strict=True) if hit] == \
            [True] * sum(crossed)
+
+
+def test_a_vote_a_streak_crosses_reads_and_its_empty_neighbours_go_to_a_person(vendor_election: Election, context: InterpretContext,
+                                                                              tmp_path: Path) -> None:
+    """With the streak painted over from beside it, a target the voter filled beyond the line
+    reads as the vote it is; an empty target the line crosses stays with a person (a stroke
+    under the line could not be seen), also when read again under other thresholds."""
+    gray, boxes = _blank_card(vendor_election, "H-13")
+    x0, y0, w, h = boxes[0]
+    cv2.ellipse(gray, (int(x0 + w / 2), int(y0 + h / 2)), (int(w / 2), int(h / 2)), 0, 0, 360, 25, -1)  # filled with a felt tip
+    x = int(x0 + w / 3)
+    gray[:, x: x + 2] = 35
+    crossed = [bx - 2 <= x + 1 and bx + bw + 2 >= x for bx, _by, bw, _bh in boxes]
+    assert crossed[0] and sum(crossed) > 1
+    path = tmp_path / "streaked.png"
+    Image.fromarray(gray).save(path, dpi=(200, 200))
+    (read,) = interpret_file(str(path), context, CardHints(), "b")
+    result = read.interpretation
+    assert isinstance(result, ReadCard) and Reason.SCANNER_STREAK in result.reasons
+    statuses = [r.status for r in result.targets]
+    assert statuses[0] is MarkStatus.YES
+    assert all(s is MarkStatus.UNKNOWN for s, hit in zip(statuses[1:], crossed[1:], strict=True) if hit)
+    assert all(s is MarkStatus.NO for s, hit in zip(statuses[1:], crossed[1:], strict=True) if not hit)
+    t = context.thresholds
+    again = reclassify(read, vendor_election, Thresholds(0.0, 0.0001, t.ring, t.damage, t.write_in, source="test"))
+    assert again is not None and isinstance(again.interpretation, ReadCard)
+    assert all(r.status is MarkStatus.UNKNOWN for r, hit in zip(again.interpretation.targets[1:], crossed[1:], strict=True) if hit)
+
+
+def test_painting_over_a_streak_continues_ink_and_paper() -> None:
+    page = np.full((40, 60), 230, np.uint8)
+    page[10:30, 20:50] = 20  # a filled mark
+    page[:, 30:32] = 60  # the streak through it
+    painted = painted_over(page, [(30, 31)])
+    assert (painted[10:30, 20:50] == 20).all() and (painted[:10] == 230).all() and (painted[30:] == 230).all()
+    assert (page[:, 30:32] == 60).all()  # the card itself is left as scanned
 
 
 def test_a_streak_crossing_no_target_changes_nothing(vendor_election: Election, context: InterpretContext,

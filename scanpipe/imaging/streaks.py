@@ -19,6 +19,7 @@ person, with the reason, so a board learns at its first card that the glass need
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -125,3 +126,23 @@ def on_print(columns: tuple[int, int], height: int, to_blank: np.ndarray, blank:
     cols, rows = np.round(bx[inside]).astype(int), np.round(by[inside]).astype(int)
     near = np.minimum.reduce([blank[rows, cols - 1], blank[rows, cols], blank[rows, cols + 1]])  # the blank's line may sit a pixel off
     return float(np.mean(near < STREAK_DARK * paper)) >= STREAK_ON_PRINT
+
+
+PAINT_BESIDE = 2  # a streak is painted over from the columns this far beside it (its own blur left out)
+
+
+def painted_over(gray: np.ndarray, columns: Sequence[tuple[int, int]]) -> np.ndarray:
+    """A copy of the upright card with each streak's ``columns`` (and PAINT_BESIDE either side,
+    where the line blurs into the paper) painted over, row by row, by the straight blend of the
+    columns just beside them: what the card shows there without the line. Ink wider than the
+    streak (a filled oval, a pen stroke across it) continues through it; paper stays paper."""
+    out = gray.copy()
+    w = gray.shape[1]
+    for c0, c1 in columns:
+        a, b = max(0, c0 - PAINT_BESIDE - 1), min(w - 1, c1 + PAINT_BESIDE + 1)
+        if b - a < 2:
+            continue
+        left, right = gray[:, a].astype(np.float32), gray[:, b].astype(np.float32)
+        share = (np.arange(a + 1, b, dtype=np.float32) - a) / (b - a)
+        out[:, a + 1: b] = np.round(left[:, None] * (1.0 - share) + right[:, None] * share).astype(gray.dtype)
+    return out
