@@ -48,7 +48,7 @@ from scanpipe.imaging.decode import DecodedPage, ImageDecodeError, decode_card_b
 from scanpipe.imaging.marks import score_targets
 from scanpipe.imaging.reference import PageModel, ReferenceIndex, learn_page, printed_share
 from scanpipe.imaging.registration import RegistrationFailure, register_card
-from scanpipe.imaging.streaks import PAINT_BESIDE, Streak, on_print, painted_over, upright_columns, vertical_streaks
+from scanpipe.imaging.streaks import PAINT_BESIDE, Streak, nothing_under, on_print, painted_over, upright_columns, vertical_streaks
 from scanpipe.imaging.style import StyleAmbiguous, StyleMatch, StyleUnknown, build_style_groups, identify_style
 from scanpipe.types import (
     Box,
@@ -485,7 +485,7 @@ def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streak
     upright = cv2.rotate(gray, cv2.ROTATE_180) if registration.rotated_180 else gray
     again = score_targets(painted_over(upright, columns), registration, layout_page, reference=model.image if model else None,
                           reference_dpi=layout_page.reference_dpi, reference_memo=model.memo if model is not None else None)
-    readings = tuple(r if not hit else read if thin and (read := classify_target(s, context.thresholds)).status is MarkStatus.YES
+    readings = tuple(r if not hit else read if thin and _read_through(read := classify_target(s, context.thresholds), upright, columns)
                      else classify_target(replace(r.score, damage_score=1.0), context.thresholds)
                      for r, s, hit, thin in zip(result.targets, again, crossed, narrow, strict=True))
     reasons: list[Reason] = [r for r in result.reasons if r is not Reason.MARGINAL_MARK]
@@ -494,6 +494,17 @@ def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streak
         reasons.append(Reason.MARGINAL_MARK)
     return replace(result, targets=readings, contests=_contest_readings(context.election, layout_page, readings),
                    reasons=tuple(dict.fromkeys(reasons)))
+
+
+def _read_through(reading: TargetReading, upright: np.ndarray, columns: Sequence[tuple[int, int]]) -> bool:
+    """Whether a target a streak crosses reads as scored with the streak painted over: a vote
+    (the voter's ink reaches beyond the line), or no vote where every streak crossing it
+    shows nothing under its line there (:func:`~scanpipe.imaging.streaks.nothing_under`)."""
+    if reading.status is MarkStatus.YES:
+        return True
+    x, y, w, h = reading.score.box_px
+    return reading.status is MarkStatus.NO and all(nothing_under(upright, c, reading.score.box_px) for c in columns
+                                                   if x <= c[1] + STREAK_PAD_PX and x + w >= c[0] - STREAK_PAD_PX)
 
 
 def _marginal(reading: TargetReading, *, streaked: bool) -> bool:

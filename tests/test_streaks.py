@@ -113,12 +113,13 @@ def _blank_card(election: Election, style: str) -> tuple[np.ndarray, list[tuple[
 
 
 @pytest.mark.parametrize("turned", [False, True])
-def test_targets_a_streak_crosses_go_to_a_person(vendor_election: Election, context: InterpretContext,
-                                                 tmp_path: Path, turned: bool) -> None:
+def test_empty_targets_a_black_streak_crosses_go_to_a_person(vendor_election: Election, context: InterpretContext,
+                                                            tmp_path: Path, turned: bool) -> None:
+    """A line too dark to see through (a bilevel scan's is black) may hide a stroke under it."""
     gray, boxes = _blank_card(vendor_election, "H-13")
     x0, _y, w, _h = boxes[0]
     x = int(x0 + w / 2)  # through the first target's column
-    gray[:, x: x + 2] = 35
+    gray[:, x: x + 2] = 12
     crossed = [bx - 2 <= x + 1 and bx + bw + 2 >= x for bx, _by, bw, _bh in boxes]
     assert 0 < sum(crossed) < len(boxes)
     card = np.rot90(gray, 2) if turned else gray
@@ -146,16 +147,16 @@ def test_targets_a_streak_crosses_go_to_a_person(vendor_election: Election, cont
            [True] * sum(crossed)
 
 
-def test_a_vote_a_streak_crosses_reads_and_its_empty_neighbours_go_to_a_person(vendor_election: Election, context: InterpretContext,
-                                                                              tmp_path: Path) -> None:
+def test_a_vote_a_black_streak_crosses_reads_and_its_empty_neighbours_go_to_a_person(vendor_election: Election,
+                                                                                    context: InterpretContext, tmp_path: Path) -> None:
     """With the streak painted over from beside it, a target the voter filled beyond the line
-    reads as the vote it is; an empty target the line crosses stays with a person (a stroke
-    under the line could not be seen), also when read again under other thresholds."""
+    reads as the vote it is; an empty target a black line crosses stays with a person (a
+    stroke under the line could not be seen), also when read again under other thresholds."""
     gray, boxes = _blank_card(vendor_election, "H-13")
     x0, y0, w, h = boxes[0]
     cv2.ellipse(gray, (int(x0 + w / 2), int(y0 + h / 2)), (int(w / 2), int(h / 2)), 0, 0, 360, 25, -1)  # filled with a felt tip
     x = int(x0 + w / 3)
-    gray[:, x: x + 2] = 35
+    gray[:, x: x + 2] = 12
     crossed = [bx - 2 <= x + 1 and bx + bw + 2 >= x for bx, _by, bw, _bh in boxes]
     assert crossed[0] and sum(crossed) > 1
     path = tmp_path / "streaked.png"
@@ -171,6 +172,32 @@ def test_a_vote_a_streak_crosses_reads_and_its_empty_neighbours_go_to_a_person(v
     again = reclassify(read, vendor_election, Thresholds(0.0, 0.0001, t.ring, t.damage, t.write_in, source="test"))
     assert again is not None and isinstance(again.interpretation, ReadCard)
     assert all(r.status is MarkStatus.UNKNOWN for r, hit in zip(again.interpretation.targets[1:], crossed[1:], strict=True) if hit)
+
+
+def test_a_grey_streak_is_seen_through_but_not_a_stroke_under_it(vendor_election: Election, context: InterpretContext,
+                                                                  tmp_path: Path) -> None:
+    """A grey line (dirt, not a dead sensor) shows the paper under it: the empty targets it
+    crosses read as no vote; one with a thin stroke drawn exactly along the line (painted
+    over with the line, so the score alone would say no vote) is darker under the line and
+    goes to a person."""
+    gray, boxes = _blank_card(vendor_election, "H-13")
+    x0, y0, w, h = boxes[0]
+    x = int(x0 + w / 3)
+    crossed = [bx - 2 <= x + 1 and bx + bw + 2 >= x for bx, _by, bw, _bh in boxes]
+    hidden = next(k for k, hit in enumerate(crossed) if hit and k > 0)
+    hx, hy, _hw, hh = boxes[hidden]
+    gray[int(hy + 0.15 * hh): int(hy + 0.85 * hh), x - 1: x + 3] = (gray[int(hy + 0.15 * hh): int(hy + 0.85 * hh), x - 1: x + 3] * 0.45).astype(np.uint8)
+    gray[:, x: x + 2] = (gray[:, x: x + 2].astype(np.float32) * 0.5).astype(np.uint8)  # the line darkens what it crosses by half
+    path = tmp_path / "streaked.png"
+    Image.fromarray(gray).save(path, dpi=(200, 200))
+    (read,) = interpret_file(str(path), context, CardHints(), "b")
+    result = read.interpretation
+    assert isinstance(result, ReadCard) and Reason.SCANNER_STREAK in result.reasons
+    for k, (reading, hit) in enumerate(zip(result.targets, crossed, strict=True)):
+        if k == hidden:
+            assert reading.status is MarkStatus.UNKNOWN and reading.score.damage_score == 1.0
+        else:
+            assert reading.status is MarkStatus.NO, (k, hit, reading.why)
 
 
 def test_painting_over_a_streak_continues_ink_and_paper() -> None:

@@ -146,3 +146,25 @@ def painted_over(gray: np.ndarray, columns: Sequence[tuple[int, int]]) -> np.nda
         share = (np.arange(a + 1, b, dtype=np.float32) - a) / (b - a)
         out[:, a + 1: b] = np.round(left[:, None] * (1.0 - share) + right[:, None] * share).astype(gray.dtype)
     return out
+
+
+SEE_THROUGH_LEVEL = 0.15  # a streak's line at least this share of the paper's level shows ink under it
+SEE_THROUGH_DARKER = 0.8  # a row of the line inside a target under this share of the line's own level: something under it
+SEE_THROUGH_INSET = 0.2  # of a target's height, left out at its top and bottom (the outline the line crosses there)
+
+
+def nothing_under(gray: np.ndarray, columns: tuple[int, int], box_px: tuple[float, float, float, float]) -> bool:
+    """Whether a streak's ``columns`` (the upright card's) show nothing under the line inside
+    a target (``box_px``: x, y, w, h, the upright card's pixels, its top and bottom
+    SEE_THROUGH_INSET left out): the line is light enough to see through (SEE_THROUGH_LEVEL of
+    the paper's level, its level the median over the whole page's rows) and no row of it there
+    is darker than SEE_THROUGH_DARKER of that level. Ink under a line darkens it as ink darkens
+    paper; a black line (a bilevel scan's) hides whatever is under it: never nothing."""
+    c0, c1 = columns
+    line = gray[:, c0: c1 + 1].astype(np.float32).mean(axis=1)
+    level = float(np.median(line))
+    if level < SEE_THROUGH_LEVEL * paper_level(gray[::PAPER_SAMPLE, ::PAPER_SAMPLE]):
+        return False
+    x, y, w, h = box_px
+    r0, r1 = max(0, int(y + SEE_THROUGH_INSET * h)), min(len(line), int(np.ceil(y + (1 - SEE_THROUGH_INSET) * h)))
+    return r1 > r0 and float(line[r0:r1].min()) >= SEE_THROUGH_DARKER * level
