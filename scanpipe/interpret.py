@@ -451,14 +451,17 @@ def interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHint
 
 def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streaks: tuple[Streak, ...], gray: np.ndarray,
                   context: InterpretContext) -> ReadCard | MachinePrintedCard | UnreadableCard:
-    """A card whose scan shows scanner streaks (:mod:`scanpipe.imaging.streaks`): every target
-    a streak crosses is scored again on the card with the streaks painted over from beside
-    them (:func:`~scanpipe.imaging.streaks.painted_over`); one that reads as a vote so (the
-    voter's ink reaches well beyond the line) is a vote, any other is damaged (its damage
-    score 1: the machine cannot tell the line from a mark there, nor see a stroke under it,
-    so a person reads it). The card says why (``scanner_streak``) either way, so the board
-    learns the glass needs cleaning; a card that could not be read says the streak in its
-    detail (it may be why). A line the blank prints itself is no streak."""
+    """A card whose scan shows scanner streaks (:mod:`scanpipe.imaging.streaks`) is scored
+    again with the streaks painted over from beside them
+    (:func:`~scanpipe.imaging.streaks.painted_over`): a line through a name or a write-in line
+    beside a target is no ink of the voter's. A target a streak crosses reads so only as a
+    vote (the voter's ink reaches beyond the line) or as no vote where the line is light enough
+    to see through and shows nothing under it (:func:`_read_through`); any other is damaged (its
+    damage score 1: a stroke under the line cannot be seen, so a person reads it, and reading it
+    again under other thresholds keeps it so). A card a streak crosses targets on says so
+    (``scanner_streak``) either way, so the board learns the glass needs cleaning; a card that
+    could not be read says the streak in its detail (it may be why). A line the blank prints
+    itself is no streak."""
     width = gray.shape[1]
     where = "; ".join(s.describe(width) for s in streaks)
     if isinstance(result, UnreadableCard):
@@ -472,26 +475,34 @@ def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streak
     if model is not None:
         to_blank = np.diag([model.dpi, model.dpi, 1.0]) @ np.linalg.inv(np.array(registration.homography).reshape(3, 3))
         columns = [c for c in columns if not on_print(c, gray.shape[0], to_blank, model.image)]
+    if not columns:
+        return result
     crossed = [any(x <= c1 + STREAK_PAD_PX and x + w >= c0 - STREAK_PAD_PX for c0, c1 in columns)
                for x, _y, w, _h in (r.score.box_px for r in result.targets)]
     narrow = [all(c1 - c0 + 1 + 2 * PAINT_BESIDE <= STREAK_PAINT_MAX_SHARE * w for c0, c1 in columns)
               for _x, _y, w, _h in (r.score.box_px for r in result.targets)]
-    if not any(crossed):
-        return result
+    # the card scored again with the streaks painted over from beside them: a line beside a
+    # target (through its name, its write-in line) is no ink of the voter's; a target the line
+    # crosses reads so only as a vote filled beyond the line, or as no vote where the line
+    # shows nothing under it; any other goes to a person
     layout_page = next(p for p in context.election.style(result.style).layout.pages if p.page == result.page)
-    # the targets crossed, scored again on the card with the streaks painted over: one the
-    # voter filled beyond the line reads as a vote; any other (empty, or in doubt) goes to a
-    # person, since a stroke under the line could not be seen there
     upright = cv2.rotate(gray, cv2.ROTATE_180) if registration.rotated_180 else gray
     again = score_targets(painted_over(upright, columns), registration, layout_page, reference=model.image if model else None,
                           reference_dpi=layout_page.reference_dpi, reference_memo=model.memo if model is not None else None)
-    readings = tuple(r if not hit else read if thin and _read_through(read := classify_target(s, context.thresholds), upright, columns)
-                     else classify_target(replace(r.score, damage_score=1.0), context.thresholds)
-                     for r, s, hit, thin in zip(result.targets, again, crossed, narrow, strict=True))
-    reasons: list[Reason] = [r for r in result.reasons if r is not Reason.MARGINAL_MARK]
-    reasons.append(Reason.SCANNER_STREAK)
-    if any(_marginal(r, streaked=True) for r in readings):
+    readings_: list[TargetReading] = []
+    for r, s, hit, thin in zip(result.targets, again, crossed, narrow, strict=True):
+        read = classify_target(s, context.thresholds)
+        if hit and not (thin and _read_through(read, upright, columns)):
+            read = classify_target(replace(r.score, damage_score=1.0), context.thresholds)
+        readings_.append(read)
+    readings = tuple(readings_)
+    reasons: list[Reason] = [r for r in result.reasons if r not in (Reason.MARGINAL_MARK, Reason.WRITE_IN)]
+    if any(crossed):
+        reasons.append(Reason.SCANNER_STREAK)
+    if any(_marginal(r, streaked=any(crossed)) for r in readings):
         reasons.append(Reason.MARGINAL_MARK)
+    if any(is_write_in_flag(r) for r in readings):
+        reasons.append(Reason.WRITE_IN)
     return replace(result, targets=readings, contests=_contest_readings(context.election, layout_page, readings),
                    reasons=tuple(dict.fromkeys(reasons)))
 

@@ -11,7 +11,9 @@ sheet. Printed:
   was read, the reason ``scanner_streak`` is given when it crosses a target);
 * **definite flips**: targets read ``yes`` on the card as it is and ``no`` with the streak,
   or the reverse (target 0: a streak never turns into a vote, nor hides one);
-* **crossed targets to a person**: the targets the streak crossed, all ``unknown``;
+* **crossed targets**: the targets the streak crossed, those sent to a person (``unknown``) and
+  those read (a vote filled beyond the line, or no vote where the line shows nothing under it),
+  each as it read on the card as scanned and with the streak (a read one must not flip);
 * **other targets changed**: targets the streak did not cross whose status changed (the
   streak moved the registration or the style, say); cards the streak made unreadable, with
   their reasons (a person then reads them; the detail names the streak).
@@ -60,8 +62,9 @@ def _reading(data: bytes, name: str) -> dict[str, Any]:
     r = card.interpretation
     if not isinstance(r, ReadCard):
         return {"read": False, "reason": r.reason.value, "detail": r.detail}
-    return {"read": True, "style": r.style, "reasons": [x.value for x in r.reasons],
-            "status": [t.status.value for t in r.targets], "damage": [t.score.damage_score for t in r.targets]}
+    return {"read": True, "style": r.style, "reasons": [x.value for x in r.reasons], "turned": r.registration.rotated_180,
+            "status": [t.status.value for t in r.targets], "damage": [t.score.damage_score for t in r.targets],
+            "boxes": [list(t.score.box_px) for t in r.targets]}
 
 
 def _one(path: str, positions: int, width: int, level: int) -> dict[str, Any]:
@@ -84,7 +87,7 @@ def _one(path: str, positions: int, width: int, level: int) -> dict[str, Any]:
         buffer = io.BytesIO()
         Image.fromarray(card).save(buffer, format="PNG", dpi=(pages[0].dpi or 200, pages[0].dpi or 200))
         found = vertical_streaks(card)
-        out["streaked"].append({"x": x, "found": any(s.x0 <= x + width - 1 and s.x1 >= x for s in found),
+        out["streaked"].append({"x": x, "x1": x + width - 1, "w": w, "found": any(s.x0 <= x + width - 1 and s.x1 >= x for s in found),
                                 "reading": _reading(buffer.getvalue(), f"{Path(path).stem}-streak{x}.png")})
     return out
 
@@ -117,7 +120,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         results = [r for r in pool.map(_one, files, *([v] * len(files) for v in (args.positions, args.width, args.level)))
                    if not r.get("skipped")]
     false = sum(r["false"] for r in results)
+    from scanpipe.imaging.streaks import Streak, upright_columns
+    from scanpipe.interpret import STREAK_PAD_PX
+
     images = found = flips = crossed = crossed_person = others = unreadable = 0
+    crossed_read: Counter[str] = Counter()  # as scanned -> with the streak, of the crossed targets the machine read
     why: Counter[str] = Counter()
     changes: Counter[str] = Counter()
     for r in results:
@@ -132,11 +139,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 continue
             if not base["read"] or got["style"] != base["style"]:
                 continue
-            for a, b, damage in zip(base["status"], got["status"], got["damage"], strict=True):
+            c0, c1 = upright_columns(Streak(s["x"], s["x1"]), s["w"], got["turned"])
+            for a, b, box in zip(base["status"], got["status"], got["boxes"], strict=True):
                 flips += {a, b} == {"yes", "no"}
-                if damage >= 1.0 and "scanner_streak" in got["reasons"]:
+                if box[0] <= c1 + STREAK_PAD_PX and box[0] + box[2] >= c0 - STREAK_PAD_PX:
                     crossed += 1
                     crossed_person += b == "unknown"
+                    if b != "unknown":
+                        crossed_read[f"{a}->{b}"] += 1
                 else:
                     others += a != b
                     if a != b:
@@ -145,12 +155,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"false streaks on the cards as they are: {false}")
     print(f"streaks found: {found}/{images}")
     print(f"definite flips (yes <-> no): {flips}")
-    print(f"crossed targets to a person: {crossed_person}/{crossed}")
+    print(f"crossed targets {crossed}: to a person {crossed_person}, read {sum(crossed_read.values())}"
+          + (f" (as scanned -> with the streak: {', '.join(f'{k} {n}' for k, n in sorted(crossed_read.items()))})" if crossed_read else ""))
     print(f"other targets whose status changed: {others}" + (f" ({', '.join(f'{k} {n}' for k, n in sorted(changes.items()))})" if changes else ""))
     print(f"cards read as they are but not with the streak: {unreadable}" + (f" ({dict(why)})" if why else ""))
-    ok = false == 0 and flips == 0 and crossed_person == crossed and found == images
-    print("targets met (no false streak, every streak found, no definite flip, every crossed target to a person)" if ok
-          else "TARGETS NOT MET")
+    ok = false == 0 and flips == 0 and found == images
+    print("targets met (no false streak, every streak found, no definite flip)" if ok else "TARGETS NOT MET")
     return 0 if ok else 1
 
 
