@@ -223,6 +223,24 @@ def test_a_streak_crossing_no_target_changes_nothing(vendor_election: Election, 
     assert all(r.status is MarkStatus.NO for r in result.targets)
 
 
+def test_a_streak_just_beside_a_target_is_no_stroke_of_the_voter(vendor_election: Election, context: InterpretContext,
+                                                                  tmp_path: Path) -> None:
+    """A line a few pixels beside an oval (not through its box) read as a stroke leaving its
+    outline (seen on Cedar's cards, 6 px off); read with the line painted over, the empty
+    targets beside it are no votes."""
+    gray, boxes = _blank_card(vendor_election, "H-13")
+    x0, _y, _w, _h = boxes[0]
+    x = int(x0) - 6
+    assert all(not (bx - 2 <= x + 1 and bx + bw + 2 >= x) for bx, _by, bw, _bh in boxes)
+    gray[:, x: x + 2] = 40
+    path = tmp_path / "streaked.png"
+    Image.fromarray(gray).save(path, dpi=(200, 200))
+    (read,) = interpret_file(str(path), context, CardHints(), "b")
+    result = read.interpretation
+    assert isinstance(result, ReadCard) and Reason.SCANNER_STREAK not in result.reasons
+    assert all(r.status is MarkStatus.NO for r in result.targets), [(r.score.option, r.why) for r in result.targets if r.status is not MarkStatus.NO]
+
+
 def test_an_unreadable_card_names_its_streak(vendor_election: Election, context: InterpretContext, tmp_path: Path) -> None:
     page = np.full((H, W), 240, np.uint8)  # no ballot of this election: some print, and a streak
     page[300:1900:50, 200:1500] = 30
