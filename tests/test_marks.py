@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from scanpipe.classify import classify_target, load_thresholds
-from scanpipe.imaging.marks import score_targets
+from scanpipe.imaging.marks import _straight_lines, score_targets
 from scanpipe.synth.marks import INTENT, MarkKind, damaged_targets, draw_mark, draw_stain
 from scanpipe.synth.render import box_px, draw_target
 from scanpipe.synth.scan import to_bilevel
@@ -250,6 +250,21 @@ def test_the_printed_write_in_line_inside_the_area_is_not_writing(angle: float, 
     named = with_line(["write_in", "none"])
     assert empty.write_in_score <= 0.02, empty.write_in_score
     assert named.write_in_score >= 0.4, named.write_in_score
+
+
+def test_a_word_whose_body_runs_straight_is_no_printed_line() -> None:
+    """A name in a heavy pen on a bilevel scan, blurred solid along its letters' bodies, runs
+    straight for more than LINE_IN at the write-in window's resolution; its letters rise above
+    and fall below that run, so it is writing, where a rule across the area is print (seen: a
+    name under a shaded rule printed black read as an empty area, fourth renderer seed 6060)."""
+    dark = np.zeros((17, 180), np.float32)  # a 3 x 0.28 in write-in area at SIDE_PPI
+    dark[2, :] = 1.0  # a rule across it
+    dark[10:12, 19:47] = 1.0  # a word's body: 0.47 in straight
+    for x in range(19, 47, 3):
+        dark[6:16, x: x + 2] = 1.0  # its letters' strokes, up and down (half the word's columns at least)
+    lines = _straight_lines(dark)
+    assert lines[2, 100] and lines[2, 30]
+    assert not lines[10:12, 19:47].any()
 
 
 def test_a_strokes_reach_leaves_out_the_specks_of_a_speckled_card() -> None:

@@ -83,7 +83,9 @@ WRITE_IN_INK = 0.35
 WRITE_IN_FINE = 3  # a write-in area's ink also looked for this much finer than SIDE_PPI, each block's darkest kept
 WRITE_IN_SPECK_PX = 6  # on a speckled card, pieces of ink this small (a speck's blur, 0.04 in across at SIDE_PPI) in a write-in area are specks
 WRITE_IN_EDGE_IN = 0.03  # the area's rim is not read: print beside it spills in with a scan's error
-LINE_IN = 0.4  # a straight stroke this long in a write-in area is printed, not written
+LINE_IN = 0.4  # a straight stroke this long in a write-in area is printed, not written ...
+LINE_SIDE_PX = 3  # ... unless within this many pixels (SIDE_PPI) along both its sides ...
+LINE_SIDE_INK = 0.3  # ... this share of its length shows ink: a word's letters, rising above and falling below it
 # Score anchors from the catalogue: (feature value, mapped score) knots, monotone.
 LOW_ANCHOR, HIGH_ANCHOR = 0.25, 0.5
 # Knots sit in the gaps between measured ranges (after scanning, any format) of the kinds:
@@ -745,9 +747,25 @@ def _darkest_of_blocks(image: np.ndarray, k: int) -> np.ndarray:
 
 def _straight_lines(dark: np.ndarray) -> np.ndarray:
     """Long straight horizontal or vertical strokes (a printed write-in line or box edge, even
-    a little skewed), widened a pixel: handwriting does not run straight for LINE_IN."""
+    a little skewed), widened a pixel: handwriting does not run straight for LINE_IN. A run
+    with ink along both its sides (LINE_SIDE_PX beside it, LINE_SIDE_INK of its length or
+    more on each) is not one: the middle of a word written in a heavy cursive, blurred solid
+    along its letters' bodies, runs straight too, but its letters rise above it and fall below."""
     ink = (dark >= 0.25).astype(np.uint8)
     n = max(3, int(round(LINE_IN * SIDE_PPI)))
-    lines = np.maximum(cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, n), np.uint8)),
-                       cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((n, 1), np.uint8)))
+    lines = np.zeros_like(ink)
+    for kernel, along in ((np.ones((1, n), np.uint8), 1), (np.ones((n, 1), np.uint8), 0)):
+        opened = cv2.morphologyEx(ink, cv2.MORPH_OPEN, kernel)
+        count, labels, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
+        for k in range(1, count):
+            x, y, w, h = (int(v) for v in stats[k, :4])
+            if along == 1:  # horizontal: the rows above and below it
+                sides = (ink[max(0, y - LINE_SIDE_PX): y, x: x + w], ink[y + h: y + h + LINE_SIDE_PX, x: x + w])
+                length = w
+            else:
+                sides = (ink[y: y + h, max(0, x - LINE_SIDE_PX): x], ink[y: y + h, x + w: x + w + LINE_SIDE_PX])
+                length = h
+            written = all(side.size and float(side.any(axis=1 - along).sum()) >= LINE_SIDE_INK * length for side in sides)
+            if not written:
+                lines[labels == k] = 1
     return np.asarray(cv2.dilate(lines, np.ones((3, 3), np.uint8))).astype(bool)
