@@ -48,7 +48,7 @@ from scanpipe.imaging.decode import DecodedPage, ImageDecodeError, decode_card_b
 from scanpipe.imaging.marks import score_targets
 from scanpipe.imaging.reference import PageModel, ReferenceIndex, learn_page, printed_share
 from scanpipe.imaging.registration import RegistrationFailure, register_card
-from scanpipe.imaging.streaks import PAINT_BESIDE, Streak, nothing_under, on_print, painted_over, upright_columns, vertical_streaks
+from scanpipe.imaging.streaks import PAINT_BESIDE, Streak, crossing, nothing_under, on_print, painted_over, see_through, upright_columns, vertical_streaks
 from scanpipe.imaging.style import StyleAmbiguous, StyleMatch, StyleUnknown, build_style_groups, identify_style
 from scanpipe.types import (
     Box,
@@ -78,7 +78,6 @@ log = logging.getLogger(__name__)
 # A style hypothesis (an original read with its duplicate's style) is accepted only when
 # this share of the layout's printed targets is seen where the layout puts them.
 HYPOTHESIS_MIN_FIT = 0.9
-STREAK_PAD_PX = 1  # a target whose box comes this near a scanner streak is crossed by it
 STREAK_PAINT_MAX_SHARE = 0.25  # a crossed target is read with the streak painted over only where the painted band is this share of its width or less
 # The smallest image side worth reading: a 3-inch VVPAT record at 100 dpi.
 MIN_PAGE_SIDE_PX = 300
@@ -456,7 +455,7 @@ def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streak
     (:func:`~scanpipe.imaging.streaks.painted_over`): a line through a name or a write-in line
     beside a target is no ink of the voter's. A target a streak crosses reads so only as a
     vote (the voter's ink reaches beyond the line) or as no vote where the line is light enough
-    to see through and shows nothing under it (:func:`_read_through`); any other is damaged (its
+    to see through and shows nothing under it (:func:`_through_streaks`); any other is damaged (its
     damage score 1: a stroke under the line cannot be seen, so a person reads it, and reading it
     again under other thresholds keeps it so). A card a streak crosses targets on says so
     (``scanner_streak``) either way, so the board learns the glass needs cleaning; a card that
@@ -477,29 +476,21 @@ def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streak
         columns = [c for c in columns if not on_print(c, gray.shape[0], to_blank, model.image)]
     if not columns:
         return result
-    crossed = [any(x <= c1 + STREAK_PAD_PX and x + w >= c0 - STREAK_PAD_PX for c0, c1 in columns)
-               for x, _y, w, _h in (r.score.box_px for r in result.targets)]
-    narrow = [all(c1 - c0 + 1 + 2 * PAINT_BESIDE <= STREAK_PAINT_MAX_SHARE * w for c0, c1 in columns)
-              for _x, _y, w, _h in (r.score.box_px for r in result.targets)]
     # the card scored again with the streaks painted over from beside them: a line beside a
-    # target (through its name, its write-in line) is no ink of the voter's; a target the line
-    # crosses reads so only as a vote filled beyond the line, or as no vote where the line
-    # shows nothing under it; any other goes to a person
+    # target (through its name, its write-in line) is no ink of the voter's
     layout_page = next(p for p in context.election.style(result.style).layout.pages if p.page == result.page)
     upright = cv2.rotate(gray, cv2.ROTATE_180) if registration.rotated_180 else gray
     again = score_targets(painted_over(upright, columns), registration, layout_page, reference=model.image if model else None,
                           reference_dpi=layout_page.reference_dpi, reference_memo=model.memo if model is not None else None)
-    readings_: list[TargetReading] = []
-    for r, s, hit, thin in zip(result.targets, again, crossed, narrow, strict=True):
-        read = classify_target(s, context.thresholds)
-        if hit and not (thin and _read_through(read, upright, columns)):
-            read = classify_target(replace(r.score, damage_score=1.0), context.thresholds)
-        readings_.append(read)
-    readings = tuple(readings_)
+    lines = {c: see_through(upright, c) for c in columns}
+    crossed_by = [crossing(columns, r.score.box_px) for r in result.targets]
+    readings = tuple(_through_streaks(r, classify_target(s, context.thresholds), by, lines, context.thresholds)
+                     for r, s, by in zip(result.targets, again, crossed_by, strict=True))
+    crossed = any(crossed_by)
     reasons: list[Reason] = [r for r in result.reasons if r not in (Reason.MARGINAL_MARK, Reason.WRITE_IN)]
-    if any(crossed):
+    if crossed:
         reasons.append(Reason.SCANNER_STREAK)
-    if any(_marginal(r, streaked=any(crossed)) for r in readings):
+    if any(_marginal(r, streaked=crossed) for r in readings):
         reasons.append(Reason.MARGINAL_MARK)
     if any(is_write_in_flag(r) for r in readings):
         reasons.append(Reason.WRITE_IN)
@@ -507,15 +498,22 @@ def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streak
                    reasons=tuple(dict.fromkeys(reasons)))
 
 
-def _read_through(reading: TargetReading, upright: np.ndarray, columns: Sequence[tuple[int, int]]) -> bool:
-    """Whether a target a streak crosses reads as scored with the streak painted over: a vote
-    (the voter's ink reaches beyond the line), or no vote where every streak crossing it
-    shows nothing under its line there (:func:`~scanpipe.imaging.streaks.nothing_under`)."""
-    if reading.status is MarkStatus.YES:
-        return True
-    x, y, w, h = reading.score.box_px
-    return reading.status is MarkStatus.NO and all(nothing_under(upright, c, reading.score.box_px) for c in columns
-                                                   if x <= c[1] + STREAK_PAD_PX and x + w >= c[0] - STREAK_PAD_PX)
+def _through_streaks(scanned: TargetReading, painted: TargetReading, crossed_by: list[tuple[int, int]],
+                     lines: dict[tuple[int, int], np.ndarray | None], thresholds: Thresholds) -> TargetReading:
+    """A target's reading on a streaked card, given its reading as ``scanned`` and with the
+    streaks ``painted`` over: the painted one where no streak crosses it; where streaks cross
+    it (``crossed_by``), the painted one only as a vote (the voter's ink reaches beyond the
+    line) or as no vote where every crossing line shows nothing under it, and only where the
+    painted band is STREAK_PAINT_MAX_SHARE of the target's width or less; else the scanned
+    one damaged (damage score 1: for a person, under any thresholds)."""
+    if not crossed_by:
+        return painted
+    width = scanned.score.box_px[2]
+    narrow = all(c1 - c0 + 1 + 2 * PAINT_BESIDE <= STREAK_PAINT_MAX_SHARE * width for c0, c1 in crossed_by)
+    if narrow and (painted.status is MarkStatus.YES or (painted.status is MarkStatus.NO and all(
+            nothing_under(lines[c], painted.score.box_px) for c in crossed_by))):
+        return painted
+    return classify_target(replace(scanned.score, damage_score=1.0), thresholds)
 
 
 def _marginal(reading: TargetReading, *, streaked: bool) -> bool:

@@ -120,8 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         results = [r for r in pool.map(_one, files, *([v] * len(files) for v in (args.positions, args.width, args.level)))
                    if not r.get("skipped")]
     false = sum(r["false"] for r in results)
-    from scanpipe.imaging.streaks import Streak, upright_columns
-    from scanpipe.interpret import STREAK_PAD_PX
+    from scanpipe.imaging.streaks import Streak, crossing, upright_columns
 
     images = found = flips = crossed = crossed_person = others = unreadable = 0
     crossed_read: Counter[str] = Counter()  # as scanned -> with the streak, of the crossed targets the machine read
@@ -139,10 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 continue
             if not base["read"] or got["style"] != base["style"]:
                 continue
-            c0, c1 = upright_columns(Streak(s["x"], s["x1"]), s["w"], got["turned"])
+            columns = [upright_columns(Streak(s["x"], s["x1"]), s["w"], got["turned"])]
             for a, b, box in zip(base["status"], got["status"], got["boxes"], strict=True):
                 flips += {a, b} == {"yes", "no"}
-                if box[0] <= c1 + STREAK_PAD_PX and box[0] + box[2] >= c0 - STREAK_PAD_PX:
+                if crossing(columns, box):
                     crossed += 1
                     crossed_person += b == "unknown"
                     if b != "unknown":

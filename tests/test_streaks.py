@@ -15,7 +15,7 @@ from scanpipe.classify import Thresholds, load_thresholds
 from scanpipe.imaging.streaks import Streak, on_print, painted_over, upright_columns, vertical_streaks
 from scanpipe.interpret import InterpretContext, interpret_file, load_references, reclassify
 from scanpipe.queue import PERSON_READS
-from scanpipe.types import CardHints, Election, MarkStatus, ReadCard, Reason, UnreadableCard
+from scanpipe.types import CardHints, Election, InterpretedCard, MarkStatus, ReadCard, Reason, UnreadableCard
 
 H, W = 2200, 1700  # a letter page at 200 dpi
 
@@ -112,6 +112,16 @@ def _blank_card(election: Election, style: str) -> tuple[np.ndarray, list[tuple[
     return gray, boxes  # type: ignore[return-value]
 
 
+def _read(gray: np.ndarray, context: InterpretContext, tmp_path: Path) -> tuple[InterpretedCard, ReadCard]:
+    """The card image ``gray`` saved as a 200-dpi PNG and read: the stored card and its reading,
+    which must be a read card."""
+    path = tmp_path / "streaked.png"
+    Image.fromarray(np.ascontiguousarray(gray)).save(path, dpi=(200, 200))
+    (read,) = interpret_file(str(path), context, CardHints(), "b")
+    assert isinstance(read.interpretation, ReadCard), read.interpretation
+    return read, read.interpretation
+
+
 @pytest.mark.parametrize("turned", [False, True])
 def test_empty_targets_a_black_streak_crosses_go_to_a_person(vendor_election: Election, context: InterpretContext,
                                                             tmp_path: Path, turned: bool) -> None:
@@ -123,11 +133,8 @@ def test_empty_targets_a_black_streak_crosses_go_to_a_person(vendor_election: El
     crossed = [bx - 2 <= x + 1 and bx + bw + 2 >= x for bx, _by, bw, _bh in boxes]
     assert 0 < sum(crossed) < len(boxes)
     card = np.rot90(gray, 2) if turned else gray
-    path = tmp_path / "streaked.png"
-    Image.fromarray(np.ascontiguousarray(card)).save(path, dpi=(200, 200))
-    (read,) = interpret_file(str(path), context, CardHints(), "b")
-    result = read.interpretation
-    assert isinstance(result, ReadCard) and result.style == "H-13"
+    read, result = _read(card, context, tmp_path)
+    assert result.style == "H-13"
     assert result.registration.rotated_180 is turned
     assert Reason.SCANNER_STREAK in result.reasons and Reason.SCANNER_STREAK in PERSON_READS
     assert Reason.MARGINAL_MARK not in result.reasons  # the streak's targets are queued once, under the streak
@@ -159,11 +166,8 @@ def test_a_vote_a_black_streak_crosses_reads_and_its_empty_neighbours_go_to_a_pe
     gray[:, x: x + 2] = 12
     crossed = [bx - 2 <= x + 1 and bx + bw + 2 >= x for bx, _by, bw, _bh in boxes]
     assert crossed[0] and sum(crossed) > 1
-    path = tmp_path / "streaked.png"
-    Image.fromarray(gray).save(path, dpi=(200, 200))
-    (read,) = interpret_file(str(path), context, CardHints(), "b")
-    result = read.interpretation
-    assert isinstance(result, ReadCard) and Reason.SCANNER_STREAK in result.reasons
+    read, result = _read(gray, context, tmp_path)
+    assert Reason.SCANNER_STREAK in result.reasons
     statuses = [r.status for r in result.targets]
     assert statuses[0] is MarkStatus.YES
     assert all(s is MarkStatus.UNKNOWN for s, hit in zip(statuses[1:], crossed[1:], strict=True) if hit)
@@ -188,11 +192,8 @@ def test_a_grey_streak_is_seen_through_but_not_a_stroke_under_it(vendor_election
     hx, hy, _hw, hh = boxes[hidden]
     gray[int(hy + 0.15 * hh): int(hy + 0.85 * hh), x - 1: x + 3] = (gray[int(hy + 0.15 * hh): int(hy + 0.85 * hh), x - 1: x + 3] * 0.45).astype(np.uint8)
     gray[:, x: x + 2] = (gray[:, x: x + 2].astype(np.float32) * 0.5).astype(np.uint8)  # the line darkens what it crosses by half
-    path = tmp_path / "streaked.png"
-    Image.fromarray(gray).save(path, dpi=(200, 200))
-    (read,) = interpret_file(str(path), context, CardHints(), "b")
-    result = read.interpretation
-    assert isinstance(result, ReadCard) and Reason.SCANNER_STREAK in result.reasons
+    _, result = _read(gray, context, tmp_path)
+    assert Reason.SCANNER_STREAK in result.reasons
     for k, (reading, hit) in enumerate(zip(result.targets, crossed, strict=True)):
         if k == hidden:
             assert reading.status is MarkStatus.UNKNOWN and reading.score.damage_score == 1.0
@@ -215,11 +216,8 @@ def test_a_streak_crossing_no_target_changes_nothing(vendor_election: Election, 
     clear = next(x for x in range(300, gray.shape[1] - 300, 5)
                  if all(not (bx - 20 <= x + 1 and bx + bw + 20 >= x) for bx, _by, bw, _bh in boxes))
     gray[:, clear: clear + 2] = 35
-    path = tmp_path / "streaked.png"
-    Image.fromarray(gray).save(path, dpi=(200, 200))
-    (read,) = interpret_file(str(path), context, CardHints(), "b")
-    result = read.interpretation
-    assert isinstance(result, ReadCard) and Reason.SCANNER_STREAK not in result.reasons
+    _, result = _read(gray, context, tmp_path)
+    assert Reason.SCANNER_STREAK not in result.reasons
     assert all(r.status is MarkStatus.NO for r in result.targets)
 
 
@@ -233,12 +231,10 @@ def test_a_streak_just_beside_a_target_is_no_stroke_of_the_voter(vendor_election
     x = int(x0) - 6
     assert all(not (bx - 2 <= x + 1 and bx + bw + 2 >= x) for bx, _by, bw, _bh in boxes)
     gray[:, x: x + 2] = 40
-    path = tmp_path / "streaked.png"
-    Image.fromarray(gray).save(path, dpi=(200, 200))
-    (read,) = interpret_file(str(path), context, CardHints(), "b")
-    result = read.interpretation
-    assert isinstance(result, ReadCard) and Reason.SCANNER_STREAK not in result.reasons
-    assert all(r.status is MarkStatus.NO for r in result.targets), [(r.score.option, r.why) for r in result.targets if r.status is not MarkStatus.NO]
+    _, result = _read(gray, context, tmp_path)
+    assert Reason.SCANNER_STREAK not in result.reasons
+    assert all(r.status is MarkStatus.NO for r in result.targets), [(r.score.option, r.why) for r in result.targets
+                                                                    if r.status is not MarkStatus.NO]
 
 
 def test_an_unreadable_card_names_its_streak(vendor_election: Election, context: InterpretContext, tmp_path: Path) -> None:

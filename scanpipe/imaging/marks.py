@@ -753,10 +753,11 @@ def _straight_lines(dark: np.ndarray) -> np.ndarray:
     along its letters' bodies, runs straight too, but its letters rise above it and fall below."""
     ink = (dark >= 0.25).astype(np.uint8)
     n = max(3, int(round(LINE_IN * SIDE_PPI)))
-    lines = np.zeros_like(ink)
+    lines = np.zeros(ink.shape, bool)
     for kernel, along in ((np.ones((1, n), np.uint8), 1), (np.ones((n, 1), np.uint8), 0)):
         opened = cv2.morphologyEx(ink, cv2.MORPH_OPEN, kernel)
         count, labels, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
+        printed = np.zeros(count, bool)  # per run: a line (the background, label 0, none)
         for k in range(1, count):
             x, y, w, h = (int(v) for v in stats[k, :4])
             if along == 1:  # horizontal: the rows above and below it
@@ -765,7 +766,6 @@ def _straight_lines(dark: np.ndarray) -> np.ndarray:
             else:
                 sides = (ink[y: y + h, max(0, x - LINE_SIDE_PX): x], ink[y: y + h, x + w: x + w + LINE_SIDE_PX])
                 length = h
-            written = all(side.size and float(side.any(axis=1 - along).sum()) >= LINE_SIDE_INK * length for side in sides)
-            if not written:
-                lines[labels == k] = 1
-    return np.asarray(cv2.dilate(lines, np.ones((3, 3), np.uint8))).astype(bool)
+            printed[k] = not all(side.size and float(side.any(axis=1 - along).sum()) >= LINE_SIDE_INK * length for side in sides)
+        lines |= printed[labels]
+    return np.asarray(cv2.dilate(lines.astype(np.uint8), np.ones((3, 3), np.uint8))).astype(bool)

@@ -148,23 +148,38 @@ def painted_over(gray: np.ndarray, columns: Sequence[tuple[int, int]]) -> np.nda
     return out
 
 
+CROSS_PAD_PX = 1  # a target whose box comes this near a streak's columns is crossed by it
+
+
+def crossing(columns: Sequence[tuple[int, int]], box_px: Sequence[float]) -> list[tuple[int, int]]:
+    """The streaks (``columns`` of the upright card) that cross a target's box (x, y, w, h,
+    the upright card's pixels), CROSS_PAD_PX grazing included."""
+    x, w = box_px[0], box_px[2]
+    return [(c0, c1) for c0, c1 in columns if x <= c1 + CROSS_PAD_PX and x + w >= c0 - CROSS_PAD_PX]
+
+
 SEE_THROUGH_LEVEL = 0.15  # a streak's line at least this share of the paper's level shows ink under it
 SEE_THROUGH_DARKER = 0.8  # a row of the line inside a target under this share of the line's own level: something under it
 SEE_THROUGH_INSET = 0.2  # of a target's height, left out at its top and bottom (the outline the line crosses there)
 
 
-def nothing_under(gray: np.ndarray, columns: tuple[int, int], box_px: tuple[float, float, float, float]) -> bool:
-    """Whether a streak's ``columns`` (the upright card's) show nothing under the line inside
-    a target (``box_px``: x, y, w, h, the upright card's pixels, its top and bottom
-    SEE_THROUGH_INSET left out): the line is light enough to see through (SEE_THROUGH_LEVEL of
-    the paper's level, its level the median over the whole page's rows) and no row of it there
-    is darker than SEE_THROUGH_DARKER of that level. Ink under a line darkens it as ink darkens
-    paper; a black line (a bilevel scan's) hides whatever is under it: never nothing."""
+def see_through(gray: np.ndarray, columns: tuple[int, int]) -> np.ndarray | None:
+    """A streak's line down the upright card, per row its mean over ``columns``, where the line
+    is light enough to see through (its level, the median over the page's rows, SEE_THROUGH_LEVEL
+    of the paper's level or more); None where it is not (a black line, a bilevel scan's, hides
+    whatever is under it). Measured once per streak, for :func:`nothing_under`."""
     c0, c1 = columns
     line = gray[:, c0: c1 + 1].astype(np.float32).mean(axis=1)
-    level = float(np.median(line))
-    if level < SEE_THROUGH_LEVEL * paper_level(gray[::PAPER_SAMPLE, ::PAPER_SAMPLE]):
+    return line if float(np.median(line)) >= SEE_THROUGH_LEVEL * paper_level(gray[::PAPER_SAMPLE, ::PAPER_SAMPLE]) else None
+
+
+def nothing_under(line: np.ndarray | None, box_px: Sequence[float]) -> bool:
+    """Whether a line one can see through (:func:`see_through`) shows nothing under it inside
+    a target (``box_px``: x, y, w, h, its top and bottom SEE_THROUGH_INSET left out): no row of
+    it there darker than SEE_THROUGH_DARKER of the line's own level. Ink under a line darkens it
+    as ink darkens paper."""
+    if line is None:
         return False
-    x, y, w, h = box_px
+    _x, y, _w, h = box_px
     r0, r1 = max(0, int(y + SEE_THROUGH_INSET * h)), min(len(line), int(np.ceil(y + (1 - SEE_THROUGH_INSET) * h)))
-    return r1 > r0 and float(line[r0:r1].min()) >= SEE_THROUGH_DARKER * level
+    return r1 > r0 and float(line[r0:r1].min()) >= SEE_THROUGH_DARKER * float(np.median(line))
