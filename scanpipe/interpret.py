@@ -46,10 +46,11 @@ from scanpipe.imaging.codes import (
 )
 from scanpipe.imaging.decode import DecodedPage, ImageDecodeError, decode_card_bytes, iter_card_pages
 from scanpipe.imaging.marks import score_targets
-from scanpipe.imaging.reference import PageModel, ReferenceIndex, learn_page, printed_share
+from scanpipe.imaging.reference import PageModel, ReferenceIndex, learn_page, printed_share, reference_dpi, reference_page
 from scanpipe.imaging.registration import RegistrationFailure, register_card
 from scanpipe.imaging.streaks import PAINT_BESIDE, Streak, crossing, nothing_under, on_print, painted_over, see_through, upright_columns, vertical_streaks
 from scanpipe.imaging.style import StyleAmbiguous, StyleMatch, StyleUnknown, build_style_groups, identify_style
+from scanpipe.imaging.target_snap import snapped_page
 from scanpipe.types import (
     Box,
     CardCode,
@@ -114,6 +115,16 @@ class InterpretContext:
         return tuple(dict.fromkeys(boxes))
 
 
+def _layout_page(context: InterpretContext, style: str, page: int) -> LayoutPage:
+    """The layout's page, its target boxes snapped to the targets its blank prints
+    (:mod:`scanpipe.imaging.target_snap`: a layout drawn a little loose or off reads)."""
+    layout_page = next(p for p in context.election.style(style).layout.pages if p.page == page)
+    model = context.index.get(style, page)
+    if model is None:
+        return layout_page
+    return snapped_page(layout_page, model.image, model.dpi, model.memo)
+
+
 def load_references(election: Election, stored: dict[tuple[str, int], bytes] | None = None, *,
                     cache: Path | None | bool = True) -> ReferenceIndex:
     """Decode the layouts' blank reference scans (the store's copy, else the file) and learn
@@ -134,14 +145,14 @@ def load_references(election: Election, stored: dict[tuple[str, int], bytes] | N
             if data is None or page.reference_dpi is None:
                 continue
             try:
-                image = decode_card_bytes(data, str(page.reference))[0].image
+                blank = reference_page(decode_card_bytes(data, str(page.reference)), page.page)
             except ImageDecodeError as e:
                 raise ConfigError(f"{page.reference}: the reference scan of style {style.id} page {page.page} "
                                   f"cannot be read: {e.detail}") from None
+            dpi = reference_dpi(blank, page.reference_dpi)
             boxes = tuple(t.box_in for t in page.targets) + tuple(t.write_in_area_in for t in page.targets if t.write_in_area_in)
-            blanks.append(learned_cache.BlankInput(key, hashlib.sha256(data).hexdigest(), float(page.reference_dpi),
-                                                   boxes, tuple(page.distinguish_in)))
-            images.append((image, float(page.reference_dpi), (data, str(page.reference))))
+            blanks.append(learned_cache.BlankInput(key, hashlib.sha256(data).hexdigest(), dpi, boxes, tuple(page.distinguish_in)))
+            images.append((blank.image, dpi, (data, str(page.reference))))
     folder = learned_cache.cache_dir() if cache is True else (cache or None)
     known = learned_cache.load(blanks, folder)
     keeper = learned_cache.pair_keeper(blanks, folder)
@@ -478,10 +489,11 @@ def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streak
         return result
     # the card scored again with the streaks painted over from beside them: a line beside a
     # target (through its name, its write-in line) is no ink of the voter's
-    layout_page = next(p for p in context.election.style(result.style).layout.pages if p.page == result.page)
+    layout_page = _layout_page(context, result.style, result.page)
     upright = cv2.rotate(gray, cv2.ROTATE_180) if registration.rotated_180 else gray
     again = score_targets(painted_over(upright, columns), registration, layout_page, reference=model.image if model else None,
-                          reference_dpi=layout_page.reference_dpi, reference_memo=model.memo if model is not None else None)
+                          reference_dpi=model.dpi if model else layout_page.reference_dpi,
+                          reference_memo=model.memo if model is not None else None)
     lines = {c: see_through(upright, c) for c in columns}
     crossed_by = [crossing(columns, r.score.box_px) for r in result.targets]
     readings = tuple(_through_streaks(r, classify_target(s, context.thresholds), by, lines, context.thresholds)
@@ -584,7 +596,7 @@ def _interpret_content(gray: np.ndarray, page: DecodedPage, codes: PageCodes, co
     if isinstance(found, UnreadableCard):
         return found
     style = election.style(found.style)
-    layout_page = next(p for p in style.layout.pages if p.page == found.page)
+    layout_page = _layout_page(context, found.style, found.page)
     model = context.index.get(found.style, found.page)
     start, precise, measured = None, False, None
     if found.match is not None and found.match.model is model:
@@ -604,7 +616,8 @@ def _interpret_content(gray: np.ndarray, page: DecodedPage, codes: PageCodes, co
             return UnreadableCard(Reason.UNKNOWN_STYLE, f"no readable card code, and the duplicate's style {found.style} does not fit this card ({fit:.0%} of its targets found)")
         style_source = "duplicate_style"
     blank = model.image if model is not None else None
-    scores = score_targets(upright, registration, layout_page, reference=blank, reference_dpi=layout_page.reference_dpi,
+    scores = score_targets(upright, registration, layout_page, reference=blank,
+                           reference_dpi=model.dpi if model is not None else layout_page.reference_dpi,
                            reference_memo=model.memo if model is not None else None)
     readings = tuple(classify_target(s, context.thresholds) for s in scores)
     contests = _contest_readings(election, layout_page, readings)

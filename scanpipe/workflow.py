@@ -101,6 +101,7 @@ def marks_on_blanks(election: Election, references: Mapping[tuple[str, int], byt
     the options marked. A reference that cannot be decoded is left to the reader (which says so)."""
     from scanpipe.imaging.blank_marks import marked_on_blank
     from scanpipe.imaging.decode import ImageDecodeError, decode_card_bytes
+    from scanpipe.imaging.reference import reference_dpi, reference_page
 
     found = []
     for style in election.ballot_styles:
@@ -109,10 +110,10 @@ def marks_on_blanks(election: Election, references: Mapping[tuple[str, int], byt
             if data is None or page.reference is None or page.reference_dpi is None:
                 continue
             try:
-                gray = decode_card_bytes(data, Path(page.reference).name)[0].image
+                blank = reference_page(decode_card_bytes(data, Path(page.reference).name), page.page)
             except (ImageDecodeError, IndexError):
                 continue
-            flags = marked_on_blank(gray, page.reference_dpi, [t.box_in for t in page.targets])
+            flags = marked_on_blank(blank.image, reference_dpi(blank, page.reference_dpi), [t.box_in for t in page.targets])
             if flags.any():
                 found.append((style, page.page, Path(page.reference).name, [t.option for t, f in zip(page.targets, flags, strict=True) if f]))
     return found

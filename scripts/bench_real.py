@@ -25,6 +25,11 @@ turn: its own cards must read as labelled (or be queued), every other card must 
 never read as that style (a frame whose page has one blank has no runner-up to tell the
 styles apart: the card must print that blank's own lines).
 
+``--boxes loose|tight|shifted``: every target box of the layouts drawn as another hand or
+program might (:func:`drawn_off`: 0.03 in larger on every side; 30% smaller; 0.02 in right
+and 0.015 in up), as a county's layouts written elsewhere may be: the reader snaps them to what
+the blank prints, and the same truth must come out.
+
 ``--foreign``: every set's cards against every other set's election (a batch of another
 county or election fed by mistake): every card must be queued, none read.
 
@@ -50,6 +55,8 @@ ROOT = Path(__file__).resolve().parents[1]
 STATUS = {"vote": "yes", "no_vote": "no", "ambiguous": "unknown"}
 _CONTEXT: Any = None
 _RESCAN: str | None = None
+_CHECKED: Any = None  # the election as its layouts were checked by eye (--boxes: for what the blank prints over)
+BOXES = ("loose", "tight", "shifted")
 RESCANS = ("skew", "turned", "dpi300", "bilevel", "dpi150", "background", "stretch", "blurred", "tinted", "photo")
 THRESHOLD = 160  # --rescan bilevel: a gray pixel darker than this is black
 
@@ -112,14 +119,35 @@ def rescanned(path: str, how: str) -> bytes:
     return png.tobytes()
 
 
-def _init(election_path: str, rescan: str | None = None) -> None:
-    global _CONTEXT, _RESCAN
+def drawn_off(election: Any, how: str) -> Any:
+    """The election with every target box of its layouts drawn off (``--boxes``)."""
+    from dataclasses import replace
+
+    def box(b: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
+        x, y, w, h = b
+        if how == "loose":
+            return (x - 0.03, y - 0.03, w + 0.06, h + 0.06)
+        if how == "tight":
+            return (x + 0.15 * w, y + 0.15 * h, 0.7 * w, 0.7 * h)
+        return (x + 0.02, y - 0.015, w, h)
+
+    styles = tuple(replace(s, layout=replace(s.layout, pages=tuple(
+        replace(p, targets=tuple(replace(t, box_in=box(t.box_in)) for t in p.targets)) for p in s.layout.pages)))
+        for s in election.ballot_styles)
+    return replace(election, ballot_styles=styles)
+
+
+def _init(election_path: str, rescan: str | None = None, boxes: str | None = None) -> None:
+    global _CONTEXT, _RESCAN, _CHECKED
     _RESCAN = rescan
     from scanpipe.classify import load_thresholds
     from scanpipe.election import load_election
     from scanpipe.interpret import InterpretContext, load_references
 
     election = load_election(election_path)
+    _CHECKED = election
+    if boxes:
+        election = drawn_off(election, boxes)
     _CONTEXT = InterpretContext(election, load_thresholds(), load_references(election))
 
 
@@ -143,7 +171,7 @@ def _read(task: tuple[str, dict[str, Any]]) -> dict[str, Any]:
         out["why"] = f"read as {result.style} page {result.page}, truth {truth['style']} page {truth.get('page', 1)}"
         return out
     got = {(t.score.contest, t.score.option): t for t in result.targets}
-    boxes = {(t.contest, t.option): t.box_in for p in _CONTEXT.election.style(result.style).layout.pages
+    boxes = {(t.contest, t.option): t.box_in for p in (_CHECKED or _CONTEXT.election).style(result.style).layout.pages
              if p.page == result.page for t in p.targets}
     model = _CONTEXT.index.get(result.style, result.page)
     for target in truth["targets"]:
@@ -186,10 +214,10 @@ def labelled_cards(folder: Path, shared: Path) -> list[tuple[str, dict[str, Any]
     return out
 
 
-def run_set(folder: Path, shared: Path, jobs: int, rescan: str | None = None) -> tuple[Counter, list[dict[str, Any]]]:
+def run_set(folder: Path, shared: Path, jobs: int, rescan: str | None = None, boxes: str | None = None) -> tuple[Counter, list[dict[str, Any]]]:
     tasks = labelled_cards(folder, shared)
     election = str(folder / "election.json")
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_init, initargs=(election, rescan)) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_init, initargs=(election, rescan, boxes)) as pool:
         results = list(pool.map(_read, tasks))
     total: Counter = Counter()
     for r in results:
@@ -340,6 +368,8 @@ def main(argv: list[str] | None = None) -> int:
                     "for every style (a frame with one blank: no runner-up to tell styles apart)")
     ap.add_argument("--rescan", choices=RESCANS, help="read each card as another scanner would deliver it (see rescanned()): the same "
                     "truth must come out, or the card be queued")
+    ap.add_argument("--boxes", choices=BOXES, help="every target box of the layouts drawn off as another hand might "
+                    "(see drawn_off()): the same truth must come out")
     ap.add_argument("--foreign", action="store_true", help="every set's cards against every other set's election: "
                     "all must be queued")
     args = ap.parse_args(argv)
@@ -386,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if ok else 1
     grand: Counter = Counter()
     for folder in sorted(p for p in args.sets.iterdir() if (p / "truth.json").is_file()):
-        counts, results = run_set(folder, args.shared, args.jobs, args.rescan)
+        counts, results = run_set(folder, args.shared, args.jobs, args.rescan, args.boxes)
         grand.update(counts)
         print(report(folder.name, counts))
         for r in results:

@@ -122,7 +122,7 @@ class _Geometry:
     match: tuple[int, int, int, int]  # match region (r0, r1, c0, c1) in crop coordinates
     interior: np.ndarray  # flat indices (crop) of the interior
     span_zone: np.ndarray  # bool crop mask: interior plus a band outside the outline
-    ring: tuple[np.ndarray, np.ndarray]  # annulus pixels (flat, sorted by sector), sector starts
+    ring: tuple[np.ndarray, np.ndarray, np.ndarray]  # annulus pixels (flat, sorted by sector), sector starts, counts
     near: np.ndarray  # (4, k) flat crop indices of the grown box's quadrants
     outline: tuple[np.ndarray, np.ndarray, np.ndarray]  # pixels by (sector, bin), group starts, counts
     outline_bins: int
@@ -278,7 +278,7 @@ def _geometry(w_in: float, h_in: float) -> _Geometry:
     angle = np.arctan2(ey, ex)
     annulus = (dist_out >= RING_IN[0]) & (dist_out <= RING_IN[1])
     sector = ((angle + np.pi) / (2 * np.pi) * RING_SECTORS).astype(int) % RING_SECTORS
-    ring = _groups(np.where(annulus, sector, -1).ravel(), RING_SECTORS)[:2]
+    ring = _groups(np.where(annulus, sector, -1).ravel(), RING_SECTORS)
     g = _px(NEAR_GROW_IN)
     grown = (cols >= off - g) & (cols < off + _px(w_in) + g) & (rows >= off - g) & (rows < off + _px(h_in) + g)
     grown &= dist_out >= NEAR_CLEAR_IN  # paper only: not the oval, its outline or their blur
@@ -318,12 +318,15 @@ def _geometry(w_in: float, h_in: float) -> _Geometry:
 
 
 def _groups(label: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Pixels grouped by label 0..count-1 (-1 = none): sorted indices, group starts, sizes."""
+    """Pixels grouped by label 0..count-1 (-1 = none): sorted indices, group starts, sizes.
+
+    A small target's window may leave a group empty (an outline band's inner bin of an oval a
+    few pixels tall): its size is 0 and its start a valid index (``np.add.reduceat`` then gives
+    some pixel's value there, which the callers mask with ``sizes > 0``)."""
     idx = np.flatnonzero(label >= 0)
     idx = idx[np.argsort(label[idx], kind="stable")]
     sizes = np.bincount(label[idx], minlength=count)
-    assert (sizes > 0).all(), "an empty pixel group"
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    starts = np.minimum(np.concatenate([[0], np.cumsum(sizes)[:-1]]), max(0, len(idx) - 1))
     return idx, starts, sizes
 
 
@@ -506,9 +509,11 @@ def _extent_share(profile: np.ndarray, count: np.ndarray, size: float | np.ndarr
 
 
 def _ring(flat: np.ndarray, geo: _Geometry) -> np.ndarray:
-    idx, starts = geo.ring
+    idx, starts, sizes = geo.ring
     hits = np.add.reduceat((flat[:, idx] >= RING_STROKE).astype(np.int32), starts, axis=1)  # (n, sectors)
-    return (hits >= RING_NEED_PX).mean(axis=1)
+    if (sizes > 0).all():
+        return (hits >= RING_NEED_PX).mean(axis=1)
+    return ((hits >= RING_NEED_PX) & (sizes > 0)).sum(axis=1) / max(1, int((sizes > 0).sum()))
 
 
 def _stain(gray_aligned: np.ndarray, plane: tuple[float, float, float], centers_px: np.ndarray,
@@ -634,8 +639,8 @@ def _fold(dark: np.ndarray, geo: _Geometry) -> np.ndarray:
 def _tear(flat: np.ndarray, geo: _Geometry) -> np.ndarray:
     """Share of the printed outline that is missing (no paper: a tear), worst sector."""
     idx, starts, sizes = geo.outline
-    prof = np.add.reduceat(flat[:, idx], starts, axis=1) / sizes  # mean darkness (not ink) per group
-    prof = prof.reshape(len(flat), OUTLINE_SECTORS, geo.outline_bins)
+    prof = np.add.reduceat(flat[:, idx], starts, axis=1) / np.maximum(sizes, 1)  # mean darkness (not ink) per group
+    prof = np.where(sizes > 0, prof, 0.0).reshape(len(flat), OUTLINE_SECTORS, geo.outline_bins)  # an empty bin: no print
     return np.clip(1.0 - prof.max(axis=2).min(axis=1) / 0.3, 0.0, 1.0)
 
 

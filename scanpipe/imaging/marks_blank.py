@@ -569,11 +569,10 @@ def _best_shifts(card: np.ndarray, blank: np.ndarray, geo: _Geometry) -> tuple[n
 def _ring_where_paper(flat: np.ndarray, printed: np.ndarray, geo: _Geometry) -> np.ndarray:
     """The share of the ring's sectors crossed by a stroke, among the sectors the blank leaves
     as paper (a printed name beside the target hides the loop there: those sectors abstain)."""
-    idx, starts = geo.ring
+    idx, starts, sizes = geo.ring
     hits = np.add.reduceat((flat[:, idx] >= RING_STROKE).astype(np.int32), starts, axis=1)
-    sizes = np.diff(np.append(starts, len(idx)))
-    covered = np.add.reduceat(printed[:, idx].astype(np.int32), starts, axis=1) / sizes
-    open_ = covered < 0.5
+    covered = np.add.reduceat(printed[:, idx].astype(np.int32), starts, axis=1) / np.maximum(sizes, 1)
+    open_ = (covered < 0.5) & (sizes > 0)  # an empty sector (a target a few pixels tall) abstains
     crossed = (hits >= RING_NEED_PX) & open_
     count = open_.sum(axis=1)
     return np.where(count >= RING_MIN_OPEN, crossed.sum(axis=1) / np.maximum(count, 1), 0.0)

@@ -23,7 +23,7 @@ Pure: arrays in, frozen values out.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -31,6 +31,7 @@ import cv2
 import numpy as np
 
 if TYPE_CHECKING:
+    from scanpipe.imaging.decode import DecodedPage
     from scanpipe.imaging.style import StyleGroup
 
 COARSE_DPI = 25.0  # first, global alignment
@@ -168,7 +169,20 @@ def _page_model(*fields: object) -> PageModel:
 def _page_model_from_source(style: str, page: int, dpi: float, source: tuple[bytes, str], known: LearnedPoints) -> PageModel:
     from scanpipe.imaging.decode import decode_card_bytes
 
-    return learn_page(style, page, decode_card_bytes(source[0], source[1])[0].image, dpi, known, source)
+    return learn_page(style, page, reference_page(decode_card_bytes(source[0], source[1]), page).image, dpi, known, source)
+
+
+def reference_page(pages: Sequence[DecodedPage], page: int) -> DecodedPage:
+    """A layout page's blank among its reference file's pages: the file's page of that number
+    where the file holds several (one PDF or TIFF of a two-sided style's blank, named by both
+    layout pages), else its first."""
+    return pages[page - 1] if len(pages) > 1 and len(pages) >= page else pages[0]
+
+
+def reference_dpi(blank: DecodedPage, layout_dpi: float) -> float:
+    """The blank's resolution: a PDF's page is drawn at one the decoder knows; a scan's tag may
+    lie, so there the layout's ``reference_dpi`` holds."""
+    return float(blank.dpi) if blank.format == "pdf" and blank.dpi else float(layout_dpi)
 
 
 def _template(image: np.ndarray, x: int, y: int, half: int, step: int) -> np.ndarray | None:

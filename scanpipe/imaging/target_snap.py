@@ -1,0 +1,141 @@
+"""Target boxes snapped to the targets the blank prints: a layout drawn loosely still reads.
+
+The contract's target box is "the printed oval's bounding box". A layout written by hand, by
+another program or from the vendor's PDF at another scale may draw it a few hundredths of an
+inch off: a margin round every oval, a box a little small, all of them shifted. Scoring
+measures the interior, the outline and the ring round the box the layout gives, so a loose
+box read a vote's fill as a partial one and an empty oval's outline as ink in its ring.
+
+What the blank prints is the authority: per target, the dark pieces of the blank near the box
+(the box grown by :data:`SEARCH_IN`; pieces within a pixel joined, a dithered outline's gaps
+bridged) that enclose paper (an outline, not a bar or a glyph) and whose bounding box overlaps the layout's (:data:`MIN_OVERLAP` of the union) and is of
+its size within :data:`SIZE_RANGE`, the one overlapping most. A page's targets are printed
+alike: where at least :data:`MIN_FOUND` of its targets found one, and those of the median size
+(within :data:`SIZE_AGREE_IN`: a speck touching an outline makes it another size) are most of them, each such target takes its printed box, and every
+other target (a stamp across it, a name printed touching it) is moved by the page's median
+offset of each edge. A box within :data:`KEEP_IN` of what the blank prints on every edge is
+kept exactly as the layout gives it (a layout drawn from the blank reads as before, bit for
+bit). An arrow to complete (two pieces with a gap between) or any target the blank does not
+print as one piece of its box's size keeps the layout's box.
+
+Pure: the blank and the boxes in, boxes out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import cv2
+import numpy as np
+
+from scanpipe.imaging.reference import paper_level
+from scanpipe.types import Box, LayoutPage
+
+SEARCH_IN = 0.1  # a box is looked for this far round the layout's
+DARK = 0.4  # darkness (share of the paper level) that is print
+SIZE_RANGE = (0.55, 1.8)  # a printed piece's width and height as a share of the layout box's
+MIN_OVERLAP = 0.25  # intersection over union with the layout's box
+MIN_FOUND = 0.5  # share of a page's targets that must find their printed box
+SIZE_AGREE_IN = 0.005  # a found box's width and height within this of the page's median (a pixel at least): printed alike
+MIN_HOLE = 0.2  # a target's outline encloses paper over this share of its bounding box
+KEEP_IN = 0.011  # a printed box this close to the layout's on every edge (2 px at 200 dpi: a speck on the blank's outline, a layout tool's rounding): the layout's kept
+
+
+def snap_boxes(gray: np.ndarray, dpi: float, boxes_in: Sequence[Box]) -> tuple[Box, ...]:
+    """The boxes (inches on the blank ``gray`` at ``dpi``) snapped to what the blank prints."""
+    boxes = tuple(boxes_in)
+    if not boxes or gray.ndim != 2:
+        return boxes
+    paper = paper_level(gray)
+    found = [_printed_box(gray, dpi, box, paper) for box in boxes]
+    sizes = np.array([(f[2], f[3]) for f in found if f is not None])
+    if len(sizes) < max(1, MIN_FOUND * len(boxes)):
+        return boxes
+    median = np.median(sizes, axis=0)
+    agree = max(SIZE_AGREE_IN, 1.0 / dpi) + 1e-6
+    alike = [f is not None and bool((np.abs(np.array(f[2:]) - median) <= agree).all()) for f in found]
+    if sum(alike) < MIN_FOUND * len(boxes):
+        return boxes
+    edges = np.array([_edges(f) - _edges(b) for f, b, a in zip(found, boxes, alike, strict=True) if a and f is not None])
+    shift = np.median(edges, axis=0)
+    out = []
+    for box, f, a in zip(boxes, found, alike, strict=True):
+        moved = _edges(box) + shift
+        new = _centred(f, median) if a and f is not None else moved
+        out.append(box if np.abs(new - _edges(box)).max() <= KEEP_IN else _box(new))
+    return tuple(out)
+
+
+def snapped_page(page: LayoutPage, gray: np.ndarray | None, dpi: float | None,
+                 memo: dict[tuple[object, ...], object] | None = None) -> LayoutPage:
+    """``page`` with its targets' boxes snapped to its blank (the same page where there is no
+    blank or nothing moved); kept in ``memo`` (a page model's) once made."""
+    if gray is None or dpi is None or not page.targets:
+        return page
+    key = ("snapped", page.targets)
+    if memo is not None and key in memo:
+        return memo[key]  # type: ignore[return-value]  # the memo holds what this function put there
+    boxes = snap_boxes(gray, float(dpi), [t.box_in for t in page.targets])
+    out = page
+    if any(b != t.box_in for b, t in zip(boxes, page.targets, strict=True)):
+        out = replace(page, targets=tuple(replace(t, box_in=b) for t, b in zip(page.targets, boxes, strict=True)))
+    if memo is not None:
+        memo[key] = out
+    return out
+
+
+def _printed_box(gray: np.ndarray, dpi: float, box: Box, paper: float) -> Box | None:
+    x, y, w, h = (v * dpi for v in box)
+    m = SEARCH_IN * dpi
+    r0, r1 = max(0, int(y - m)), min(gray.shape[0], int(np.ceil(y + h + m)))
+    c0, c1 = max(0, int(x - m)), min(gray.shape[1], int(np.ceil(x + w + m)))
+    if r1 - r0 < 3 or c1 - c0 < 3 or w <= 0 or h <= 0:
+        return None
+    dark = (gray[r0:r1, c0:c1] < (1.0 - DARK) * paper).astype(np.uint8)
+    joined = cv2.dilate(dark, np.ones((3, 3), np.uint8))
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(joined, connectivity=8)
+    best, best_iou = None, MIN_OVERLAP
+    for k in range(1, count):
+        jx, jy, jw, jh = (int(v) for v in stats[k, :4])
+        if jx == 0 or jy == 0 or jx + jw == joined.shape[1] or jy + jh == joined.shape[0]:
+            continue  # runs out of the search window: a rule, a stamp, a column of print
+        bw, bh = jw - 2, jh - 2  # the dilation's pixel each side taken back
+        if not (SIZE_RANGE[0] * w <= bw <= SIZE_RANGE[1] * w and SIZE_RANGE[0] * h <= bh <= SIZE_RANGE[1] * h):
+            continue
+        # pixel centres at integers (as the layout tools write boxes): the piece's first pixel
+        # begins half a pixel before its index
+        bx, by = c0 + jx + 1 - 0.5, r0 + jy + 1 - 0.5
+        ix = min(bx + bw, x + w) - max(bx, x)
+        iy = min(by + bh, y + h) - max(by, y)
+        inter = max(0.0, ix) * max(0.0, iy)
+        iou = inter / (bw * bh + w * h - inter)
+        if iou > best_iou and _encloses(labels[jy: jy + jh, jx: jx + jw] == k):
+            best, best_iou = (bx / dpi, by / dpi, bw / dpi, bh / dpi), iou
+    return best
+
+
+def _encloses(piece: np.ndarray) -> bool:
+    """Whether a piece of print is an outline round paper (an oval, a box: its hole
+    :data:`MIN_HOLE` of its bounding box or more), not an arrow's tail or head, a glyph, a bar."""
+    outside = np.pad(~piece, 1, constant_values=True).astype(np.uint8)
+    count, labels = cv2.connectedComponents(outside, connectivity=4)
+    holes = np.count_nonzero((labels > 0) & (labels != labels[0, 0]))
+    return bool(holes >= MIN_HOLE * piece.size)
+
+
+def _centred(found: Box, size: np.ndarray) -> np.ndarray:
+    """The page's size of box about a printed box's centre (a pixel's rounding or a speck on
+    one outline changes a single box's size, not where its target is)."""
+    cx, cy = found[0] + found[2] / 2, found[1] + found[3] / 2
+    return np.array([cx - size[0] / 2, cy - size[1] / 2, cx + size[0] / 2, cy + size[1] / 2])
+
+
+def _edges(box: Box) -> np.ndarray:
+    x, y, w, h = box
+    return np.array([x, y, x + w, y + h])
+
+
+def _box(edges: np.ndarray) -> Box:
+    x0, y0, x1, y1 = (round(float(v), 4) for v in edges)
+    return (x0, y0, round(x1 - x0, 4), round(y1 - y0, 4))

@@ -1,0 +1,58 @@
+"""A layout's reference as a board may have it: a page of the vendor's PDF, or of one file
+holding a two-sided style's blank (issue 8: what the vendor gives the board must be enough).
+
+Before: the reader always took a reference file's first page (a two-sided style's back was
+compared with its front) and the layout's ``reference_dpi`` also for a PDF, whose pages the
+decoder draws at its own resolution (with a PDF named with "reference_dpi": 72, a Cedar card was `ambiguous_style`)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from scanpipe.classify import load_thresholds
+from scanpipe.election import load_election
+from scanpipe.imaging.decode import DecodedPage
+from scanpipe.imaging.reference import reference_page
+from scanpipe.interpret import InterpretContext, interpret_file, load_references
+from scanpipe.types import CardHints, ReadCard
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "realballots" / "cedar2008primary"
+STYLE = "rep-cass-center-iowa-rochester"
+CARD = FIX / "voted" / "20120608170620594_0002.jpg"
+
+
+def _readings(election_json: Path) -> list[tuple[str, str]]:
+    election = load_election(election_json)
+    context = InterpretContext(election, load_thresholds(), load_references(election, cache=False))
+    [result] = interpret_file(str(CARD), context, CardHints(), "test")
+    assert isinstance(result.interpretation, ReadCard), result.interpretation
+    assert result.interpretation.style == STYLE
+    return [(t.score.option, t.status.value) for t in result.interpretation.targets]
+
+
+def test_a_page_of_a_pdf_names_its_own_resolution(tmp_path: Path) -> None:
+    """The style's blank as page 1 of a two-page PDF (another style's blank on page 2) with
+    "reference_dpi": 72 (the PDF's points, not the resolution its pages are drawn at): the card
+    reads as against the scanned blank."""
+    folder = tmp_path / "cedar"
+    shutil.copytree(FIX, folder, ignore=shutil.ignore_patterns("voted"))
+    layout_file = folder / "layouts" / f"{STYLE}.json"
+    layout = json.loads(layout_file.read_text())
+    page = layout["pages"][0]
+    own = Image.open(folder / "blank" / Path(page["reference"]).name).convert("L")
+    other = Image.open(folder / "blank" / "20120608170512502_0004.jpg").convert("L")
+    own.save(folder / "blank" / "both.pdf", save_all=True, append_images=[other], resolution=200.0)
+    page["reference"], page["reference_dpi"] = "../blank/both.pdf", 72
+    layout_file.write_text(json.dumps(layout))
+    assert _readings(folder / "election.json") == _readings(FIX / "election.json")
+
+
+def test_a_layout_page_takes_its_page_of_a_file_of_several() -> None:
+    pages = [DecodedPage(np.full((4, 4), i, np.uint8), i + 1, 2, 200.0, "tiff") for i in range(2)]
+    assert reference_page(pages, 1) is pages[0] and reference_page(pages, 2) is pages[1]
+    assert reference_page(pages[:1], 2) is pages[0]  # a file of one page serves every page

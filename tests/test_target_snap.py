@@ -1,0 +1,134 @@
+"""Target boxes snapped to what the blank prints (issue 8: a layout as the contract writes it
+must be enough, and layouts written by other hands draw their boxes a little loose or off).
+
+Before the snapping, the real sets read with every box 0.03 in too large sent 19% of clear
+targets to a person, with boxes 0.02 in off 8.6%, and with boxes 30% too small every Calhoun
+card stopped with an internal error (``python scripts/bench_real.py`` on such layouts)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from scanpipe.classify import load_thresholds
+from scanpipe.election import load_election
+from scanpipe.imaging.marks import _geometry
+from scanpipe.imaging.target_snap import snap_boxes
+from scanpipe.interpret import InterpretContext, interpret_file, load_references
+from scanpipe.types import CardHints, ReadCard
+
+DPI = 200.0
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "realballots"
+
+
+def _page(arrows: bool = False, stamp: bool = False) -> tuple[np.ndarray, list[tuple[float, float, float, float]]]:
+    """A blank at 200 dpi: two columns of six targets (oval outlines 0.2 x 0.12 in, or arrows
+    to complete: a tail and a head with the gap between them as the target), a name printed
+    beside each; the boxes as the layout tools write them (pixel centres at integers)."""
+    gray = np.full((1400, 1700), 250, np.uint8)
+    truth = []
+    for col in range(2):
+        for row in range(6):
+            x, y = 150 + col * 800, 200 + row * 160
+            if arrows:
+                cv2.rectangle(gray, (x - 60, y + 10), (x - 2, y + 13), 20, -1)  # tail
+                cv2.fillPoly(gray, [np.array([[x + 40, y], [x + 40, y + 24], [x + 70, y + 12]], np.int32)], 20)  # head
+                cv2.rectangle(gray, (x + 40, y + 10), (x + 44, y + 13), 20, -1)
+                truth.append(((x - 0.5) / DPI, (y - 0.5) / DPI, 40 / DPI, 24 / DPI))
+            else:
+                cv2.ellipse(gray, (x + 20, y + 12), (19, 11), 0, 0, 360, 20, 2)
+                ys, xs = np.nonzero(gray[y - 5: y + 35, x - 5: x + 50] < 128)
+                x0, y0 = x - 5 + xs.min(), y - 5 + ys.min()
+                truth.append(((x0 - 0.5) / DPI, (y0 - 0.5) / DPI, (xs.max() - xs.min() + 1) / DPI, (ys.max() - ys.min() + 1) / DPI))
+            cv2.putText(gray, f"CANDIDATE {col}{row}", (x + 80, y + 22), cv2.FONT_HERSHEY_SIMPLEX, 0.8, 20, 2)
+    if stamp:  # a stamp's broad stroke across the first oval
+        cv2.line(gray, (100, 170), (260, 260), 60, 9)
+    return gray, truth
+
+
+def _edges(box: tuple[float, float, float, float]) -> np.ndarray:
+    x, y, w, h = box
+    return np.array([x, y, x + w, y + h])
+
+
+LOOSE = {
+    "loose": lambda b: (b[0] - 0.03, b[1] - 0.03, b[2] + 0.06, b[3] + 0.06),
+    "tight": lambda b: (b[0] + 0.15 * b[2], b[1] + 0.15 * b[3], 0.7 * b[2], 0.7 * b[3]),
+    "shifted": lambda b: (b[0] + 0.02, b[1] - 0.015, b[2], b[3]),
+}
+
+
+def test_a_layout_drawn_from_the_blank_is_kept_exactly() -> None:
+    gray, truth = _page()
+    assert snap_boxes(gray, DPI, truth) == tuple(truth)
+    nudged = [(x + 0.004, y - 0.003, w, h) for x, y, w, h in truth]  # within a pixel or so: a tool's rounding
+    assert snap_boxes(gray, DPI, nudged) == tuple(nudged)
+
+
+@pytest.mark.parametrize("how", sorted(LOOSE))
+def test_boxes_drawn_off_snap_to_the_printed_ovals(how: str) -> None:
+    gray, truth = _page()
+    snapped = snap_boxes(gray, DPI, [LOOSE[how](b) for b in truth])
+    for got, want in zip(snapped, truth, strict=True):
+        assert np.abs(_edges(got) - _edges(want)).max() <= 1.01 / DPI, (how, got, want)
+
+
+def test_an_oval_a_stamp_crosses_moves_with_its_page() -> None:
+    """The stamp joins the first oval to its stroke (no piece of an oval's size there): that
+    box moves by the page's offset, measured on the others."""
+    gray, truth = _page(stamp=True)
+    snapped = snap_boxes(gray, DPI, [LOOSE["loose"](b) for b in truth])
+    assert np.abs(_edges(snapped[0]) - _edges(truth[0])).max() <= 1.01 / DPI
+
+
+def test_arrows_keep_the_layouts_boxes() -> None:
+    """An arrow's target is the gap between two pieces: nothing there encloses paper, so the
+    layout's boxes stand, even drawn loosely (the tail is of the gap's size and beside it)."""
+    gray, truth = _page(arrows=True)
+    loose = [LOOSE["loose"](b) for b in truth]
+    assert snap_boxes(gray, DPI, loose) == tuple(loose)
+    assert snap_boxes(gray, DPI, truth) == tuple(truth)
+
+
+def test_a_small_target_has_a_geometry() -> None:
+    """A box a few pixels tall left a group of the outline's bins empty: every card of such a
+    layout stopped with an internal error."""
+    for w, h in ((0.14, 0.05), (0.06, 0.06), (0.2, 0.04)):
+        geo = _geometry(w, h)
+        assert geo.outline[2].sum() > 0 and geo.ring[2].sum() > 0
+
+
+def _readings(folder: Path, card: Path) -> list[tuple[str, str]]:
+    election = load_election(folder / "election.json")
+    context = InterpretContext(election, load_thresholds(), load_references(election, cache=False))
+    [result] = interpret_file(str(card), context, CardHints(), "test")
+    assert isinstance(result.interpretation, ReadCard), result.interpretation
+    return [(t.score.option, t.status.value) for t in result.interpretation.targets]
+
+
+@pytest.mark.parametrize("how", ["loose", "tight"])
+def test_a_real_card_reads_the_same_under_a_loose_layout(tmp_path: Path, how: str) -> None:
+    """A real Cedar County card (gray JPEG, 200 dpi) read against layouts whose every box is
+    drawn 0.03 in loose or 30% small reads as against the layouts checked by eye, but for one
+    light fill at the definite level sent to a person (without the snapping, 8 and 2 of its 22
+    targets read otherwise)."""
+    source = FIX / "cedar2008primary"
+    folder = tmp_path / "cedar"
+    shutil.copytree(source, folder, ignore=shutil.ignore_patterns("voted"))
+    for f in (folder / "layouts").glob("*.json"):
+        layout = json.loads(f.read_text())
+        for page in layout["pages"]:
+            for target in page["targets"]:
+                target["box"] = [round(v, 4) for v in LOOSE[how](tuple(target["box"]))]
+        f.write_text(json.dumps(layout))
+    card = source / "voted" / "20120608170620594_0002.jpg"
+    loose, checked = _readings(folder, card), _readings(source, card)
+    assert [o for o, _ in loose] == [o for o, _ in checked]
+    differ = [(a, b) for a, b in zip(loose, checked, strict=True) if a != b]
+    assert all(a[1] == "unknown" for a, _ in differ), differ  # never read otherwise: at most for a person
+    assert len(differ) <= 1, differ  # a mark at the definite level may go either side by a tenth of a pixel
