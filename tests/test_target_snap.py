@@ -20,6 +20,7 @@ from scanpipe.election import load_election
 from scanpipe.imaging.marks import _geometry
 from scanpipe.imaging.target_snap import snap_boxes
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
+from scanpipe.synth.vendor_render import draw_target
 from scanpipe.types import CardHints, ReadCard
 
 DPI = 200.0
@@ -35,11 +36,12 @@ def _page(arrows: bool = False, stamp: bool = False) -> tuple[np.ndarray, list[t
     for col in range(2):
         for row in range(6):
             x, y = 150 + col * 800, 200 + row * 160
-            if arrows:
-                cv2.rectangle(gray, (x - 60, y + 10), (x - 2, y + 13), 20, -1)  # tail
-                cv2.fillPoly(gray, [np.array([[x + 40, y], [x + 40, y + 24], [x + 70, y + 12]], np.int32)], 20)  # head
-                cv2.rectangle(gray, (x + 40, y + 10), (x + 44, y + 13), 20, -1)
-                truth.append(((x - 0.5) / DPI, (y - 0.5) / DPI, 40 / DPI, 24 / DPI))
+            if arrows:  # the Premier-like family's broken arrow: gap 0.14 x 0.08 in, tail and head 0.25 and 0.17 in
+                box = (x / DPI, y / DPI, 0.14, 0.08)
+                rgb = np.repeat(gray[..., None], 3, axis=2)
+                draw_target(rgb, "arrow", box, DPI, 0.025)
+                gray[:] = rgb[..., 0]
+                truth.append(box)
             else:
                 cv2.ellipse(gray, (x + 20, y + 12), (19, 11), 0, 0, 360, 20, 2)
                 ys, xs = np.nonzero(gray[y - 5: y + 35, x - 5: x + 50] < 128)
@@ -86,13 +88,22 @@ def test_an_oval_a_stamp_crosses_moves_with_its_page() -> None:
     assert np.abs(_edges(snapped[0]) - _edges(truth[0])).max() <= 1.01 / DPI
 
 
-def test_arrows_keep_the_layouts_boxes() -> None:
-    """An arrow's target is the gap between two pieces: nothing there encloses paper, so the
-    layout's boxes stand, even drawn loosely (the tail is of the gap's size and beside it)."""
+def test_a_broken_arrow_boxed_whole_snaps_to_its_gap() -> None:
+    """An arrow's target is the gap between its tail and its head (nothing there encloses
+    paper: no piece is taken for an oval). A layout boxing each whole arrow, tail to head,
+    reads the gap (as high as the arrowhead: how high a gap's box is, the print does not say);
+    one boxing the gap is kept as it is. Before, the whole-arrow boxes of the vendor deck of
+    seed 838383's Premier-like style sent 15.2% of the deck's clear targets to a person (1.6%
+    with the gaps; ``bench_accuracy.py`` on the deck with that style's layout rewritten)."""
     gray, truth = _page(arrows=True)
-    loose = [LOOSE["loose"](b) for b in truth]
-    assert snap_boxes(gray, DPI, loose) == tuple(loose)
     assert snap_boxes(gray, DPI, truth) == tuple(truth)
+    whole = [(x - 0.25, y + h / 2 - 0.06, w + 0.42, 0.12) for x, y, w, h in truth]
+    for got, want in zip(snap_boxes(gray, DPI, whole), truth, strict=True):
+        assert np.abs(_edges(got)[[0, 2]] - _edges(want)[[0, 2]]).max() <= 1.01 / DPI, (got, want)  # the gap's ends
+        assert abs((got[1] + got[3] / 2) - (want[1] + want[3] / 2)) <= 1.01 / DPI and got[3] <= 0.12
+    loose = [LOOSE["loose"](b) for b in truth]
+    for got, want in zip(snap_boxes(gray, DPI, loose), truth, strict=True):
+        assert np.abs(_edges(got)[[0, 2]] - _edges(want)[[0, 2]]).max() <= 1.01 / DPI, (got, want)
 
 
 def test_a_small_target_has_a_geometry() -> None:

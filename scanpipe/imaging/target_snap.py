@@ -13,10 +13,13 @@ its size within :data:`SIZE_RANGE`, the one overlapping most. A page's targets a
 alike: where at least :data:`MIN_FOUND` of its targets found one, and those of the median size
 (within :data:`SIZE_AGREE_IN`: a speck touching an outline makes it another size) are most of them, each such target takes its printed box, and every
 other target (a stamp across it, a name printed touching it) is moved by the page's median
-offset of each edge. A box within :data:`KEEP_IN` of what the blank prints on every edge is
-kept exactly as the layout gives it (a layout drawn from the blank reads as before, bit for
-bit). An arrow to complete (two pieces with a gap between) or any target the blank does not
-print as one piece of its box's size keeps the layout's box.
+offset of each edge. A page whose targets print no such outlines is looked at for broken
+arrows (a tail and a head with the target, the gap, between them: the pieces
+:func:`scanpipe.imaging.targets.arrow_targets` pairs, the gap whose centre is in the box), the
+same way: a layout that boxes the whole arrow, tail to head, reads its gap. A box within
+:data:`KEEP_IN` of what the blank prints on every edge is kept exactly as the layout gives it
+(a layout drawn from the blank reads as before, bit for bit). A target the blank prints as
+neither keeps the layout's box.
 
 Pure: the blank and the boxes in, boxes out.
 """
@@ -30,6 +33,7 @@ import cv2
 import numpy as np
 
 from scanpipe.imaging.reference import paper_level
+from scanpipe.imaging.targets import arrow_targets
 from scanpipe.types import Box, LayoutPage
 
 SEARCH_IN = 0.1  # a box is looked for this far round the layout's
@@ -39,6 +43,7 @@ MIN_OVERLAP = 0.25  # intersection over union with the layout's box
 MIN_FOUND = 0.5  # share of a page's targets that must find their printed box
 SIZE_AGREE_IN = 0.005  # a found box's width and height within this of the page's median (a pixel at least): printed alike
 MIN_HOLE = 0.2  # a target's outline encloses paper over this share of its bounding box
+ARROW_REACH_IN = 0.6  # a broken arrow's tail and head are looked for this far left and right of its box
 KEEP_IN = 0.011  # a printed box this close to the layout's on every edge (2 px at 200 dpi: a speck on the blank's outline, a layout tool's rounding): the layout's kept
 
 
@@ -49,6 +54,8 @@ def snap_boxes(gray: np.ndarray, dpi: float, boxes_in: Sequence[Box]) -> tuple[B
         return boxes
     paper = paper_level(gray)
     found = [_printed_box(gray, dpi, box, paper) for box in boxes]
+    if sum(f is not None for f in found) < max(1, MIN_FOUND * len(boxes)):
+        found = [_arrow_gap(gray, dpi, box) for box in boxes]  # no outlines: broken arrows?
     sizes = np.array([(f[2], f[3]) for f in found if f is not None])
     if len(sizes) < max(1, MIN_FOUND * len(boxes)):
         return boxes
@@ -112,6 +119,30 @@ def _printed_box(gray: np.ndarray, dpi: float, box: Box, paper: float) -> Box | 
         iou = inter / (bw * bh + w * h - inter)
         if iou > best_iou and _encloses(labels[jy: jy + jh, jx: jx + jw] == k):
             best, best_iou = (bx / dpi, by / dpi, bw / dpi, bh / dpi), iou
+    return best
+
+
+def _arrow_gap(gray: np.ndarray, dpi: float, box: Box) -> Box | None:
+    """The gap of the broken arrow a box holds or lies in (:func:`scanpipe.imaging.targets.arrow_targets`,
+    on the box grown by :data:`ARROW_REACH_IN` along the arrow and :data:`SEARCH_IN` across it):
+    the gap whose centre is in the box, the nearest its centre, as high as the layout's box or
+    the arrowhead, the lower. A layout may box the gap (the contract's target) or the whole
+    arrow, tail to head."""
+    x, y, w, h = (v * dpi for v in box)
+    mx, my = ARROW_REACH_IN * dpi, SEARCH_IN * dpi
+    r0, r1 = max(0, int(y - my)), min(gray.shape[0], int(np.ceil(y + h + my)))
+    c0, c1 = max(0, int(x - mx)), min(gray.shape[1], int(np.ceil(x + w + mx)))
+    if r1 - r0 < 3 or c1 - c0 < 3:
+        return None
+    best, best_distance = None, np.inf
+    for arrow in arrow_targets(np.ascontiguousarray(gray[r0:r1, c0:c1]), dpi):
+        ax, ay, aw, ah = arrow.box_px
+        bx, by = c0 + ax - 0.5, r0 + ay - 0.5  # pixel centres at integers, as the layout tools write boxes
+        cx, cy = bx + aw / 2, by + ah / 2
+        distance = float(np.hypot(cx - (x + w / 2), cy - (y + h / 2)))
+        if x <= cx <= x + w and y <= cy <= y + h and distance < best_distance:
+            band = min(h, ah)  # how high a gap's box is is the layout's to say (the print ends at the bar)
+            best, best_distance = (bx / dpi, (cy - band / 2) / dpi, aw / dpi, band / dpi), distance
     return best
 
 

@@ -117,6 +117,11 @@ def find_targets(gray: np.ndarray, dpi: float, limits: TargetLimits = LIMITS) ->
     return tuple(_without_size_outliers(found))
 
 
+def arrow_targets(gray: np.ndarray, dpi: float, limits: TargetLimits = LIMITS) -> tuple[FoundTarget, ...]:
+    """The broken arrows' gaps on (a piece of) a page, ``gray`` ``H x W`` uint8."""
+    return tuple(_arrow_targets(ink_masks(gray, dpi)[0], dpi, limits))
+
+
 def ink_masks(gray: np.ndarray, dpi: float) -> list[np.ndarray]:
     """Ink (255) on paper (0): Otsu's threshold, and thin ink alone when a grey overprint is present.
 
