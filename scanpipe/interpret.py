@@ -149,7 +149,13 @@ def load_references(election: Election, stored: dict[tuple[str, int], bytes] | N
             except ImageDecodeError as e:
                 raise ConfigError(f"{page.reference}: the reference scan of style {style.id} page {page.page} "
                                   f"cannot be read: {e.detail}") from None
-            dpi = reference_dpi(blank, page.reference_dpi)
+            dpi = reference_dpi(blank, page.reference_dpi, page.size_in)
+            if blank.format != "pdf" and dpi != float(page.reference_dpi):
+                log.warning("%s: \"reference_dpi\": %s makes this %d x %d px blank %.2f x %.2f in, the page is %.2f x %.2f in: "
+                            "read at %.1f dpi, as its size says (style %s page %d); correct the layout",
+                            page.reference, page.reference_dpi, blank.image.shape[1], blank.image.shape[0],
+                            blank.image.shape[1] / page.reference_dpi, blank.image.shape[0] / page.reference_dpi,
+                            page.size_in[0], page.size_in[1], dpi, style.id, page.page)
             boxes = tuple(t.box_in for t in page.targets) + tuple(t.write_in_area_in for t in page.targets if t.write_in_area_in)
             blanks.append(learned_cache.BlankInput(key, hashlib.sha256(data).hexdigest(), dpi, boxes, tuple(page.distinguish_in)))
             images.append((blank.image, dpi, (data, str(page.reference))))

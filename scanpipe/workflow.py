@@ -113,7 +113,7 @@ def marks_on_blanks(election: Election, references: Mapping[tuple[str, int], byt
                 blank = reference_page(decode_card_bytes(data, Path(page.reference).name), page.page)
             except (ImageDecodeError, IndexError):
                 continue
-            flags = marked_on_blank(blank.image, reference_dpi(blank, page.reference_dpi), [t.box_in for t in page.targets])
+            flags = marked_on_blank(blank.image, reference_dpi(blank, page.reference_dpi, page.size_in), [t.box_in for t in page.targets])
             if flags.any():
                 found.append((style, page.page, Path(page.reference).name, [t.option for t, f in zip(page.targets, flags, strict=True) if f]))
     return found

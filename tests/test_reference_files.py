@@ -8,16 +8,18 @@ decoder draws at its own resolution (with a PDF named with "reference_dpi": 72, 
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 from pathlib import Path
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from scanpipe.classify import load_thresholds
 from scanpipe.election import load_election
 from scanpipe.imaging.decode import DecodedPage
-from scanpipe.imaging.reference import reference_page
+from scanpipe.imaging.reference import reference_dpi, reference_page
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
 from scanpipe.types import CardHints, ReadCard
 
@@ -56,3 +58,27 @@ def test_a_layout_page_takes_its_page_of_a_file_of_several() -> None:
     pages = [DecodedPage(np.full((4, 4), i, np.uint8), i + 1, 2, 200.0, "tiff") for i in range(2)]
     assert reference_page(pages, 1) is pages[0] and reference_page(pages, 2) is pages[1]
     assert reference_page(pages[:1], 2) is pages[0]  # a file of one page serves every page
+
+
+def test_a_reference_dpi_the_blank_s_size_contradicts_is_not_used(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """"reference_dpi": 300 written for a 200 dpi scan of an 8.5 x 11 in page put every box a
+    third of the way off (the real sets so written: 263 definite errors, ``bench_real.py``):
+    the page's size says 200, both ways, so the blank is read at that, and the log says so."""
+    folder = tmp_path / "cedar"
+    shutil.copytree(FIX, folder, ignore=shutil.ignore_patterns("voted"))
+    layout_file = folder / "layouts" / f"{STYLE}.json"
+    layout = json.loads(layout_file.read_text())
+    layout["pages"][0]["reference_dpi"] = 300
+    layout_file.write_text(json.dumps(layout))
+    with caplog.at_level(logging.WARNING, logger="scanpipe.interpret"):
+        assert _readings(folder / "election.json") == _readings(FIX / "election.json")
+    assert any('"reference_dpi": 300' in r.getMessage() and "read at 200.0 dpi" in r.getMessage() for r in caplog.records)
+
+
+def test_a_scan_with_a_margin_keeps_the_layouts_dpi() -> None:
+    """A blank scanned with a margin, or cut at an edge, is a few percent off its page's size:
+    the layout's resolution stands."""
+    page = DecodedPage(np.zeros((2310, 1740), np.uint8), 1, 1, None, "png")  # 8.7 x 11.55 in at 200 dpi
+    assert reference_dpi(page, 200.0, (8.5, 11.0)) == 200.0
+    assert reference_dpi(page, 300.0, (8.5, 11.0)) == pytest.approx(207.3, abs=0.1)
+    assert reference_dpi(page, 300.0, (8.5, 14.0)) == 300.0  # the two sides disagree: nothing to go by

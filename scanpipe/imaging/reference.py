@@ -179,10 +179,25 @@ def reference_page(pages: Sequence[DecodedPage], page: int) -> DecodedPage:
     return pages[page - 1] if len(pages) > 1 and len(pages) >= page else pages[0]
 
 
-def reference_dpi(blank: DecodedPage, layout_dpi: float) -> float:
+DPI_SIZE_OFF = 0.2  # a reference_dpi making the blank this much (relative) larger or smaller than its page both ways ...
+DPI_AXES_AGREE = 0.05  # ... where the page's two sides give one resolution within this: that resolution
+
+
+def reference_dpi(blank: DecodedPage, layout_dpi: float, size_in: tuple[float, float] | None = None) -> float:
     """The blank's resolution: a PDF's page is drawn at one the decoder knows; a scan's tag may
-    lie, so there the layout's ``reference_dpi`` holds."""
-    return float(blank.dpi) if blank.format == "pdf" and blank.dpi else float(layout_dpi)
+    lie, so there the layout's ``reference_dpi`` holds, unless it makes the blank another
+    size than the layout's page both ways (:data:`DPI_SIZE_OFF`: 300 written for a 200 dpi
+    scan) while the page's width and height give one resolution: then that one (a scanner's
+    margin or a cut edge moves it by a few percent; a wrong resolution misplaced every box)."""
+    if blank.format == "pdf" and blank.dpi:
+        return float(blank.dpi)
+    if size_in is not None and min(size_in) > 0:
+        h, w = blank.image.shape[:2]
+        across, down = w / size_in[0], h / size_in[1]
+        if (abs(across / down - 1.0) <= DPI_AXES_AGREE
+                and min(abs(layout_dpi / across - 1.0), abs(layout_dpi / down - 1.0)) > DPI_SIZE_OFF):
+            return round((across + down) / 2, 1)
+    return float(layout_dpi)
 
 
 def _template(image: np.ndarray, x: int, y: int, half: int, step: int) -> np.ndarray | None:
