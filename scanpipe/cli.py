@@ -97,6 +97,8 @@ def init(ctx: Ctx, election_path: Path, force: bool, accept_blank_marks: bool) -
         click.echo(f"  changed: {change.text}" + ("  (alters how stored cards are read or counted)" if change.alters_readings else ""))
     if loaded.changed and loaded.cards and any(c.alters_readings for c in loaded.changes):
         click.echo(f"  --force: loaded over {loaded.cards} stored card(s) (logged); run `scanpipe reconcile` and check the queue", err=True)
+    for warning in loaded.warnings:
+        click.echo(f"  look at the layout: {warning}", err=True)
     styles = len(election.ballot_styles)
     verb = ("loaded" if not loaded.changes else "loaded (changed)") if loaded.changed else "already loaded (unchanged)"
     click.echo(f"election {election.id} ({election.name}): {verb}; {len(election.precincts)} precincts, {len(election.contests)} contests, {styles} ballot styles")

@@ -46,6 +46,7 @@ class ElectionLoad:
     changed: bool
     changes: tuple[DefinitionChange, ...]  # against the definition stored before (none on a first load)
     cards: int  # cards stored when it was loaded
+    warnings: tuple[str, ...] = ()  # what a person should look at in the layouts (:func:`layouts_against_blanks`)
 
 
 def load_election_file(store: Store, election_path: Path, *, force: bool = False, actor: str | None = None,
@@ -92,7 +93,40 @@ def load_election_file(store: Store, election_path: Path, *, force: bool = False
         if altering and cards:
             store.log_event("election_forced", {"file": str(path), "cards": cards, "changes": altering}, actor=actor)
     changed = store.load_election(definition, layouts, election, references=references, actor=actor)
-    return ElectionLoad(election, changed, changes, cards)
+    return ElectionLoad(election, changed, changes, cards, tuple(layouts_against_blanks(election, references)))
+
+
+def layouts_against_blanks(election: Election, references: Mapping[tuple[str, int], bytes]) -> list[str]:
+    """What a person should look at in the layouts, seen against their blanks: a
+    ``reference_dpi`` the blank's size contradicts (the reader goes by the size), and a page
+    where under half of the target boxes lie on a target the blank prints (an oval, a box, a
+    broken arrow: :func:`scanpipe.imaging.target_snap.on_print`): a layout drawn on another
+    blank or at another resolution (its boxes are read where they say, and may read nothing)."""
+    from scanpipe.imaging.decode import ImageDecodeError, decode_card_bytes
+    from scanpipe.imaging.reference import reference_dpi, reference_page
+    from scanpipe.imaging.target_snap import MIN_FOUND, on_print
+
+    out = []
+    for style in election.ballot_styles:
+        for page in style.layout.pages:
+            data = references.get((style.id, page.page))
+            if data is None or page.reference is None or page.reference_dpi is None:
+                continue
+            try:
+                blank = reference_page(decode_card_bytes(data, Path(page.reference).name), page.page)
+            except (ImageDecodeError, IndexError):
+                continue
+            where = f"{style.layout.path or style.id} ({style.id} page {page.page}, reference {Path(page.reference).name})"
+            dpi = reference_dpi(blank, page.reference_dpi, page.size_in)
+            if blank.format != "pdf" and dpi != float(page.reference_dpi):
+                out.append(f"{where}: \"reference_dpi\": {page.reference_dpi:g} makes the blank "
+                           f"{blank.image.shape[1] / page.reference_dpi:.2f} x {blank.image.shape[0] / page.reference_dpi:.2f} in, "
+                           f"the page is {page.size_in[0]:g} x {page.size_in[1]:g} in: it is read at {dpi:g} dpi, as its size says")
+            found = on_print(blank.image, dpi, [t.box_in for t in page.targets])
+            if len(found) >= 2 and sum(found) < MIN_FOUND * len(found):
+                out.append(f"{where}: {sum(found)} of {len(found)} target boxes lie on a target the blank prints (an oval, a "
+                           "box, a broken arrow); is the layout drawn on this blank, at its reference_dpi?")
+    return out
 
 
 def marks_on_blanks(election: Election, references: Mapping[tuple[str, int], bytes]) -> list[tuple[Any, int, str, list[str]]]:

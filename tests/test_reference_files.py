@@ -21,7 +21,9 @@ from scanpipe.election import load_election
 from scanpipe.imaging.decode import DecodedPage
 from scanpipe.imaging.reference import reference_dpi, reference_page
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
+from scanpipe.store.repository import Store
 from scanpipe.types import CardHints, ReadCard
+from scanpipe.workflow import load_election_file
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "realballots" / "cedar2008primary"
 STYLE = "rep-cass-center-iowa-rochester"
@@ -82,3 +84,32 @@ def test_a_scan_with_a_margin_keeps_the_layouts_dpi() -> None:
     assert reference_dpi(page, 200.0, (8.5, 11.0)) == 200.0
     assert reference_dpi(page, 300.0, (8.5, 11.0)) == pytest.approx(207.3, abs=0.1)
     assert reference_dpi(page, 300.0, (8.5, 14.0)) == 300.0  # the two sides disagree: nothing to go by
+
+
+def _loaded_warnings(folder: Path, tmp_path: Path) -> tuple[str, ...]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    store.migrate()
+    return load_election_file(store, folder / "election.json").warnings
+
+
+def test_init_names_a_layout_its_blank_does_not_bear_out(tmp_path: Path) -> None:
+    """`init` says which layouts to look at: a reference_dpi the blank's size contradicts, and
+    a page whose boxes mostly miss the targets its blank prints (drawn on another blank). The
+    development set's layouts, checked by eye, draw no such line."""
+    assert _loaded_warnings(FIX, tmp_path / "checked") == ()
+    folder = tmp_path / "cedar"
+    shutil.copytree(FIX, folder, ignore=shutil.ignore_patterns("voted"))
+    layout_file = folder / "layouts" / f"{STYLE}.json"
+    layout = json.loads(layout_file.read_text())
+    layout["pages"][0]["reference_dpi"] = 300
+    layout_file.write_text(json.dumps(layout))
+    other_file = folder / "layouts" / "rep-dayton-fairfield.json"
+    other = json.loads(other_file.read_text())
+    for target in other["pages"][0]["targets"]:  # every box 0.12 in down: between the rows of ovals
+        target["box"][1] += 0.12
+    other_file.write_text(json.dumps(other))
+    warnings = _loaded_warnings(folder, tmp_path / "off")
+    assert len(warnings) == 2, warnings
+    assert f"({STYLE} page 1" in warnings[0] and '"reference_dpi": 300' in warnings[0] and "read at 200 dpi" in warnings[0]
+    assert "(rep-dayton-fairfield page 1" in warnings[1] and "0 of 22 target boxes lie on a target the blank prints" in warnings[1]

@@ -42,7 +42,7 @@ SIZE_RANGE = (0.55, 1.8)  # a printed piece's width and height as a share of the
 MIN_OVERLAP = 0.25  # intersection over union with the layout's box
 MIN_FOUND = 0.5  # share of a page's targets that must find their printed box
 SIZE_AGREE_IN = 0.005  # a found box's width and height within this of the page's median (a pixel at least): printed alike
-MIN_HOLE = 0.2  # a target's outline encloses paper over this share of its bounding box
+MIN_HOLE = 0.1  # a target's outline encloses paper over this share of its bounding box
 ARROW_REACH_IN = 0.6  # a broken arrow's tail and head are looked for this far left and right of its box
 KEEP_IN = 0.011  # a printed box this close to the layout's on every edge (2 px at 200 dpi: a speck on the blank's outline, a layout tool's rounding): the layout's kept
 
@@ -72,6 +72,17 @@ def snap_boxes(gray: np.ndarray, dpi: float, boxes_in: Sequence[Box]) -> tuple[B
         new = _centred(f, median) if a and f is not None else moved
         out.append(box if np.abs(new - _edges(box)).max() <= KEEP_IN else _box(new))
     return tuple(out)
+
+
+def on_print(gray: np.ndarray, dpi: float, boxes_in: Sequence[Box]) -> tuple[bool, ...]:
+    """Per box, whether the blank prints a target there (an outline of its size, or a broken
+    arrow's gap): a layout drawn on another blank, or at another resolution, has few."""
+    paper = paper_level(gray)
+    found = [_printed_box(gray, dpi, box, paper) is not None for box in boxes_in]
+    if sum(found) < MIN_FOUND * len(found):
+        arrows = [_arrow_gap(gray, dpi, box) is not None for box in boxes_in]
+        found = arrows if sum(arrows) > sum(found) else found
+    return tuple(found)
 
 
 def snapped_page(page: LayoutPage, gray: np.ndarray | None, dpi: float | None,
