@@ -54,9 +54,13 @@ TUNING_SEED = 9  # the seed scanpipe/calibration/thresholds.json was derived on:
 _CONTEXT: InterpretContext | None = None
 
 
-def _init(election_path: str, thresholds_path: str | None) -> None:
+def _init(election_path: str, thresholds_path: str | None, boxes: str | None = None, boxes_of: tuple[str, ...] = ()) -> None:
     global _CONTEXT
     election = load_election(Path(election_path))
+    if boxes:
+        from bench_real import drawn_off
+
+        election = drawn_off(election, boxes, boxes_of)
     thresholds = load_thresholds(Path(thresholds_path) if thresholds_path else None)
     _CONTEXT = InterpretContext(election, thresholds, load_references(election))
 
@@ -81,7 +85,8 @@ def _read_file(task: tuple[str, str, str | None, int | None]) -> list[dict[str, 
     return out
 
 
-def interpret_deck(deck: Deck, jobs: int, thresholds_path: str | None, *, hint_style: bool = False) -> list[dict[str, Any]]:
+def interpret_deck(deck: Deck, jobs: int, thresholds_path: str | None, *, hint_style: bool = False,
+                   boxes: str | None = None, boxes_of: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """Every card file of the deck read in a pool; ``hint_style``: with its true style and page
     stated (single-page files only: a multi-page file's pages differ)."""
     names = sorted({c["file"] for c in deck.cards})
@@ -94,7 +99,7 @@ def interpret_deck(deck: Deck, jobs: int, thresholds_path: str | None, *, hint_s
         return truth[f].get("style"), truth[f].get("page")
 
     tasks = [(str(deck.root / f), f, *hint(f)) for f in names]
-    with ProcessPoolExecutor(jobs, initializer=_init, initargs=(str(deck.election_path), thresholds_path)) as pool:
+    with ProcessPoolExecutor(jobs, initializer=_init, initargs=(str(deck.election_path), thresholds_path, boxes, boxes_of)) as pool:
         return [e for chunk in pool.map(_read_file, tasks, chunksize=8) for e in chunk]
 
 
@@ -186,6 +191,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dump", type=Path, default=None, help="write raw scores and labels as JSON lines")
     ap.add_argument("--json", type=Path, default=None, help="also write the headline figures to this JSON file")
     ap.add_argument("--hint-style", action="store_true", help="state each card's true style and page (as ingest --style)")
+    ap.add_argument("--boxes", choices=("loose", "tight", "shifted", "whole_arrow"), default=None,
+                    help="read with the layouts' target boxes drawn off as another hand might (bench_real.drawn_off)")
+    ap.add_argument("--boxes-of", default="", help="comma-separated styles whose boxes --boxes draws off (default: all)")
     args = ap.parse_args(argv)
     seed = args.seed if args.seed is not None else int(time.time()) % 1_000_000 + 1000
     print("command:", shlex.join([sys.executable, *sys.argv]))
@@ -214,7 +222,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         t1 = time.perf_counter()
-        results = interpret_deck(deck, args.jobs, str(args.thresholds) if args.thresholds else None, hint_style=args.hint_style)
+        results = interpret_deck(deck, args.jobs, str(args.thresholds) if args.thresholds else None, hint_style=args.hint_style,
+                                 boxes=args.boxes, boxes_of=tuple(s for s in args.boxes_of.split(",") if s))
         elapsed = time.perf_counter() - t1
         print(f"{deck.describe()}; interpreted {len(results)} cards in "
               f"{elapsed:.0f} s ({1000 * sum(r['seconds'] for r in results) / max(1, len(results)):.0f} ms/card per process)")
