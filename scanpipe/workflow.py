@@ -124,8 +124,9 @@ def layouts_against_blanks(election: Election, references: Mapping[tuple[str, in
                            f"the page is {page.size_in[0]:g} x {page.size_in[1]:g} in: it is read at {dpi:g} dpi, as its size says")
             found = on_print(blank.image, dpi, [t.box_in for t in page.targets])
             if len(found) >= 2 and sum(found) < MIN_FOUND * len(found):
-                out.append(f"{where}: {sum(found)} of {len(found)} target boxes lie on a target the blank prints (an oval, a "
-                           "box, a broken arrow); is the layout drawn on this blank, at its reference_dpi?")
+                out.append(f"{where}: {sum(found)} of {len(found)} target boxes lie on a target the blank prints (a dark "
+                           "outline of the box's size, or a broken arrow's gap); is the layout drawn on this blank, at its "
+                           "reference_dpi? (targets printed light are not seen here: then all is well)")
     return out
 
 
