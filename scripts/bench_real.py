@@ -30,6 +30,10 @@ program might (:func:`drawn_off`: 0.03 in larger on every side; 30% smaller; 0.0
 and 0.015 in up), as a county's layouts written elsewhere may be: the reader snaps them to what
 the blank prints, and the same truth must come out.
 
+``--reference-dpi 300``: every layout page's ``reference_dpi`` written wrong (a 200 dpi scan
+called 300): the reader goes by the blank's size (:func:`scanpipe.imaging.reference.reference_dpi`)
+and the same truth must come out.
+
 ``--foreign``: every set's cards against every other set's election (a batch of another
 county or election fed by mistake): every card must be queued, none read.
 
@@ -143,7 +147,15 @@ def drawn_off(election: Any, how: str, only: Sequence[str] = ()) -> Any:
     return replace(election, ballot_styles=styles)
 
 
-def _init(election_path: str, rescan: str | None = None, boxes: str | None = None) -> None:
+def with_reference_dpi(election: Any, dpi: float) -> Any:
+    """The election with every layout page's ``reference_dpi`` written as ``dpi`` (``--reference-dpi``)."""
+    from dataclasses import replace
+
+    return replace(election, ballot_styles=tuple(replace(s, layout=replace(s.layout, pages=tuple(
+        replace(p, reference_dpi=dpi) for p in s.layout.pages))) for s in election.ballot_styles))
+
+
+def _init(election_path: str, rescan: str | None = None, boxes: str | None = None, dpi: float | None = None) -> None:
     global _CONTEXT, _RESCAN, _CHECKED
     _RESCAN = rescan
     from scanpipe.classify import load_thresholds
@@ -154,6 +166,8 @@ def _init(election_path: str, rescan: str | None = None, boxes: str | None = Non
     _CHECKED = election
     if boxes:
         election = drawn_off(election, boxes)
+    if dpi:
+        election = with_reference_dpi(election, dpi)
     _CONTEXT = InterpretContext(election, load_thresholds(), load_references(election))
 
 
@@ -220,10 +234,11 @@ def labelled_cards(folder: Path, shared: Path) -> list[tuple[str, dict[str, Any]
     return out
 
 
-def run_set(folder: Path, shared: Path, jobs: int, rescan: str | None = None, boxes: str | None = None) -> tuple[Counter, list[dict[str, Any]]]:
+def run_set(folder: Path, shared: Path, jobs: int, rescan: str | None = None, boxes: str | None = None,
+            dpi: float | None = None) -> tuple[Counter, list[dict[str, Any]]]:
     tasks = labelled_cards(folder, shared)
     election = str(folder / "election.json")
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_init, initargs=(election, rescan, boxes)) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_init, initargs=(election, rescan, boxes, dpi)) as pool:
         results = list(pool.map(_read, tasks))
     total: Counter = Counter()
     for r in results:
@@ -376,6 +391,8 @@ def main(argv: list[str] | None = None) -> int:
                     "truth must come out, or the card be queued")
     ap.add_argument("--boxes", choices=BOXES, help="every target box of the layouts drawn off as another hand might "
                     "(see drawn_off()): the same truth must come out")
+    ap.add_argument("--reference-dpi", type=float, default=None, help="every layout page's reference_dpi written as this "
+                    "(a resolution the blanks' size contradicts): the same truth must come out")
     ap.add_argument("--foreign", action="store_true", help="every set's cards against every other set's election: "
                     "all must be queued")
     args = ap.parse_args(argv)
@@ -422,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if ok else 1
     grand: Counter = Counter()
     for folder in sorted(p for p in args.sets.iterdir() if (p / "truth.json").is_file()):
-        counts, results = run_set(folder, args.shared, args.jobs, args.rescan, args.boxes)
+        counts, results = run_set(folder, args.shared, args.jobs, args.rescan, args.boxes, args.reference_dpi)
         grand.update(counts)
         print(report(folder.name, counts))
         for r in results:

@@ -64,7 +64,7 @@ def test_a_layout_page_takes_its_page_of_a_file_of_several() -> None:
 
 def test_a_reference_dpi_the_blank_s_size_contradicts_is_not_used(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """"reference_dpi": 300 written for a 200 dpi scan of an 8.5 x 11 in page put every box a
-    third of the way off (the real sets so written: 263 definite errors, ``bench_real.py``):
+    third of the way off (``bench_real.py --reference-dpi 300``: 263 definite errors before):
     the page's size says 200, both ways, so the blank is read at that, and the log says so."""
     folder = tmp_path / "cedar"
     shutil.copytree(FIX, folder, ignore=shutil.ignore_patterns("voted"))
