@@ -27,7 +27,7 @@ DPI = 200.0
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "realballots"
 
 
-def _page(arrows: bool = False, stamp: bool = False) -> tuple[np.ndarray, list[tuple[float, float, float, float]]]:
+def _page(arrows: bool = False, stamp: bool = False, stroke: int = 2) -> tuple[np.ndarray, list[tuple[float, float, float, float]]]:
     """A blank at 200 dpi: two columns of six targets (oval outlines 0.2 x 0.12 in, or arrows
     to complete: a tail and a head with the gap between them as the target), a name printed
     beside each; the boxes as the layout tools write them (pixel centres at integers)."""
@@ -43,7 +43,7 @@ def _page(arrows: bool = False, stamp: bool = False) -> tuple[np.ndarray, list[t
                 gray[:] = rgb[..., 0]
                 truth.append(box)
             else:
-                cv2.ellipse(gray, (x + 20, y + 12), (19, 11), 0, 0, 360, 20, 2)
+                cv2.ellipse(gray, (x + 20, y + 12), (20 - (stroke + 1) // 2, 12 - (stroke + 1) // 2), 0, 0, 360, 20, stroke)
                 ys, xs = np.nonzero(gray[y - 5: y + 35, x - 5: x + 50] < 128)
                 x0, y0 = x - 5 + xs.min(), y - 5 + ys.min()
                 truth.append(((x0 - 0.5) / DPI, (y0 - 0.5) / DPI, (xs.max() - xs.min() + 1) / DPI, (ys.max() - ys.min() + 1) / DPI))
@@ -78,6 +78,17 @@ def test_boxes_drawn_off_snap_to_the_printed_ovals(how: str) -> None:
     snapped = snap_boxes(gray, DPI, [LOOSE[how](b) for b in truth])
     for got, want in zip(snapped, truth, strict=True):
         assert np.abs(_edges(got) - _edges(want)).max() <= 1.01 / DPI, (how, got, want)
+
+
+def test_a_thick_outline_insets_the_box_onto_its_stroke() -> None:
+    """Ovals printed with a 6 px stroke (a thresholded scan's flat ovals), the model's 2.4: a
+    loose layout snaps to the printed box inset by half the difference (0.009 in a side), so
+    the model's outline lies on the middle of the stroke."""
+    gray, printed = _page(stroke=6)
+    snapped = snap_boxes(gray, DPI, [LOOSE["loose"](b) for b in printed])
+    for got, want in zip(snapped, printed, strict=True):
+        inset = _edges(got) - _edges(want)
+        assert np.abs(inset * [1, 1, -1, -1] - 0.009).max() <= 1.01 / DPI, (got, want)
 
 
 def test_an_oval_a_stamp_crosses_moves_with_its_page() -> None:

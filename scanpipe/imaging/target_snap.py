@@ -13,7 +13,10 @@ its size within :data:`SIZE_RANGE`, the one overlapping most. A page's targets a
 alike: where at least :data:`MIN_FOUND` of its targets found one, and those of the median size
 (within :data:`SIZE_AGREE_IN`: a speck touching an outline makes it another size) are most of them, each such target takes its printed box, and every
 other target (a stamp across it, a name printed touching it) is moved by the page's median
-offset of each edge. A page whose targets print no such outlines is looked at for broken
+offset of each edge. An outline printed thicker than the reader's model of it
+(:data:`scanpipe.imaging.marks.OUTLINE_IN`; a thresholded scan's flat ovals: the stroke is
+the outline's width less its hole's) insets the boxes by half the difference, so the model's
+outline lies on the middle of the printed stroke. A page whose targets print no such outlines is looked at for broken
 arrows (a tail and a head with the target, the gap, between them: the pieces
 :func:`scanpipe.imaging.targets.arrow_targets` pairs, the gap whose centre is in the box), the
 same way: a layout that boxes the whole arrow, tail to head, reads its gap. A box within
@@ -32,6 +35,7 @@ from dataclasses import replace
 import cv2
 import numpy as np
 
+from scanpipe.imaging.marks import OUTLINE_IN
 from scanpipe.imaging.reference import paper_level
 from scanpipe.imaging.targets import arrow_targets
 from scanpipe.types import Box, LayoutPage
@@ -53,9 +57,10 @@ def snap_boxes(gray: np.ndarray, dpi: float, boxes_in: Sequence[Box]) -> tuple[B
     if not boxes or gray.ndim != 2:
         return boxes
     paper = paper_level(gray)
-    found = [_printed_box(gray, dpi, box, paper) for box in boxes]
-    if sum(f is not None for f in found) < max(1, MIN_FOUND * len(boxes)):
-        found = [_arrow_gap(gray, dpi, box) for box in boxes]  # no outlines: broken arrows?
+    printed = [_printed_box(gray, dpi, box, paper) for box in boxes]
+    if sum(f is not None for f in printed) < max(1, MIN_FOUND * len(boxes)):  # no outlines: broken arrows?
+        printed = [None if (g := _arrow_gap(gray, dpi, box)) is None else (g, (0.0, 0.0)) for box in boxes]
+    found = [None if f is None else f[0] for f in printed]
     sizes = np.array([(f[2], f[3]) for f in found if f is not None])
     if len(sizes) < max(1, MIN_FOUND * len(boxes)):
         return boxes
@@ -64,12 +69,17 @@ def snap_boxes(gray: np.ndarray, dpi: float, boxes_in: Sequence[Box]) -> tuple[B
     alike = [f is not None and bool((np.abs(np.array(f[2:]) - median) <= agree).all()) for f in found]
     if sum(alike) < MIN_FOUND * len(boxes):
         return boxes
+    # an outline printed thicker than the reader's model of it (a thresholded scan's): the box
+    # inset so that the model's outline lies on the middle of the printed stroke
+    strokes = np.array([f[1] for f, a in zip(printed, alike, strict=True) if a and f is not None])
+    inset = np.maximum(0.0, (np.median(strokes, axis=0) - OUTLINE_IN) / 2)
+    size = median - 2 * inset
     edges = np.array([_edges(f) - _edges(b) for f, b, a in zip(found, boxes, alike, strict=True) if a and f is not None])
-    shift = np.median(edges, axis=0)
+    shift = np.median(edges, axis=0) + np.array([inset[0], inset[1], -inset[0], -inset[1]])
     out = []
     for box, f, a in zip(boxes, found, alike, strict=True):
         moved = _edges(box) + shift
-        new = _centred(f, median) if a and f is not None else moved
+        new = _centred(f, size) if a and f is not None else moved
         out.append(box if np.abs(new - _edges(box)).max() <= KEEP_IN else _box(new))
     return tuple(out)
 
@@ -103,7 +113,8 @@ def snapped_page(page: LayoutPage, gray: np.ndarray | None, dpi: float | None,
     return out
 
 
-def _printed_box(gray: np.ndarray, dpi: float, box: Box, paper: float) -> Box | None:
+def _printed_box(gray: np.ndarray, dpi: float, box: Box, paper: float) -> tuple[Box, tuple[float, float]] | None:
+    """The printed outline's bounding box near ``box`` and its stroke across and down (inches)."""
     x, y, w, h = (v * dpi for v in box)
     m = SEARCH_IN * dpi
     r0, r1 = max(0, int(y - m)), min(gray.shape[0], int(np.ceil(y + h + m)))
@@ -128,8 +139,10 @@ def _printed_box(gray: np.ndarray, dpi: float, box: Box, paper: float) -> Box | 
         iy = min(by + bh, y + h) - max(by, y)
         inter = max(0.0, ix) * max(0.0, iy)
         iou = inter / (bw * bh + w * h - inter)
-        if iou > best_iou and _encloses(labels[jy: jy + jh, jx: jx + jw] == k):
-            best, best_iou = (bx / dpi, by / dpi, bw / dpi, bh / dpi), iou
+        if iou > best_iou and (hole := _hole(labels[jy: jy + jh, jx: jx + jw] == k)) is not None:
+            # the hole as printed: the joining took a pixel from each of its sides
+            stroke = ((bw - hole[0] - 2) / 2 / dpi, (bh - hole[1] - 2) / 2 / dpi)
+            best, best_iou = ((bx / dpi, by / dpi, bw / dpi, bh / dpi), stroke), iou
     return best
 
 
@@ -157,13 +170,17 @@ def _arrow_gap(gray: np.ndarray, dpi: float, box: Box) -> Box | None:
     return best
 
 
-def _encloses(piece: np.ndarray) -> bool:
-    """Whether a piece of print is an outline round paper (an oval, a box: its hole
-    :data:`MIN_HOLE` of its bounding box or more), not an arrow's tail or head, a glyph, a bar."""
+def _hole(piece: np.ndarray) -> tuple[int, int] | None:
+    """The width and height of the paper a piece of print encloses, where it is an outline
+    (an oval, a box: the hole :data:`MIN_HOLE` of its bounding box or more); None for an
+    arrow's tail or head, a glyph, a bar."""
     outside = np.pad(~piece, 1, constant_values=True).astype(np.uint8)
     count, labels = cv2.connectedComponents(outside, connectivity=4)
-    holes = np.count_nonzero((labels > 0) & (labels != labels[0, 0]))
-    return bool(holes >= MIN_HOLE * piece.size)
+    hole = (labels > 0) & (labels != labels[0, 0])
+    if np.count_nonzero(hole) < MIN_HOLE * piece.size:
+        return None
+    ys, xs = np.nonzero(hole)
+    return int(xs.max() - xs.min() + 1), int(ys.max() - ys.min() + 1)
 
 
 def _centred(found: Box, size: np.ndarray) -> np.ndarray:
