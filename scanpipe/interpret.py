@@ -136,6 +136,7 @@ def load_references(election: Election, stored: dict[tuple[str, int], bytes] | N
 
     blanks: list[learned_cache.BlankInput] = []
     images: list[tuple[np.ndarray, float, tuple[bytes, str]]] = []
+    contradicted: list[str] = []
     for style in election.ballot_styles:
         for page in style.layout.pages:
             key = (style.id, page.page)
@@ -151,14 +152,16 @@ def load_references(election: Election, stored: dict[tuple[str, int], bytes] | N
                                   f"cannot be read: {e.detail}") from None
             dpi = reference_dpi(blank, page.reference_dpi, page.size_in)
             if blank.format != "pdf" and dpi != float(page.reference_dpi):
-                log.warning("%s: \"reference_dpi\": %s makes this %d x %d px blank %.2f x %.2f in, the page is %.2f x %.2f in: "
-                            "read at %.1f dpi, as its size says (style %s page %d); correct the layout",
-                            page.reference, page.reference_dpi, blank.image.shape[1], blank.image.shape[0],
-                            blank.image.shape[1] / page.reference_dpi, blank.image.shape[0] / page.reference_dpi,
-                            page.size_in[0], page.size_in[1], dpi, style.id, page.page)
+                contradicted.append(f"{page.reference}: \"reference_dpi\": {page.reference_dpi:g} makes this "
+                                    f"{blank.image.shape[1]} x {blank.image.shape[0]} px blank "
+                                    f"{blank.image.shape[1] / page.reference_dpi:.2f} x {blank.image.shape[0] / page.reference_dpi:.2f} in, "
+                                    f"the page is {page.size_in[0]:g} x {page.size_in[1]:g} in: read at {dpi:g} dpi, as its size says")
             boxes = tuple(t.box_in for t in page.targets) + tuple(t.write_in_area_in for t in page.targets if t.write_in_area_in)
             blanks.append(learned_cache.BlankInput(key, hashlib.sha256(data).hexdigest(), dpi, boxes, tuple(page.distinguish_in)))
             images.append((blank.image, dpi, (data, str(page.reference))))
+    if contradicted:  # one line, not one per page and worker: `scanpipe init` lists every page
+        log.warning("%d layout page(s) name a reference_dpi their blank's size contradicts, each read at its size's "
+                    "resolution (correct the layouts; `scanpipe init` lists them): %s", len(contradicted), contradicted[0])
     folder = learned_cache.cache_dir() if cache is True else (cache or None)
     known = learned_cache.load(blanks, folder)
     keeper = learned_cache.pair_keeper(blanks, folder)

@@ -74,7 +74,8 @@ def test_a_reference_dpi_the_blank_s_size_contradicts_is_not_used(tmp_path: Path
     layout_file.write_text(json.dumps(layout))
     with caplog.at_level(logging.WARNING, logger="scanpipe.interpret"):
         assert _readings(folder / "election.json") == _readings(FIX / "election.json")
-    assert any('"reference_dpi": 300' in r.getMessage() and "read at 200.0 dpi" in r.getMessage() for r in caplog.records)
+    assert any('1 layout page(s)' in r.getMessage() and '"reference_dpi": 300' in r.getMessage()
+               and "read at 200 dpi" in r.getMessage() for r in caplog.records)
 
 
 def test_a_scan_with_a_margin_keeps_the_layouts_dpi() -> None:
