@@ -46,7 +46,15 @@ from scanpipe.imaging.codes import (
 )
 from scanpipe.imaging.decode import DecodedPage, ImageDecodeError, decode_card_bytes, iter_card_pages
 from scanpipe.imaging.marks import score_targets
-from scanpipe.imaging.reference import PageModel, ReferenceIndex, learn_page, printed_share, reference_dpi, reference_page
+from scanpipe.imaging.reference import (
+    PageModel,
+    ReferenceIndex,
+    dpi_contradicted,
+    learn_page,
+    printed_share,
+    reference_dpi,
+    reference_page,
+)
 from scanpipe.imaging.registration import RegistrationFailure, register_card
 from scanpipe.imaging.streaks import PAINT_BESIDE, Streak, crossing, nothing_under, on_print, painted_over, see_through, upright_columns, vertical_streaks
 from scanpipe.imaging.style import StyleAmbiguous, StyleMatch, StyleUnknown, build_style_groups, identify_style
@@ -151,11 +159,8 @@ def load_references(election: Election, stored: dict[tuple[str, int], bytes] | N
                 raise ConfigError(f"{page.reference}: the reference scan of style {style.id} page {page.page} "
                                   f"cannot be read: {e.detail}") from None
             dpi = reference_dpi(blank, page.reference_dpi, page.size_in)
-            if blank.format != "pdf" and dpi != float(page.reference_dpi):
-                contradicted.append(f"{page.reference}: \"reference_dpi\": {page.reference_dpi:g} makes this "
-                                    f"{blank.image.shape[1]} x {blank.image.shape[0]} px blank "
-                                    f"{blank.image.shape[1] / page.reference_dpi:.2f} x {blank.image.shape[0] / page.reference_dpi:.2f} in, "
-                                    f"the page is {page.size_in[0]:g} x {page.size_in[1]:g} in: read at {dpi:g} dpi, as its size says")
+            if (why := dpi_contradicted(blank, page.reference_dpi, page.size_in, dpi)) is not None:
+                contradicted.append(f"{page.reference}: {why}")
             boxes = tuple(t.box_in for t in page.targets) + tuple(t.write_in_area_in for t in page.targets if t.write_in_area_in)
             blanks.append(learned_cache.BlankInput(key, hashlib.sha256(data).hexdigest(), dpi, boxes, tuple(page.distinguish_in)))
             images.append((blank.image, dpi, (data, str(page.reference))))

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scanpipe.classify import Thresholds, load_thresholds
 from scanpipe.counting import CardCount, Decision, DecisionState, count_card, final_decisions
@@ -31,7 +31,10 @@ from scanpipe.sources.files import find_card_files, may_hold_cards, storable_pat
 from scanpipe.store.records import StoredCard
 from scanpipe.store.repository import Store
 from scanpipe.tally import TallyRow, tally_precincts
-from scanpipe.types import CardHints, CardKind, Contest, Election, InterpretedCard, ReadCard, Reason, UnreadableCard
+from scanpipe.types import BallotStyle, CardHints, CardKind, Contest, Election, InterpretedCard, LayoutPage, ReadCard, Reason, UnreadableCard
+
+if TYPE_CHECKING:
+    from scanpipe.imaging.decode import DecodedPage
 
 
 def init_election(store: Store, election_path: Path) -> tuple[Election, bool]:
@@ -68,7 +71,8 @@ def load_election_file(store: Store, election_path: Path, *, force: bool = False
         for page in style.layout.pages:
             if page.reference is not None:
                 references[(style.id, page.page)] = Path(page.reference).read_bytes()
-    if marked := marks_on_blanks(election, references):
+    blanks = reference_blanks(election, references)
+    if marked := marks_on_blanks(blanks):
         lines = [f"{style.layout.path or style.id} ({style.id} page {page}, reference {name}): marks in {', '.join(options)}"
                  for style, page, name, options in marked]
         if not accept_blank_marks:
@@ -93,18 +97,24 @@ def load_election_file(store: Store, election_path: Path, *, force: bool = False
         if altering and cards:
             store.log_event("election_forced", {"file": str(path), "cards": cards, "changes": altering}, actor=actor)
     changed = store.load_election(definition, layouts, election, references=references, actor=actor)
-    return ElectionLoad(election, changed, changes, cards, tuple(layouts_against_blanks(election, references)))
+    return ElectionLoad(election, changed, changes, cards, tuple(layouts_against_blanks(blanks)))
 
 
-def layouts_against_blanks(election: Election, references: Mapping[tuple[str, int], bytes]) -> list[str]:
-    """What a person should look at in the layouts, seen against their blanks: a
-    ``reference_dpi`` the blank's size contradicts (the reader goes by the size), and a page
-    where under half of the target boxes lie on a target the blank prints (an oval, a box, a
-    broken arrow: :func:`scanpipe.imaging.target_snap.on_print`): a layout drawn on another
-    blank or at another resolution (its boxes are read where they say, and may read nothing)."""
+@dataclass(frozen=True)
+class ReferenceBlank:
+    """A layout page's reference scan, decoded once for the checks of a definition's load."""
+
+    style: BallotStyle
+    page: LayoutPage
+    blank: DecodedPage
+    dpi: float  # the blank's resolution as the reader takes it (:func:`scanpipe.imaging.reference.reference_dpi`)
+
+
+def reference_blanks(election: Election, references: Mapping[tuple[str, int], bytes]) -> list[ReferenceBlank]:
+    """Every layout page's reference scan that decodes; one that does not is left to the
+    reader (which says so)."""
     from scanpipe.imaging.decode import ImageDecodeError, decode_card_bytes
     from scanpipe.imaging.reference import reference_dpi, reference_page
-    from scanpipe.imaging.target_snap import MIN_FOUND, on_print
 
     out = []
     for style in election.ballot_styles:
@@ -116,41 +126,45 @@ def layouts_against_blanks(election: Election, references: Mapping[tuple[str, in
                 blank = reference_page(decode_card_bytes(data, Path(page.reference).name), page.page)
             except (ImageDecodeError, IndexError):
                 continue
-            where = f"{style.layout.path or style.id} ({style.id} page {page.page}, reference {Path(page.reference).name})"
-            dpi = reference_dpi(blank, page.reference_dpi, page.size_in)
-            if blank.format != "pdf" and dpi != float(page.reference_dpi):
-                out.append(f"{where}: \"reference_dpi\": {page.reference_dpi:g} makes the blank "
-                           f"{blank.image.shape[1] / page.reference_dpi:.2f} x {blank.image.shape[0] / page.reference_dpi:.2f} in, "
-                           f"the page is {page.size_in[0]:g} x {page.size_in[1]:g} in: it is read at {dpi:g} dpi, as its size says")
-            found = on_print(blank.image, dpi, [t.box_in for t in page.targets])
-            if len(found) >= 2 and sum(found) < MIN_FOUND * len(found):
-                out.append(f"{where}: {sum(found)} of {len(found)} target boxes lie on a target the blank prints (a dark "
-                           "outline of the box's size, or a broken arrow's gap); is the layout drawn on this blank, at its "
-                           "reference_dpi? (targets printed light are not seen here: then all is well)")
+            out.append(ReferenceBlank(style, page, blank, reference_dpi(blank, page.reference_dpi, page.size_in)))
     return out
 
 
-def marks_on_blanks(election: Election, references: Mapping[tuple[str, int], bytes]) -> list[tuple[Any, int, str, list[str]]]:
+def layouts_against_blanks(blanks: Sequence[ReferenceBlank]) -> list[str]:
+    """What a person should look at in the layouts, seen against their blanks: a
+    ``reference_dpi`` the blank's size contradicts (the reader goes by the size), and a page
+    where under half of the target boxes lie on a target the blank prints (an oval, a box, a
+    broken arrow: :func:`scanpipe.imaging.target_snap.targets_printed`): a layout drawn on another
+    blank or at another resolution (its boxes are read where they say, and may read nothing)."""
+    from scanpipe.imaging.reference import dpi_contradicted
+    from scanpipe.imaging.target_snap import MIN_FOUND, targets_printed
+
+    out = []
+    for b in blanks:
+        style, page, blank, dpi = b.style, b.page, b.blank, b.dpi
+        where = f"{style.layout.path or style.id} ({style.id} page {page.page}, reference {Path(str(page.reference)).name})"
+        if page.reference_dpi is not None and (why := dpi_contradicted(blank, page.reference_dpi, page.size_in, dpi)):
+            out.append(f"{where}: {why}")
+        found = targets_printed(blank.image, dpi, [t.box_in for t in page.targets])
+        if len(found) >= 2 and sum(found) < MIN_FOUND * len(found):
+            out.append(f"{where}: {sum(found)} of {len(found)} target boxes lie on a target the blank prints (a dark "
+                       "outline of the box's size, or a broken arrow's gap); is the layout drawn on this blank, at its "
+                       "reference_dpi? (targets printed light are not seen here: then all is well)")
+    return out
+
+
+def marks_on_blanks(blanks: Sequence[ReferenceBlank]) -> list[tuple[Any, int, str, list[str]]]:
     """Per reference scan that shows a voter's mark in a target
     (:func:`scanpipe.imaging.blank_marks.marked_on_blank`): its style, page, file name and
-    the options marked. A reference that cannot be decoded is left to the reader (which says so)."""
+    the options marked."""
     from scanpipe.imaging.blank_marks import marked_on_blank
-    from scanpipe.imaging.decode import ImageDecodeError, decode_card_bytes
-    from scanpipe.imaging.reference import reference_dpi, reference_page
 
     found = []
-    for style in election.ballot_styles:
-        for page in style.layout.pages:
-            data = references.get((style.id, page.page))
-            if data is None or page.reference is None or page.reference_dpi is None:
-                continue
-            try:
-                blank = reference_page(decode_card_bytes(data, Path(page.reference).name), page.page)
-            except (ImageDecodeError, IndexError):
-                continue
-            flags = marked_on_blank(blank.image, reference_dpi(blank, page.reference_dpi, page.size_in), [t.box_in for t in page.targets])
-            if flags.any():
-                found.append((style, page.page, Path(page.reference).name, [t.option for t, f in zip(page.targets, flags, strict=True) if f]))
+    for b in blanks:
+        flags = marked_on_blank(b.blank.image, b.dpi, [t.box_in for t in b.page.targets])
+        if flags.any():
+            found.append((b.style, b.page.page, Path(str(b.page.reference)).name,
+                          [t.option for t, f in zip(b.page.targets, flags, strict=True) if f]))
     return found
 
 

@@ -11,6 +11,7 @@ import json
 import logging
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -39,20 +40,32 @@ def _readings(election_json: Path) -> list[tuple[str, str]]:
     return [(t.score.option, t.status.value) for t in result.interpretation.targets]
 
 
+def _cedar_copy(tmp_path: Path) -> Path:
+    """The Cedar set's definition, layouts and blanks, copied to be edited."""
+    folder = tmp_path / "cedar"
+    shutil.copytree(FIX, folder, ignore=shutil.ignore_patterns("voted"))
+    return folder
+
+
+def _edit_page(folder: Path, style: str, **fields: object) -> dict[str, Any]:
+    """Set ``fields`` on the first page of ``style``'s layout in ``folder``; that page, as written."""
+    layout_file = folder / "layouts" / f"{style}.json"
+    layout = json.loads(layout_file.read_text())
+    layout["pages"][0].update(fields)
+    layout_file.write_text(json.dumps(layout))
+    return layout["pages"][0]
+
+
 def test_a_page_of_a_pdf_names_its_own_resolution(tmp_path: Path) -> None:
     """The style's blank as page 1 of a two-page PDF (another style's blank on page 2) with
     "reference_dpi": 72 (the PDF's points, not the resolution its pages are drawn at): the card
     reads as against the scanned blank."""
-    folder = tmp_path / "cedar"
-    shutil.copytree(FIX, folder, ignore=shutil.ignore_patterns("voted"))
-    layout_file = folder / "layouts" / f"{STYLE}.json"
-    layout = json.loads(layout_file.read_text())
-    page = layout["pages"][0]
+    folder = _cedar_copy(tmp_path)
+    page = _edit_page(folder, STYLE)
     own = Image.open(folder / "blank" / Path(page["reference"]).name).convert("L")
     other = Image.open(folder / "blank" / "20120608170512502_0004.jpg").convert("L")
     own.save(folder / "blank" / "both.pdf", save_all=True, append_images=[other], resolution=200.0)
-    page["reference"], page["reference_dpi"] = "../blank/both.pdf", 72
-    layout_file.write_text(json.dumps(layout))
+    _edit_page(folder, STYLE, reference="../blank/both.pdf", reference_dpi=72)
     assert _readings(folder / "election.json") == _readings(FIX / "election.json")
 
 
@@ -66,12 +79,8 @@ def test_a_reference_dpi_the_blank_s_size_contradicts_is_not_used(tmp_path: Path
     """"reference_dpi": 300 written for a 200 dpi scan of an 8.5 x 11 in page put every box a
     third of the way off (``bench_real.py --reference-dpi 300``: 263 definite errors before):
     the page's size says 200, both ways, so the blank is read at that, and the log says so."""
-    folder = tmp_path / "cedar"
-    shutil.copytree(FIX, folder, ignore=shutil.ignore_patterns("voted"))
-    layout_file = folder / "layouts" / f"{STYLE}.json"
-    layout = json.loads(layout_file.read_text())
-    layout["pages"][0]["reference_dpi"] = 300
-    layout_file.write_text(json.dumps(layout))
+    folder = _cedar_copy(tmp_path)
+    _edit_page(folder, STYLE, reference_dpi=300)
     with caplog.at_level(logging.WARNING, logger="scanpipe.interpret"):
         assert _readings(folder / "election.json") == _readings(FIX / "election.json")
     assert any('1 layout page(s)' in r.getMessage() and '"reference_dpi": 300' in r.getMessage()
@@ -99,17 +108,12 @@ def test_init_names_a_layout_its_blank_does_not_bear_out(tmp_path: Path) -> None
     a page whose boxes mostly miss the targets its blank prints (drawn on another blank). The
     development set's layouts, checked by eye, draw no such line."""
     assert _loaded_warnings(FIX, tmp_path / "checked") == ()
-    folder = tmp_path / "cedar"
-    shutil.copytree(FIX, folder, ignore=shutil.ignore_patterns("voted"))
-    layout_file = folder / "layouts" / f"{STYLE}.json"
-    layout = json.loads(layout_file.read_text())
-    layout["pages"][0]["reference_dpi"] = 300
-    layout_file.write_text(json.dumps(layout))
-    other_file = folder / "layouts" / "rep-dayton-fairfield.json"
-    other = json.loads(other_file.read_text())
-    for target in other["pages"][0]["targets"]:  # every box 0.12 in down: between the rows of ovals
+    folder = _cedar_copy(tmp_path)
+    _edit_page(folder, STYLE, reference_dpi=300)
+    targets = _edit_page(folder, "rep-dayton-fairfield")["targets"]
+    for target in targets:  # every box 0.12 in down: between the rows of ovals
         target["box"][1] += 0.12
-    other_file.write_text(json.dumps(other))
+    _edit_page(folder, "rep-dayton-fairfield", targets=targets)
     warnings = _loaded_warnings(folder, tmp_path / "off")
     assert len(warnings) == 2, warnings
     assert f"({STYLE} page 1" in warnings[0] and '"reference_dpi": 300' in warnings[0] and "read at 200 dpi" in warnings[0]

@@ -200,6 +200,16 @@ def reference_dpi(blank: DecodedPage, layout_dpi: float, size_in: tuple[float, f
     return float(layout_dpi)
 
 
+def dpi_contradicted(blank: DecodedPage, layout_dpi: float, size_in: tuple[float, float], dpi: float) -> str | None:
+    """What a person reads where :func:`reference_dpi` did not take the layout's figure for a
+    scan (``dpi``, what it took instead), else None."""
+    if blank.format == "pdf" or dpi == float(layout_dpi):
+        return None
+    h, w = blank.image.shape[:2]
+    return (f"\"reference_dpi\": {layout_dpi:g} makes this {w} x {h} px blank {w / layout_dpi:.2f} x {h / layout_dpi:.2f} in, "
+            f"the page is {size_in[0]:g} x {size_in[1]:g} in: read at {dpi:g} dpi, as its size says")
+
+
 def _template(image: np.ndarray, x: int, y: int, half: int, step: int) -> np.ndarray | None:
     """The blank's patch around blank pixel (x, y) (``image``: the blank reduced by ``step``);
     None where it is flat or cut by the edge."""

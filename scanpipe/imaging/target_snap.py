@@ -56,10 +56,7 @@ def snap_boxes(gray: np.ndarray, dpi: float, boxes_in: Sequence[Box]) -> tuple[B
     boxes = tuple(boxes_in)
     if not boxes or gray.ndim != 2:
         return boxes
-    paper = paper_level(gray)
-    printed = [_printed_box(gray, dpi, box, paper) for box in boxes]
-    if sum(f is not None for f in printed) < max(1, MIN_FOUND * len(boxes)):  # no outlines: broken arrows?
-        printed = [None if (g := _arrow_gap(gray, dpi, box)) is None else (g, (0.0, 0.0)) for box in boxes]
+    printed = _printed(gray, dpi, boxes)
     found = [None if f is None else f[0] for f in printed]
     sizes = np.array([(f[2], f[3]) for f in found if f is not None])
     if len(sizes) < max(1, MIN_FOUND * len(boxes)):
@@ -84,15 +81,24 @@ def snap_boxes(gray: np.ndarray, dpi: float, boxes_in: Sequence[Box]) -> tuple[B
     return tuple(out)
 
 
-def on_print(gray: np.ndarray, dpi: float, boxes_in: Sequence[Box]) -> tuple[bool, ...]:
+def targets_printed(gray: np.ndarray, dpi: float, boxes_in: Sequence[Box]) -> tuple[bool, ...]:
     """Per box, whether the blank prints a target there (an outline of its size, or a broken
     arrow's gap): a layout drawn on another blank, or at another resolution, has few."""
+    return tuple(f is not None for f in _printed(gray, dpi, boxes_in))
+
+
+def _printed(gray: np.ndarray, dpi: float, boxes: Sequence[Box]) -> list[tuple[Box, tuple[float, float]] | None]:
+    """Per box, the printed outline there and its stroke (:func:`_printed_box`); on a page
+    where under :data:`MIN_FOUND` of the boxes find one and broken arrows are found at more,
+    the arrows' gaps (no stroke) instead."""
     paper = paper_level(gray)
-    found = [_printed_box(gray, dpi, box, paper) is not None for box in boxes_in]
-    if sum(found) < MIN_FOUND * len(found):
-        arrows = [_arrow_gap(gray, dpi, box) is not None for box in boxes_in]
-        found = arrows if sum(arrows) > sum(found) else found
-    return tuple(found)
+    outlines = [_printed_box(gray, dpi, box, paper) for box in boxes]
+    found = sum(f is not None for f in outlines)
+    if found >= max(1, MIN_FOUND * len(boxes)):
+        return outlines
+    arrows: list[tuple[Box, tuple[float, float]] | None] = [
+        None if (g := _arrow_gap(gray, dpi, box)) is None else (g, (0.0, 0.0)) for box in boxes]
+    return arrows if sum(a is not None for a in arrows) > found else outlines
 
 
 def snapped_page(page: LayoutPage, gray: np.ndarray | None, dpi: float | None,
