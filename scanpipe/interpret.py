@@ -56,7 +56,18 @@ from scanpipe.imaging.reference import (
     reference_page,
 )
 from scanpipe.imaging.registration import RegistrationFailure, register_card
-from scanpipe.imaging.streaks import PAINT_BESIDE, Streak, crossing, nothing_under, on_print, painted_over, see_through, upright_columns, vertical_streaks
+from scanpipe.imaging.streaks import (
+    PAINT_BESIDE,
+    Streak,
+    StreakLine,
+    crossing,
+    nothing_under,
+    on_print,
+    painted_over,
+    streak_line,
+    upright_columns,
+    vertical_streaks,
+)
 from scanpipe.imaging.style import StyleAmbiguous, StyleMatch, StyleUnknown, build_style_groups, identify_style
 from scanpipe.imaging.target_snap import snapped_page
 from scanpipe.types import (
@@ -479,8 +490,9 @@ def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streak
     again with the streaks painted over from beside them
     (:func:`~scanpipe.imaging.streaks.painted_over`): a line through a name or a write-in line
     beside a target is no ink of the voter's. A target a streak crosses reads so only as a
-    vote (the voter's ink reaches beyond the line) or as no vote where the line is light enough
-    to see through and shows nothing under it (:func:`_through_streaks`); any other is damaged (its
+    vote (the voter's ink reaches beyond the line) or as no vote where the line shows nothing
+    under it: light enough to see through, or a thin black line with nothing beside it but the
+    blank's print (:func:`_through_streaks`); any other is damaged (its
     damage score 1: a stroke under the line cannot be seen, so a person reads it, and reading it
     again under other thresholds keeps it so). A card a streak crosses targets on says so
     (``scanner_streak``) either way, so the board learns the glass needs cleaning; a card that
@@ -496,8 +508,10 @@ def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streak
     registration = result.registration
     columns = [upright_columns(s, width, registration.rotated_180) for s in streaks]
     model = context.index.get(result.style, result.page)
+    hom = np.array(registration.homography).reshape(3, 3)
+    to_blank = None
     if model is not None:
-        to_blank = np.diag([model.dpi, model.dpi, 1.0]) @ np.linalg.inv(np.array(registration.homography).reshape(3, 3))
+        to_blank = np.diag([model.dpi, model.dpi, 1.0]) @ np.linalg.inv(hom)
         columns = [c for c in columns if not on_print(c, gray.shape[0], to_blank, model.image)]
     if not columns:
         return result
@@ -508,7 +522,9 @@ def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streak
     again = score_targets(painted_over(upright, columns), registration, layout_page, reference=model.image if model else None,
                           reference_dpi=model.dpi if model else layout_page.reference_dpi,
                           reference_memo=model.memo if model is not None else None)
-    lines = {c: see_through(upright, c) for c in columns}
+    px_per_in = float(np.sqrt(abs(np.linalg.det(hom[:2, :2]))))
+    lines = {c: streak_line(upright, c, px_per_in, (to_blank, model.image) if model is not None and to_blank is not None else None)
+             for c in columns}
     crossed_by = [crossing(columns, r.score.box_px) for r in result.targets]
     readings = tuple(_through_streaks(r, classify_target(s, context.thresholds), by, lines, context.thresholds)
                      for r, s, by in zip(result.targets, again, crossed_by, strict=True))
@@ -525,7 +541,7 @@ def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streak
 
 
 def _through_streaks(scanned: TargetReading, painted: TargetReading, crossed_by: list[tuple[int, int]],
-                     lines: dict[tuple[int, int], np.ndarray | None], thresholds: Thresholds) -> TargetReading:
+                     lines: dict[tuple[int, int], StreakLine], thresholds: Thresholds) -> TargetReading:
     """A target's reading on a streaked card, given its reading as ``scanned`` and with the
     streaks ``painted`` over: the painted one where no streak crosses it; where streaks cross
     it (``crossed_by``), the painted one only as a vote (the voter's ink reaches beyond the

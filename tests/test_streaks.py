@@ -125,12 +125,13 @@ def _read(gray: np.ndarray, context: InterpretContext, tmp_path: Path) -> tuple[
 @pytest.mark.parametrize("turned", [False, True])
 def test_empty_targets_a_black_streak_crosses_go_to_a_person(vendor_election: Election, context: InterpretContext,
                                                             tmp_path: Path, turned: bool) -> None:
-    """A line too dark to see through (a bilevel scan's is black) may hide a stroke under it."""
+    """A line too dark to see through (a bilevel scan's is black) and as wide as a voter's
+    thinnest stroke (4 px at 200 dpi, 0.02 in) may hide a stroke under it."""
     gray, boxes = _blank_card(vendor_election, "H-13")
     x0, _y, w, _h = boxes[0]
     x = int(x0 + w / 2)  # through the first target's column
-    gray[:, x: x + 2] = 12
-    crossed = [bx - 2 <= x + 1 and bx + bw + 2 >= x for bx, _by, bw, _bh in boxes]
+    gray[:, x: x + 4] = 12
+    crossed = [bx - 2 <= x + 3 and bx + bw + 2 >= x for bx, _by, bw, _bh in boxes]
     assert 0 < sum(crossed) < len(boxes)
     card = np.rot90(gray, 2) if turned else gray
     read, result = _read(card, context, tmp_path)
@@ -157,14 +158,14 @@ def test_empty_targets_a_black_streak_crosses_go_to_a_person(vendor_election: El
 def test_a_vote_a_black_streak_crosses_reads_and_its_empty_neighbours_go_to_a_person(vendor_election: Election,
                                                                                     context: InterpretContext, tmp_path: Path) -> None:
     """With the streak painted over from beside it, a target the voter filled beyond the line
-    reads as the vote it is; an empty target a black line crosses stays with a person (a
-    stroke under the line could not be seen), also when read again under other thresholds."""
+    reads as the vote it is; an empty target a black line (0.02 in) crosses stays with a person
+    (a stroke under the line could not be seen), also when read again under other thresholds."""
     gray, boxes = _blank_card(vendor_election, "H-13")
     x0, y0, w, h = boxes[0]
     cv2.ellipse(gray, (int(x0 + w / 2), int(y0 + h / 2)), (int(w / 2), int(h / 2)), 0, 0, 360, 25, -1)  # filled with a felt tip
     x = int(x0 + w / 3)
-    gray[:, x: x + 2] = 12
-    crossed = [bx - 2 <= x + 1 and bx + bw + 2 >= x for bx, _by, bw, _bh in boxes]
+    gray[:, x: x + 4] = 12
+    crossed = [bx - 2 <= x + 3 and bx + bw + 2 >= x for bx, _by, bw, _bh in boxes]
     assert crossed[0] and sum(crossed) > 1
     read, result = _read(gray, context, tmp_path)
     assert Reason.SCANNER_STREAK in result.reasons
@@ -199,6 +200,35 @@ def test_a_grey_streak_is_seen_through_but_not_a_stroke_under_it(vendor_election
             assert reading.status is MarkStatus.UNKNOWN and reading.score.damage_score == 1.0
         else:
             assert reading.status is MarkStatus.NO, (k, hit, reading.why)
+
+
+@pytest.mark.parametrize("turned, across, stroke", [(False, 1 / 3, True), (True, 1 / 3, True), (False, 0.06, False)])
+def test_a_thin_black_streak_hides_no_stroke_but_one_beside_it_goes_to_a_person(vendor_election: Election, context: InterpretContext,
+                                                                               tmp_path: Path, turned: bool, across: float,
+                                                                               stroke: bool) -> None:
+    """A black line 0.01 in wide (2 px at 200 dpi; a voter's thinnest stroke is wider) hides
+    nothing by itself: the empty targets it crosses read as no vote. A stroke 0.02 in wide
+    drawn exactly along it (painted over with the line, so the score alone would say no vote)
+    shows beside the line and goes to a person. Near an oval's end (``across``) the line runs
+    along its printed outline: the blank's print beside the line is no stroke."""
+    gray, boxes = _blank_card(vendor_election, "H-13")
+    x0, _y, w, _h = boxes[0]
+    x = int(x0 + across * w)
+    crossed = [bx - 2 <= x + 1 and bx + bw + 2 >= x for bx, _by, bw, _bh in boxes]
+    hidden = next(k for k, hit in enumerate(crossed) if hit and k > 0) if stroke else None
+    if hidden is not None:
+        _hx, hy, _hw, hh = boxes[hidden]
+        gray[int(hy + 0.15 * hh): int(hy + 0.85 * hh), x - 1: x + 3] = 30  # a pen stroke along the line, a pixel beside it each side
+    gray[:, x: x + 2] = 0
+    card = np.rot90(gray, 2) if turned else gray
+    _, result = _read(card, context, tmp_path)
+    assert Reason.SCANNER_STREAK in result.reasons
+    assert sum(crossed) > 2
+    for k, reading in enumerate(result.targets):
+        if k == hidden:
+            assert reading.status is MarkStatus.UNKNOWN and reading.score.damage_score == 1.0
+        else:
+            assert reading.status is MarkStatus.NO, (k, crossed[k], reading.why)
 
 
 def test_painting_over_a_streak_continues_ink_and_paper() -> None:

@@ -161,25 +161,78 @@ def crossing(columns: Sequence[tuple[int, int]], box_px: Sequence[float]) -> lis
 SEE_THROUGH_LEVEL = 0.15  # a streak's line at least this share of the paper's level shows ink under it
 SEE_THROUGH_DARKER = 0.8  # a row of the line inside a target under this share of the line's own level: something under it
 SEE_THROUGH_INSET = 0.2  # of a target's height, left out at its top and bottom (the outline the line crosses there)
+# A line too dark to see through hides nothing a voter draws where it is THIN_LINE_IN wide or
+# less (a pen's or pencil's stroke is 0.015 in or wider: any stroke under it shows beside it)
+# and the columns beside it that painting over replaces (PAINT_BESIDE either side) show
+# nothing inside the target but the blank's print: no pixel there under BESIDE_DARKER of its
+# column's own level.
+THIN_LINE_IN = 0.011
+BESIDE_DARKER = 0.8
 
 
-def see_through(gray: np.ndarray, columns: tuple[int, int]) -> np.ndarray | None:
-    """A streak's line down the upright card, per row its mean over ``columns``, where the line
-    is light enough to see through (its level, the median over the page's rows, SEE_THROUGH_LEVEL
-    of the paper's level or more); None where it is not (a black line, a bilevel scan's, hides
-    whatever is under it). Measured once per streak, for :func:`nothing_under`."""
+@dataclass(frozen=True, slots=True)
+class StreakLine:
+    """What a streak's line down the upright card lets one see of a target it crosses, per
+    row of the card: ``through``, the line's mean level where it is light enough to see
+    through (SEE_THROUGH_LEVEL of the paper's level or more; else None: a black line, a
+    bilevel scan's, hides whatever is under it); ``beside``, where it is THIN_LINE_IN wide or
+    less, the darkest of the columns beside it that painting over replaces, each as a share
+    of its own level (the line's blur), the blank's print left out; else None."""
+
+    through: np.ndarray | None
+    beside: np.ndarray | None
+
+
+def streak_line(gray: np.ndarray, columns: tuple[int, int], px_per_in: float,
+                blank: tuple[np.ndarray, np.ndarray] | None = None) -> StreakLine:
+    """The :class:`StreakLine` of the streak at ``columns`` of the upright card ``gray``
+    (``px_per_in``: the card's scale); ``blank``: the card's pixels -> its blank's (3x3) and
+    the blank (gray), where the columns beside the line are judged only where the blank
+    shows paper (BESIDE_PRINT_PX round its print: a registration's pixel). Measured once per
+    streak, for :func:`nothing_under`."""
     c0, c1 = columns
     line = gray[:, c0: c1 + 1].astype(np.float32).mean(axis=1)
-    return line if float(np.median(line)) >= SEE_THROUGH_LEVEL * paper_level(gray[::PAPER_SAMPLE, ::PAPER_SAMPLE]) else None
+    through = line if float(np.median(line)) >= SEE_THROUGH_LEVEL * paper_level(gray[::PAPER_SAMPLE, ::PAPER_SAMPLE]) else None
+    a, b = c0 - PAINT_BESIDE, c1 + PAINT_BESIDE
+    if c1 - c0 + 1 > THIN_LINE_IN * px_per_in or a < 0 or b >= gray.shape[1]:
+        return StreakLine(through, None)
+    where = np.r_[a:c0, c1 + 1:b + 1]
+    beside = gray[:, where].astype(np.float32)
+    relative = beside / np.maximum(np.median(beside, axis=0), 1.0)
+    if blank is not None:
+        ys, xs = np.mgrid[0:gray.shape[0], 0:len(where)]
+        relative[_printed_at(where[xs].ravel(), ys.ravel(), *blank).reshape(relative.shape)] = 1.0
+    return StreakLine(through, relative.min(axis=1))
 
 
-def nothing_under(line: np.ndarray | None, box_px: Sequence[float]) -> bool:
-    """Whether a line one can see through (:func:`see_through`) shows nothing under it inside
-    a target (``box_px``: x, y, w, h, its top and bottom SEE_THROUGH_INSET left out): no row of
-    it there darker than SEE_THROUGH_DARKER of the line's own level. Ink under a line darkens it
-    as ink darkens paper."""
-    if line is None:
-        return False
+BESIDE_PRINT_PX = 2  # the blank's print, widened this many of its pixels each way
+
+
+def _printed_at(xs: np.ndarray, ys: np.ndarray, to_blank: np.ndarray, blank: np.ndarray) -> np.ndarray:
+    """Per point (``xs``, ``ys``: the upright card's pixels), whether the blank prints within
+    BESIDE_PRINT_PX of it (STREAK_DARK of its paper's level or darker); off the blank, no."""
+    mapped = to_blank @ np.stack([xs, ys, np.ones(len(xs))]).astype(np.float64)
+    bx, by = np.round(mapped[0] / mapped[2]).astype(int), np.round(mapped[1] / mapped[2]).astype(int)
+    size = 2 * BESIDE_PRINT_PX + 1
+    printed = cv2.dilate((blank < STREAK_DARK * paper_level(blank)).astype(np.uint8), np.ones((size, size), np.uint8))
+    h, w = blank.shape
+    inside = (bx >= 0) & (bx < w) & (by >= 0) & (by < h)
+    out = np.zeros(len(xs), bool)
+    out[inside] = printed[by[inside], bx[inside]] > 0
+    return out
+
+
+def nothing_under(line: StreakLine, box_px: Sequence[float]) -> bool:
+    """Whether a streak's line (:func:`streak_line`) shows nothing under it inside a target
+    (``box_px``: x, y, w, h, its top and bottom SEE_THROUGH_INSET left out): where one sees
+    through it, no row of it there darker than SEE_THROUGH_DARKER of the line's own level (ink
+    under a line darkens it as ink darkens paper); or, where it is thin, nothing beside it
+    there but the blank's print (no pixel of the columns beside it under BESIDE_DARKER of
+    their own level: a voter's stroke, wider than the line, would show there)."""
     _x, y, _w, h = box_px
-    r0, r1 = max(0, int(y + SEE_THROUGH_INSET * h)), min(len(line), int(np.ceil(y + (1 - SEE_THROUGH_INSET) * h)))
-    return r1 > r0 and float(line[r0:r1].min()) >= SEE_THROUGH_DARKER * float(np.median(line))
+    r0, r1 = max(0, int(y + SEE_THROUGH_INSET * h)), int(np.ceil(y + (1 - SEE_THROUGH_INSET) * h))
+    through, beside = line.through, line.beside
+    if through is not None and min(r1, len(through)) > r0:
+        if float(through[r0:r1].min()) >= SEE_THROUGH_DARKER * float(np.median(through)):
+            return True
+    return beside is not None and min(r1, len(beside)) > r0 and float(beside[r0:r1].min()) >= BESIDE_DARKER
