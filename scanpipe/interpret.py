@@ -41,6 +41,7 @@ from scanpipe.imaging.codes import (
     parse_pairing_label,
     printed_codes_in,
     shows_qr,
+    speckle_made,
     symbol_box,
     vendor_printed,
 )
@@ -404,12 +405,12 @@ def read_page_codes(gray: np.ndarray, context: InterpretContext, dpi: float | No
     elif not labels and (bad_labels or looks_like_barcode(gray)):
         # each barcode that is no pairing label, with what it would make of the card (a
         # symbol that decodes first, as before); the card's blank may print them all
-        # (:func:`_without_vendor_codes`)
+        # (:func:`_without_vendor_codes`); a patch a speckled scan makes of printed text is none
         symbols = [(symbol_box(c), f"a Code 128 label that is not a pairing label: {c.text!r}")
                    for c in codes if c.symbology == CodeSymbology.CODE128]
-        suspects = tuple(symbols) + tuple((box, BARCODE_UNREAD) for box in barcode_like_boxes(gray, dpi=dpi)
-                                          if not any(_meet(box, s) for s, _why in symbols))
-        problem = suspects[0][1] if suspects else BARCODE_UNREAD
+        patches = [box for box in barcode_like_boxes(gray, dpi=dpi) if not any(_meet(box, s) for s, _why in symbols)]
+        suspects = tuple(symbols) + tuple((box, BARCODE_UNREAD) for box in patches if not speckle_made(gray, box, dpi))
+        problem = suspects[0][1] if suspects else (BARCODE_UNREAD if bad_labels or not patches else None)
     label = labels[0] if len(labels) == 1 else None
     return PageCodes(codes, card_code, card_symbol, machine, label, problem, suspects)
 

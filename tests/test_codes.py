@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import cv2
 import numpy as np
 import pytest
 import zxingcpp
 
 from scanpipe.imaging.codes import (
+    barcode_like_boxes,
     decode_codes,
     find_codes_fast,
     looks_like_barcode,
@@ -23,6 +26,7 @@ from scanpipe.types import (
     PairingLabel,
 )
 
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CARD_TEXT = "SPB1|E=demo-2026|S=S1|P=P01|PG=1"
 
 
@@ -258,3 +262,27 @@ def test_find_card_code_reads_the_qr_in_its_layout_box_upright_and_turned() -> N
         code = find_card_code(image, [box], (8.5, 11.0), dpi)
         assert code is not None and code.text == CARD_TEXT
     assert find_card_code(text_page(1275, 1650), [box], (8.5, 11.0), dpi) is None
+
+
+def test_a_speckled_scans_text_is_no_sticker_but_a_sticker_on_it_is() -> None:
+    """A bilevel scan of coloured stock thresholded near its paper speckles every inch; under
+    the specks, bold printed text alternated like bars (a card of the fourth renderer, seed 41,
+    read as ``label_unreadable`` and held from the count). Its specks taken out, it is text; a
+    damaged sticker on the same speckled page stays barcode-like."""
+    from scanpipe.imaging.codes import speckle_made
+
+    crop = cv2.imread(str(FIXTURES / "scans" / "speckled_text_300dpi.png"), cv2.IMREAD_GRAYSCALE)
+    page = np.full((4178, 2659), 255, np.uint8)  # the card's size; the crop where the card had it
+    page[2794: 2794 + crop.shape[0], 1514: 1514 + crop.shape[1]] = crop
+    assert looks_like_barcode(page, dpi=300)  # the fixture still makes the false patch
+    (box,) = barcode_like_boxes(page, dpi=300)
+    assert speckle_made(page, box, 300)
+    assert not speckle_made(cv2.medianBlur(page, 3), box, 300)  # a patch without specks is never dropped
+    label = symbol("DUP-T55", zxingcpp.BarcodeFormat.Code128, 4, int(0.35 * 300))
+    label[:, label.shape[1] * 3 // 5:] = 255  # torn: it does not decode
+    sticker = page.copy()
+    paste(sticker, label, 600, 800)
+    specks = np.random.default_rng(3).random(sticker.shape) < 0.03
+    sticker[specks] = 0  # the page's specks over the sticker too
+    boxes = [b for b in barcode_like_boxes(sticker, dpi=300) if b[1] < 1500]
+    assert boxes and not any(speckle_made(sticker, b, 300) for b in boxes)

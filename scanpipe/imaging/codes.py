@@ -352,6 +352,34 @@ def barcode_like_boxes(gray: np.ndarray, *, dpi: float | None = None) -> tuple[P
     return tuple((float(x), float(y), float(x + w), float(y + h)) for x, y, w, h, _angle in regions)
 
 
+SPECK_AREA_IN2 = 0.0004  # a piece of ink this small or smaller is a speck (a 10-mil bar 0.12 in tall: 0.0012 in^2)
+SPECKLED_PER_IN2 = 40.0  # a patch with this many specks a square inch is speckled
+SPECK_PAD_IN = 0.1  # the patch is judged with this much of the page round it
+
+
+def speckle_made(gray: np.ndarray, box: PageBox, dpi: float) -> bool:
+    """Whether a barcode-like patch (``box``, image pixels) is made by a speckled scan (a
+    bilevel scan of coloured stock thresholded near its paper level: specks everywhere): the
+    patch holds SPECKLED_PER_IN2 specks a square inch or more, and with its specks taken out
+    it no longer looks like a barcode (printed text under specks alternates like bars; a
+    sticker's bars are pieces far larger than a speck and stay). A patch without specks is
+    never dropped."""
+    pad = int(round(SPECK_PAD_IN * dpi))
+    x0, y0 = max(0, int(box[0]) - pad), max(0, int(box[1]) - pad)
+    x1, y1 = min(gray.shape[1], int(np.ceil(box[2])) + pad), min(gray.shape[0], int(np.ceil(box[3])) + pad)
+    patch = np.ascontiguousarray(gray[y0:y1, x0:x1])
+    if patch.size == 0:
+        return False
+    _count, labels, stats, _ = cv2.connectedComponentsWithStats((patch < 128).view(np.uint8), connectivity=8)
+    specks = stats[:, cv2.CC_STAT_AREA] <= SPECK_AREA_IN2 * dpi * dpi
+    specks[0] = False
+    if int(specks.sum()) < SPECKLED_PER_IN2 * patch.size / (dpi * dpi):
+        return False
+    clean = patch.copy()
+    clean[specks[labels]] = 255
+    return not looks_like_barcode(clean, dpi=dpi)
+
+
 def symbol_box(code: DecodedCode) -> PageBox:
     """A decoded symbol's axis-aligned box, image pixels."""
     xs, ys = [p[0] for p in code.corners_px], [p[1] for p in code.corners_px]
