@@ -17,7 +17,7 @@ the truth records:
 
 ``--derive PATH`` also derives thresholds from the deck's raw scores
 (:func:`scanpipe.calibration.derive_thresholds`) and writes them with provenance;
-``--dump FILE`` writes every target's raw scores and labels as JSON lines.
+``--dump FILE`` writes every target's card, raw scores and labels as JSON lines.
 
 ``--profile vendor`` (or ``vendor_clean``) generates the vendor-like election's cards instead
 (:mod:`scanpipe.synth.vendor_deck`: timing marks, no fiducials, no card code, bilevel and
@@ -103,8 +103,10 @@ def interpret_deck(deck: Deck, jobs: int, thresholds_path: str | None, *, hint_s
         return [e for chunk in pool.map(_read_file, tasks, chunksize=8) for e in chunk]
 
 
-def labelled_scores(deck: Deck, results: list[dict[str, Any]]) -> tuple[list[tuple[TargetScore, MarkIntent, str]], list[str]]:
-    """Pair every read target's score with its expected intent and mark kind."""
+def labelled_scores(deck: Deck, results: list[dict[str, Any]],
+                    where: list[str] | None = None) -> tuple[list[tuple[TargetScore, MarkIntent, str]], list[str]]:
+    """Pair every read target's score with its expected intent and mark kind; ``where``, when
+    given, receives each pair's card (``file#page``) in the same order."""
     got = {(r["file"], r["page_of_file"]): r for r in results}
     pairs, unread = [], []
     for card in deck.cards:
@@ -122,6 +124,8 @@ def labelled_scores(deck: Deck, results: list[dict[str, Any]]) -> tuple[list[tup
             score = TargetScore(**{**s, "box_px": tuple(s["box_px"]), "shift_px": tuple(s["shift_px"])})
             kind = t["mark"] + (f"({t['damage']})" if t.get("damage") else "") + ("+write_in" if t.get("write_in") else "") + ("(name)" if t.get("circled") == "name" else "")
             pairs.append((score, MarkIntent(t["intent"]), kind))
+            if where is not None:
+                where.append(f"{card['file']}#{card['page_of_file']}")
     return pairs, unread
 
 
@@ -228,15 +232,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{deck.describe()}; interpreted {len(results)} cards in "
               f"{elapsed:.0f} s ({1000 * sum(r['seconds'] for r in results) / max(1, len(results)):.0f} ms/card per process)")
         styles = style_report(deck, results)
-        pairs, unread = labelled_scores(deck, results)
+        where: list[str] = []
+        pairs, unread = labelled_scores(deck, results, where)
         if unread:
             print(f"cards not read ({len(unread)}):")
             for line in unread[:10]:
                 print("  " + line)
         if args.dump:
             with args.dump.open("w") as fh:
-                for s, intent, kind in pairs:
-                    fh.write(json.dumps({"kind": kind, "intent": intent.value, **asdict(s)}) + "\n")
+                for (s, intent, kind), card_ref in zip(pairs, where, strict=True):
+                    fh.write(json.dumps({"card": card_ref, "kind": kind, "intent": intent.value, **asdict(s)}) + "\n")
         thresholds = load_thresholds(args.thresholds)
         if args.derive:
             samples = [(s, i) for s, i, _ in pairs]
