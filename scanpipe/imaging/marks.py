@@ -698,7 +698,15 @@ def _write_in_score(gray: np.ndarray, hom: np.ndarray, area: Box | None, referen
     win, _ = _windows(gray, hom, np.array([[x, y]]), np.array([[w, h]]), shape, SIDE_PPI)
     win = cv2.GaussianBlur(win[0], (0, 0), 0.8)
     dark = np.clip(1.0 - win / _paper(win[None])[0], 0.0, 1.0)
+    # ink is also looked for WRITE_IN_FINE times finer, each block's darkest kept: a pen line
+    # finer than a window pixel (a ballpoint's 0.01 in) is then never missed between samples
+    fine_card, fine = _fine_darkness(gray, hom, area, shape, reference, ref_dpi, tints_black)
+    ruled = (dark >= 0.3).mean(axis=1) > 0.6  # a printed underline crossing the area
     if reference is not None and ref_dpi is not None:
+        # against a blank, also as the card shows it finely and as it is left after the blank's
+        # print is taken out: where the blank's scan shows less of it (lighter, or a pixel off
+        # at one end of a long line), what the card shows beyond it would be taken for ink
+        ruled |= (fine_card >= 0.3).mean(axis=1) > 0.6
         scale = ref_dpi / SIDE_PPI
         ref: np.ndarray = cv2.warpAffine(reference, np.array([[scale, 0.0, x * ref_dpi], [0.0, scale, y * ref_dpi]]),
                                           (shape[1], shape[0]), flags=cv2.INTER_AREA | cv2.WARP_INVERSE_MAP,
@@ -707,11 +715,9 @@ def _write_in_score(gray: np.ndarray, hom: np.ndarray, area: Box | None, referen
         ref_dark = np.clip(1.0 - ref / _paper(ref[None])[0], 0.0, 1.0)
         near = cv2.dilate(ref_dark, np.ones((3, 3), np.uint8))
         dark = np.where(near >= LIGHT_PRINT[0], 0.0, dark) if tints_black else np.clip(dark - near, 0.0, 1.0)
-    ruled = (dark >= 0.3).mean(axis=1) > 0.6  # a printed underline crossing the area
+        ruled |= (dark >= 0.3).mean(axis=1) > 0.6
     ruled = np.convolve(ruled.astype(float), np.ones(3), mode="same") > 0
-    # ink is also looked for WRITE_IN_FINE times finer, each block's darkest kept: a pen line
-    # finer than a window pixel (a ballpoint's 0.01 in) is then never missed between samples
-    written = np.maximum(dark, _fine_darkness(gray, hom, area, shape, reference, ref_dpi, tints_black))
+    written = np.maximum(dark, fine)
     inked = (written >= WRITE_IN_INK) & ~_straight_lines(dark) & ~ruled[:, None]
     if speckled_card:
         inked &= ~small_pieces(inked[None], WRITE_IN_SPECK_PX)[0]
@@ -721,9 +727,10 @@ def _write_in_score(gray: np.ndarray, hom: np.ndarray, area: Box | None, referen
 
 
 def _fine_darkness(gray: np.ndarray, hom: np.ndarray, area: Box, shape: tuple[int, int], reference: np.ndarray | None,
-                   ref_dpi: float | None, tints_black: bool = False) -> np.ndarray:
+                   ref_dpi: float | None, tints_black: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The write-in area's darkness at SIDE_PPI (``shape``), each pixel the darkest of the
-    WRITE_IN_FINE x WRITE_IN_FINE samples it covers, less the blank's print measured alike."""
+    WRITE_IN_FINE x WRITE_IN_FINE samples it covers: as the card shows it, and less the
+    blank's print measured alike."""
     x, y, w, h = area
     k = WRITE_IN_FINE
     fine = (shape[0] * k, shape[1] * k)
@@ -731,7 +738,7 @@ def _fine_darkness(gray: np.ndarray, hom: np.ndarray, area: Box, shape: tuple[in
     win = cv2.GaussianBlur(_darkest_of_blocks(win[0], k), (0, 0), 0.8)
     dark = np.clip(1.0 - win / _paper(win[None])[0], 0.0, 1.0)
     if reference is None or ref_dpi is None:
-        return dark
+        return dark, dark
     scale = ref_dpi / (SIDE_PPI * k)
     ref = cv2.warpAffine(reference, np.array([[scale, 0.0, x * ref_dpi], [0.0, scale, y * ref_dpi]]), (fine[1], fine[0]),
                          flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
@@ -739,8 +746,8 @@ def _fine_darkness(gray: np.ndarray, hom: np.ndarray, area: Box, shape: tuple[in
     ref_dark = np.clip(1.0 - ref / _paper(ref[None])[0], 0.0, 1.0)
     near = cv2.dilate(ref_dark, np.ones((3, 3), np.uint8))
     if tints_black:
-        return np.asarray(np.where(near >= LIGHT_PRINT[0], 0.0, dark))
-    return np.asarray(np.clip(dark - near, 0.0, 1.0))
+        return dark, np.asarray(np.where(near >= LIGHT_PRINT[0], 0.0, dark))
+    return dark, np.asarray(np.clip(dark - near, 0.0, 1.0))
 
 
 def _darkest_of_blocks(image: np.ndarray, k: int) -> np.ndarray:
