@@ -86,6 +86,7 @@ MARK_MIN_CC = 0.6  # a fit by the marks stands when the print correlates this we
 MARK_SURE_CC = 0.8  # ... and below this the dense steps are tried too, the better correlation winning (:func:`surer_of`)
 MARK_CLOSE_SHARE = 0.8  # fits finding this share of the most marks found are told apart by the print
 MARK_MIN_SPAN_IN = 1.0  # the marks found span at least this both ways
+ROW_STRETCHES = tuple(1.0 + 0.005 * k for k in range(-6, 7))  # a fit by one row of marks, stretched across it by each of these
 MARK_EXTEND_IN = 0.3  # a fit finding one row or column of marks: the others looked for this far off (a scanner's stretch)
 MARK_LEADER_SHARE = 0.7  # marks fitted from the scales and feed directions whose votes reach this share of the most
 MARK_SAME_FIT_IN = 0.02  # fits placing the blank's corners this close are one
@@ -297,7 +298,10 @@ def align_by_marks(view: CardView, model: PageModel, *, dpi_hint: float | None =
         return AlignmentFailure(f"the card's rows of marks do not fit the blank's {len(anchor)} timing marks")
     most = max(f[0] for f in fits)
     close = _distinct([(m, t) for n, m, t in sorted(fits, key=lambda f: -f[0]) if n >= MARK_CLOSE_SHARE * most], model)
-    scored = [(_coarse_correlation(view, model, m, t), m, t) for m, t in close]
+    if _spread(anchor, model.dpi):
+        scored = [(_coarse_correlation(view, model, m, t), m, t) for m, t in close]
+    else:  # one row of marks fixes a similarity: the stretch across the row (a scanner's feed) is searched
+        scored = [(*_stretched_across(view, model, m, t, anchor), t) for m, t in close]
     cc, matrix, turn = max(scored, key=lambda f: f[0])
     if cc < MARK_MIN_CC:
         return AlignmentFailure(f"the timing marks fit, but the card's print matches the blank poorly "
@@ -481,7 +485,10 @@ def _fit_marks(anchor: np.ndarray, card: np.ndarray, vote: _Votes, dpi: float, s
                 if similar is not None:
                     guess = _extend(anchor, card, np.vstack([similar, [0.0, 0.0, 1.0]]), MARK_SNAP_IN * unit, dpi, floor)
                 src, dst = _snap(anchor, card, guess, MARK_SNAP_IN * unit)
-            if len(src) >= MARK_MIN_MATCHED and _spread(src, dpi):
+            if len(src) >= MARK_MIN_MATCHED and (_spread(src, dpi) or not _spread(anchor, dpi)):
+                # (a frame of one row of marks, ImageCast's along the top or a legal frame's along
+                # the bottom, fixes no more than the similarity its row gives: its stretch across
+                # the row is searched (:func:`_stretched_across`), the rest refined locally)
                 out.append((len(src), guess))
     return out
 
@@ -572,6 +579,27 @@ def _coarse_correlation(view: CardView, model: PageModel, matrix: np.ndarray, tu
     y = warped[valid] - warped[valid].mean()
     den = float(np.sqrt(np.dot(x, x) * np.dot(y, y)))
     return float(np.dot(x, y) / den) if den > 0 else 0.0
+
+
+def _stretched_across(view: CardView, model: PageModel, matrix: np.ndarray, turned: bool,
+                      anchor: np.ndarray) -> tuple[float, np.ndarray]:
+    """A fit by one row (or column) of timing marks, a similarity (blank px -> upright card px),
+    stretched across the row by the factor of ROW_STRETCHES under which the card's print
+    correlates best with the blank's (:func:`_coarse_correlation`), and that correlation: a
+    scanner's feed stretches a sheet by a percent or two, which one row of marks cannot show.
+    Nothing else is freed (a freer fit lays a page of another frame on the blank too)."""
+    along_x = np.ptp(anchor[:, 0]) >= np.ptp(anchor[:, 1])
+    line = float(np.median(anchor[:, 1] if along_x else anchor[:, 0]))
+    best: tuple[float, np.ndarray] | None = None
+    for k in ROW_STRETCHES:
+        across = (np.array([[1.0, 0.0, 0.0], [0.0, k, (1.0 - k) * line], [0.0, 0.0, 1.0]]) if along_x
+                  else np.array([[k, 0.0, (1.0 - k) * line], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]))
+        stretched = matrix @ across
+        cc = _coarse_correlation(view, model, stretched, turned)
+        if best is None or cc > best[0]:
+            best = (cc, stretched)
+    assert best is not None
+    return best
 
 
 _Fit = tuple[float, np.ndarray, np.ndarray]  # ECC's correlation, its warp, the coarse card it was found on
