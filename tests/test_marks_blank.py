@@ -239,6 +239,23 @@ def test_the_specks_of_a_speckled_scan_are_no_crease_but_a_crease_through_them_s
     assert all(r.status is MarkStatus.NO for i, r in enumerate(got) if i != 3), [(r.status.value, r.why) for r in got]
 
 
+def test_a_speckled_cards_crease_baseline_is_the_median_of_its_group() -> None:
+    """On a speckled card specks lie beside every target and some stand in a line by chance:
+    the fold measures of a group (values of the kind a 300-dpi bilevel scan of coloured stock gave)
+    are taken less their median, not their lower quartile, so the chance lines stay under the
+    damage level; a crease crossing two targets of the group stands out either way."""
+    from scanpipe.imaging.marks_blank import _above_baseline
+
+    damage = load_thresholds().damage
+    noise = np.array([0.05, 0.31, 0.12, 0.36, 0.08, 0.28, 0.42, 0.15, 0.22, 0.33, 0.10, 0.26])
+    assert (_above_baseline(noise, speckled_card=True) < damage).all()
+    assert (_above_baseline(noise, speckled_card=False) >= damage).any()  # the clean card's baseline would flag them
+    creased = noise.copy()
+    creased[[2, 7]] = 0.95
+    assert (_above_baseline(creased, speckled_card=True)[[2, 7]] >= damage).all()
+    assert (_above_baseline(noise[:4], speckled_card=True) == noise[:4]).all()  # a small group: no baseline
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_specks_of_a_speckled_scan_are_no_write_in_but_a_name_is(seed: int) -> None:
     """On a speckled card an empty write-in area shows specks over a tenth of its columns; they

@@ -139,6 +139,7 @@ LEAVES_OUTLINE_SCORE = (LOW_ANCHOR + HIGH_ANCHOR) / 2
 # thresholded scan shows beside every one).
 FOLD_BASELINE_MIN = 6
 FOLD_BASELINE_Q = 0.25
+FOLD_BASELINE_Q_SPECKLED = 0.5  # ... the median on a speckled card (specks beside every target, some by chance in a line)
 # Specks: where most targets of a group show pieces of faint added ink (BLANK_NOISE or darker)
 # of FOLD_SPECK_PX canonical px or fewer on the bare paper beside them, SPECK_AWAY_PX or more
 # from the blank's print (a bilevel scan of coloured stock thresholded near its paper), the
@@ -232,9 +233,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     if speckled_card:  # most targets show specks beside them: a crease is a line, not its specks (nor their blur)
         specks = small_pieces(faint, FOLD_SPECK_PX).reshape(n * ch, cw).astype(np.uint8)
         beyond_print[cv2.dilate(specks, np.ones((3, 3), np.uint8)).reshape(faint.shape) > 0] = 0.0
-    fold = _fold(beyond_print, geo)
-    if n >= FOLD_BASELINE_MIN:  # what every target of this kind shows beside it is the print at a scan's stroke width, not a crease
-        fold = np.clip(fold - np.quantile(fold, FOLD_BASELINE_Q), 0.0, 1.0)
+    fold = _above_baseline(_fold(beyond_print, geo), speckled_card)
     crossing = _crossing(gray, hom, boxes, _paper(card_win), side, {} if memo is None else memo)
     damage = np.maximum.reduce([stain, fold, tear, crossing, np.where(obscured > MIN_VISIBLE, 1.0, 0.0)])
     score = np.maximum.reduce([_knots(level, LEVEL_KNOTS), _knots(cover, COVER_KNOTS), span_score,
@@ -257,6 +256,17 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
             box_px=(corners[0] + sx, corners[1] + sy, corners[2], corners[3]), shift_px=(sx, sy),
         ))
     return out
+
+
+def _above_baseline(fold: np.ndarray, speckled_card: bool) -> np.ndarray:
+    """A group's fold measures less what every target of its kind shows beside it (the print
+    at a scan's stroke width; on a speckled card, its specks): in a group of FOLD_BASELINE_MIN
+    or more, their FOLD_BASELINE_Q quantile, on a speckled card the median
+    (FOLD_BASELINE_Q_SPECKLED: specks lie beside every target, some in a line by chance). A
+    crease crosses a few targets of a group, never most."""
+    if len(fold) < FOLD_BASELINE_MIN:
+        return fold
+    return np.clip(fold - np.quantile(fold, FOLD_BASELINE_Q_SPECKLED if speckled_card else FOLD_BASELINE_Q), 0.0, 1.0)
 
 
 def _covered(blank: np.ndarray, geo: _Geometry) -> np.ndarray:
