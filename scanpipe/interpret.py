@@ -510,10 +510,10 @@ def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streak
     columns = [upright_columns(s, width, registration.rotated_180) for s in streaks]
     model = context.index.get(result.style, result.page)
     hom = np.array(registration.homography).reshape(3, 3)
-    to_blank = None
+    blank = None  # the card's pixels -> its blank's, and the blank
     if model is not None:
-        to_blank = np.diag([model.dpi, model.dpi, 1.0]) @ np.linalg.inv(hom)
-        columns = [c for c in columns if not on_print(c, gray.shape[0], to_blank, model.image)]
+        blank = (np.diag([model.dpi, model.dpi, 1.0]) @ np.linalg.inv(hom), model.image)
+        columns = [c for c in columns if not on_print(c, gray.shape[0], *blank)]
     if not columns:
         return result
     # the card scored again with the streaks painted over from beside them: a line beside a
@@ -524,8 +524,7 @@ def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streak
                           reference_dpi=model.dpi if model else layout_page.reference_dpi,
                           reference_memo=model.memo if model is not None else None)
     px_per_in = float(np.sqrt(abs(np.linalg.det(hom[:2, :2]))))
-    lines = {c: streak_line(upright, c, px_per_in, (to_blank, model.image) if model is not None and to_blank is not None else None)
-             for c in columns}
+    lines = {c: streak_line(upright, c, px_per_in, blank) for c in columns}
     crossed_by = [crossing(columns, r.score.box_px) for r in result.targets]
     readings = tuple(_through_streaks(r, classify_target(s, context.thresholds), by, lines, context.thresholds)
                      for r, s, by in zip(result.targets, again, crossed_by, strict=True))

@@ -162,10 +162,10 @@ SEE_THROUGH_LEVEL = 0.15  # a streak's line at least this share of the paper's l
 SEE_THROUGH_DARKER = 0.8  # a row of the line inside a target under this share of the line's own level: something under it
 SEE_THROUGH_INSET = 0.2  # of a target's height, left out at its top and bottom (the outline the line crosses there)
 # A line too dark to see through hides nothing a voter draws where it is THIN_LINE_IN wide or
-# less (a pen's or pencil's stroke is 0.015 in or wider: any stroke under it shows beside it)
-# and the columns beside it that painting over replaces (PAINT_BESIDE either side) show
-# nothing inside the target but the blank's print: no pixel there under BESIDE_DARKER of its
-# column's own level.
+# less and the columns beside it that painting over replaces (PAINT_BESIDE either side) show
+# nothing inside the target but the blank's print (no pixel there under BESIDE_DARKER of its
+# column's own level): a fill, a check, an X or a dot is wider than such a line and shows
+# beside it; only a stroke thinner than the line, drawn exactly along it, could hide under it.
 THIN_LINE_IN = 0.011
 BESIDE_DARKER = 0.8
 
