@@ -660,27 +660,51 @@ def _boxes_px(hom: np.ndarray, boxes: np.ndarray) -> list[tuple[float, float, fl
 # Names and write-ins
 
 
-def _name_rings(gray: np.ndarray, hom: np.ndarray, targets: list[TargetDef]) -> np.ndarray:
-    """Ink both above and below the option's printed name (a loop around the name)."""
-    n = len(targets)
-    out = np.zeros(n)
+@dataclass(frozen=True)
+class NameBand:
+    """The windows around the printed names of a page's targets (right of each box, SIDE_PPI):
+    which targets have one (not the write-ins), their origins and sizes (inches), the
+    windows' shape (rows, cols), and the rows above the name (``[:above]``) and below it
+    (``[below:]``) in which a loop around the name shows."""
+
+    idx: list[int]
+    origins: np.ndarray
+    sizes: np.ndarray
+    shape: tuple[int, int]
+    above: int
+    below: int
+
+    def ring_cover(self, dark: np.ndarray) -> np.ndarray:
+        """Per window of darkness ``dark``: the share of its columns a stroke crosses both
+        above and below the name (the smaller of the two)."""
+        above = (dark[:, :self.above] >= RING_STROKE).any(axis=1).mean(axis=1)
+        below = (dark[:, self.below:] >= RING_STROKE).any(axis=1).mean(axis=1)
+        return np.asarray(np.minimum(above, below))
+
+
+def name_band(targets: list[TargetDef]) -> NameBand | None:
+    """The name windows of ``targets`` (:class:`NameBand`); None when every target is a write-in."""
     idx = [i for i, t in enumerate(targets) if t.write_in_area_in is None]
     if not idx:
-        return out
+        return None
     boxes = np.array([targets[i].box_in for i in idx], np.float64)
     top = NAME_ABOVE_IN[0]
     height = boxes[0, 3] + NAME_BELOW_IN[1] - top
     origins = np.stack([boxes[:, 0] + boxes[:, 2] + NAME_X_IN[0], boxes[:, 1] + top], 1)
     shape = (int(round(height * SIDE_PPI)), int(round((NAME_X_IN[1] - NAME_X_IN[0]) * SIDE_PPI)))
     sizes = np.repeat([[shape[1] / SIDE_PPI, shape[0] / SIDE_PPI]], len(idx), axis=0)
-    win, _ = _windows(gray, hom, origins, sizes, shape, SIDE_PPI)
-    paper = _paper(win)
-    dark = 1.0 - win / paper[:, None, None]
-    a1 = int(round((NAME_ABOVE_IN[1] - top) * SIDE_PPI))
-    b0 = int(round((boxes[0, 3] + NAME_BELOW_IN[0] - top) * SIDE_PPI))
-    above = (dark[:, :a1] >= RING_STROKE).any(axis=1).mean(axis=1)
-    below = (dark[:, b0:] >= RING_STROKE).any(axis=1).mean(axis=1)
-    out[idx] = np.minimum(above, below)
+    return NameBand(idx, origins, sizes, shape, int(round((NAME_ABOVE_IN[1] - top) * SIDE_PPI)),
+                    int(round((boxes[0, 3] + NAME_BELOW_IN[0] - top) * SIDE_PPI)))
+
+
+def _name_rings(gray: np.ndarray, hom: np.ndarray, targets: list[TargetDef]) -> np.ndarray:
+    """Ink both above and below the option's printed name (a loop around the name)."""
+    out = np.zeros(len(targets))
+    band = name_band(targets)
+    if band is None:
+        return out
+    win, _ = _windows(gray, hom, band.origins, band.sizes, band.shape, SIDE_PPI)
+    out[band.idx] = band.ring_cover(1.0 - win / _paper(win)[:, None, None])
     return out
 
 

@@ -49,9 +49,6 @@ from scanpipe.imaging.marks import (
     LIGHT_PRINT,
     LOW_ANCHOR,
     MARGIN_IN,
-    NAME_ABOVE_IN,
-    NAME_BELOW_IN,
-    NAME_X_IN,
     RING_NEED_PX,
     RING_STROKE,
     SEARCH_PX,
@@ -70,6 +67,7 @@ from scanpipe.imaging.marks import (
     _stain,
     _windows,
     _write_in_score,
+    name_band,
     paper_shade,
     shade_at,
     small_pieces,
@@ -625,22 +623,15 @@ def _name_rings_against_blank(gray: np.ndarray, hom: np.ndarray, reference: np.n
     the card prints the blank's light tints and grey rules black (``tints_black``: a bilevel
     scan of a grey blank), the card's darkness on any of the blank's print is the print's;
     on any card, a light rule printed black on this row (RULED_SHARE) is."""
-    n = len(targets)
-    out = np.zeros(n)
-    idx = [i for i, t in enumerate(targets) if t.write_in_area_in is None]
-    if not idx:
+    out = np.zeros(len(targets))
+    band = name_band(targets)
+    if band is None:
         return out
-    boxes = np.array([targets[i].box_in for i in idx], np.float64)
-    top = NAME_ABOVE_IN[0]
-    height = boxes[0, 3] + NAME_BELOW_IN[1] - top
-    origins = np.stack([boxes[:, 0] + boxes[:, 2] + NAME_X_IN[0], boxes[:, 1] + top], 1)
-    shape = (int(round(height * SIDE_PPI)), int(round((NAME_X_IN[1] - NAME_X_IN[0]) * SIDE_PPI)))
-    sizes = np.repeat([[shape[1] / SIDE_PPI, shape[0] / SIDE_PPI]], len(idx), axis=0)
-    card, _ = _windows(gray, hom, origins, sizes, shape, SIDE_PPI)
-    blank, _ = _windows(reference, ref_hom, origins, sizes, shape, SIDE_PPI)
+    card, _ = _windows(gray, hom, band.origins, band.sizes, band.shape, SIDE_PPI)
+    blank, _ = _windows(reference, ref_hom, band.origins, band.sizes, band.shape, SIDE_PPI)
     card_dark = 1.0 - card / _paper(card)[:, None, None]
     blank_dark = 1.0 - blank / _paper(blank)[:, None, None]
-    near = cv2.dilate(blank_dark.reshape(len(idx) * shape[0], shape[1]), np.ones((5, 5), np.uint8)).reshape(blank_dark.shape)
+    near = cv2.dilate(blank_dark.reshape(len(band.idx) * band.shape[0], band.shape[1]), np.ones((5, 5), np.uint8)).reshape(blank_dark.shape)
     dark = np.where(near >= BLANK_NOISE, 0.0, card_dark - near) if tints_black else card_dark - near
     # a thresholded scan prints a light grey rule black on one row of options and leaves it
     # out on the next: a row of the window dark across RULED_SHARE of its width where the
@@ -650,9 +641,5 @@ def _name_rings_against_blank(gray: np.ndarray, hom: np.ndarray, reference: np.n
     ruled[:, 1:] |= ruled[:, :-1].copy()  # and the rows beside it (not wrapping round the window)
     ruled[:, :-1] |= ruled[:, 1:].copy()
     dark[ruled] = 0.0
-    a1 = int(round((NAME_ABOVE_IN[1] - top) * SIDE_PPI))
-    b0 = int(round((boxes[0, 3] + NAME_BELOW_IN[0] - top) * SIDE_PPI))
-    above = (dark[:, :a1] >= RING_STROKE).any(axis=1).mean(axis=1)
-    below = (dark[:, b0:] >= RING_STROKE).any(axis=1).mean(axis=1)
-    out[idx] = np.minimum(above, below)
+    out[band.idx] = band.ring_cover(dark)
     return out
