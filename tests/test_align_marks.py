@@ -16,17 +16,17 @@ DPI = 150.0
 W_IN, H_IN = 8.5, 11.0
 
 
-def _page(frame: str, seed: int) -> np.ndarray:
+def _page(frame: str, seed: int, mark_in: tuple[float, float] = (0.18, 0.07)) -> np.ndarray:
     """A blank: timing marks (``frame``: "box" top row and both columns, "columns" the two
-    long edges only, "top" the top row only, "none"), and print (rules, text-like blocks,
-    ovals) from ``seed``."""
+    long edges only, "top" the top row only, "none") of ``mark_in`` (the columns' dashes:
+    width, height), and print (rules, text-like blocks, ovals) from ``seed``."""
     rng = np.random.default_rng(seed)
     w, h = int(W_IN * DPI), int(H_IN * DPI)
     img = np.full((h, w), 250, np.uint8)
-    mw, mh = int(0.18 * DPI), int(0.07 * DPI)
+    mw, mh = int(mark_in[0] * DPI), int(mark_in[1] * DPI)
     if frame in ("box", "columns"):
         for y in np.arange(0.6, H_IN - 0.4, 0.25):
-            for x in (0.25, W_IN - 0.25 - 0.18):
+            for x in (0.25, W_IN - 0.25 - mark_in[0]):
                 cv2.rectangle(img, (int(x * DPI), int(y * DPI)), (int(x * DPI) + mw, int(y * DPI) + mh), 0, -1)
     if frame in ("box", "top"):
         for x in np.arange(0.6, W_IN - 0.6, 0.25):
@@ -81,6 +81,20 @@ def test_a_box_frame_is_found_on_a_skewed_stretched_or_turned_card(angle: float,
     assert isinstance(found, Alignment), found
     assert found.turned is turned
     assert found.score > 0.8
+    assert _corner_error_in(found.matrix, truth, blank.shape) < 0.03
+
+
+def test_long_dashes_on_a_card_scanned_finer_than_its_blank_are_found() -> None:
+    """A frame of long dashes (0.4 in) on a card scanned at 1.5 times its blank's resolution
+    with no dpi tag: at the blank's resolution a dash measures 0.6 in, over the 0.5 in a
+    blank's mark may be; the card's marks are still looked for (before, none was found, and a
+    300-dpi card of such a frame went to the dense steps, which fitted it to another frame)."""
+    blank = _page("columns", 5, mark_in=(0.4, 0.07))
+    model = learn_page("s", 1, blank, DPI)
+    assert model.mark_size_in is not None and model.mark_size_in[0] > 0.35
+    card, truth = _scan(blank, angle=-1.0, sx=1.5, sy=1.5, shift=(20.0, 30.0), turned=False)
+    found = align_by_marks(CardView(card), model)
+    assert isinstance(found, Alignment), found
     assert _corner_error_in(found.matrix, truth, blank.shape) < 0.03
 
 

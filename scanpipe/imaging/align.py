@@ -41,6 +41,7 @@ import numpy as np
 from scanpipe.imaging.reference import (
     COARSE_DPI,
     MARK_ROW_MIN,
+    MARK_SIDE_IN,
     REDUCE_WHOLE,
     REDUCED_STEP,
     PageModel,
@@ -73,6 +74,7 @@ FINE_ONLY_QUADRANT_MIN = 4  # ... holding at least this many of the blank's poin
 FOUND_ALL_SHARE = 0.75  # a dense fit under MIN_COARSE_CC stands when refinement finds this share of the blank's places (:func:`found_all_over`)
 # Alignment by the timing marks (:func:`align_by_marks`)
 MARK_SIZE_TOL = 0.4  # a card blob is mark-like when both sides are within 40% of the blank's marks (scaled)
+CARD_BLOB_SCALE = 2.0  # a card's blobs are looked for up to this many times the largest a blank's marks may be: a card scanned at up to twice its blank's resolution (the file's tag untrusted) shows its marks that much larger
 MARK_ANGLE_MAX_DEG = 5.0  # rows' direction looked for within this of the axes
 MARK_PITCH_AGREE = 0.1  # the spacing's scale replaces a hypothesis it is this close to
 MARK_VOTE_BIN_IN = 0.05  # translation vote cells
@@ -144,7 +146,7 @@ class CardView:
         """``(n, 4)`` centre x, y, width, height (card pixels) of the card's solid blobs,
         sized as if the card had ``dpi``."""
         if dpi not in self._blobs:
-            self._blobs[dpi] = solid_blobs(self.gray, dpi) * dpi
+            self._blobs[dpi] = solid_blobs(self.gray, dpi, largest_in=CARD_BLOB_SCALE * MARK_SIDE_IN[1]) * dpi
         return self._blobs[dpi]
 
     def rows_of(self, dpi: float, chosen: np.ndarray) -> tuple[float, float] | None:

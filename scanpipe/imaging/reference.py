@@ -358,8 +358,9 @@ def _one_size(group: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     return group[close] if close.sum() >= MARK_ROW_MIN else group[:0]
 
 
-def solid_blobs(gray: np.ndarray, dpi: float) -> np.ndarray:
-    """``(n, 4)`` centre x, y and width, height (inches) of solid dark components."""
+def solid_blobs(gray: np.ndarray, dpi: float, largest_in: float = MARK_SIDE_IN[1]) -> np.ndarray:
+    """``(n, 4)`` centre x, y and width, height (inches) of solid dark components with sides
+    from MARK_SIDE_IN's least to ``largest_in``."""
     work_dpi = min(dpi, 100.0)
     small = reduce_to(gray, dpi, work_dpi)
     scale = gray.shape[1] / small.shape[1]
@@ -373,7 +374,7 @@ def solid_blobs(gray: np.ndarray, dpi: float) -> np.ndarray:
     if components is None:
         return np.zeros((0, 4))
     w, h, area, centroids = components
-    lo, hi = MARK_SIDE_IN[0] * px_per_in, MARK_SIDE_IN[1] * px_per_in
+    lo, hi = MARK_SIDE_IN[0] * px_per_in, largest_in * px_per_in
     ok = (w >= lo) & (h >= lo) & (w <= hi) & (h <= hi) & (area >= MARK_SOLIDITY * w * h) & (np.minimum(w, h) >= 2)
     c = centroids[ok]
     out = np.column_stack([(c[:, 0] + 0.5) * scale - 0.5, (c[:, 1] + 0.5) * scale - 0.5, w[ok] * scale, h[ok] * scale])
