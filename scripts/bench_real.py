@@ -15,7 +15,7 @@ board would read it (no ``--style``) and the script prints, per set and in all:
 Targets: 0 definite errors; every card's style right or queued; at most 2 % of clear targets
 to a person. Run: ``python scripts/bench_real.py [--shared ../shared/realballots] [--jobs 2]``.
 
-``--rescan skew|turned|dpi300|bilevel|dpi150|background|stretch|blurred|tinted|photo``: every card
+``--rescan skew|turned|dpi300|bilevel|dpi150|background|stretch|blurred|tinted|photo|combined``: every card
 read as another scanner would have delivered it (:func:`rescanned`, a PNG in memory): the same
 truth must come out, or the card be queued (never a definite error). The
 reader is judged on other counties' scanners; this is the cheapest stand-in.
@@ -61,7 +61,7 @@ _CONTEXT: Any = None
 _RESCAN: str | None = None
 _CHECKED: Any = None  # the election as its layouts were checked by eye (--boxes: for what the blank prints over)
 BOXES = ("loose", "tight", "shifted")
-RESCANS = ("skew", "turned", "dpi300", "bilevel", "dpi150", "background", "stretch", "blurred", "tinted", "photo")
+RESCANS = ("skew", "turned", "dpi300", "bilevel", "dpi150", "background", "stretch", "blurred", "tinted", "photo", "combined")
 THRESHOLD = 160  # --rescan bilevel: a gray pixel darker than this is black
 
 
@@ -75,13 +75,17 @@ def rescanned(path: str, how: str) -> bytes:
     roller that slips (the feed stretched unevenly along the card, 0 to 1.5 %: no single
     mapping fits it), ``blurred`` out of focus and saved at a low JPEG quality, ``tinted``
     printed on coloured stock (the paper darker, the blanks left white), ``photo`` in a
-    mild perspective (a photograph: queued by design); written as a PNG in memory."""
+    mild perspective (a photograph: queued by design), ``combined`` several of these at once
+    as one worse scanner would (300 dpi, skewed, every other card upside down, coloured stock,
+    on a wider bed, out of focus and saved at a low JPEG quality); written as a PNG in memory."""
     import zlib
 
     import cv2
     import numpy as np
 
     gray = cv2.imread(path, cv2.IMREAD_GRAYSCALE)
+    if how == "combined":
+        return _combined(gray, zlib.crc32(Path(path).name.encode()))
     h, w = gray.shape
     if how == "skew":
         angle = (zlib.crc32(Path(path).name.encode()) / 2**32 - 0.5) * 5.0
@@ -121,6 +125,32 @@ def rescanned(path: str, how: str) -> bytes:
     if not ok:
         raise RuntimeError(f"{path}: could not encode the rescanned card")
     return png.tobytes()
+
+
+def _combined(gray: Any, crc: int) -> bytes:
+    """``--rescan combined``: the faults of one worse scanner at once, per file from ``crc``."""
+    import cv2
+    import numpy as np
+
+    h, w = gray.shape
+    gray = cv2.resize(gray, (w * 3 // 2, h * 3 // 2), interpolation=cv2.INTER_CUBIC)  # 300 dpi, the tag dropped
+    h, w = gray.shape
+    angle = (crc / 2**32 - 0.5) * 5.0  # up to 2.5 degrees either way
+    gray = cv2.warpAffine(gray, cv2.getRotationMatrix2D((w / 2, h / 2), angle, 1.0), (w, h), flags=cv2.INTER_LINEAR,
+                          borderValue=255)
+    if crc & 1:
+        gray = np.ascontiguousarray(gray[::-1, ::-1])
+    gray = (gray.astype(np.float32) * 0.85).astype(np.uint8)  # coloured stock
+    pad = int(0.25 * w / 8.5)
+    canvas = np.full((h + 2 * pad, w + 3 * pad), 40, np.uint8)  # a wider bed, dark around the card, off centre
+    canvas[pad // 2: pad // 2 + h, 2 * pad: 2 * pad + w] = gray
+    gray = cv2.GaussianBlur(canvas, (0, 0), 0.9)
+    ok, jpeg = cv2.imencode(".jpg", gray, [cv2.IMWRITE_JPEG_QUALITY, 55])
+    gray = cv2.imdecode(jpeg, cv2.IMREAD_GRAYSCALE)
+    ok, png = cv2.imencode(".png", gray)
+    if not ok:
+        raise RuntimeError("could not encode the rescanned card")
+    return bytes(png.tobytes())
 
 
 def drawn_off(election: Any, how: str, only: Sequence[str] = ()) -> Any:
