@@ -302,6 +302,13 @@ def align_by_marks(view: CardView, model: PageModel, *, dpi_hint: float | None =
     close = _distinct([(m, t) for n, m, t in sorted(fits, key=lambda f: -f[0]) if n >= MARK_CLOSE_SHARE * most], model)
     if _spread(anchor, model.dpi):
         scored = [(_coarse_correlation(view, model, m, t), m, t) for m, t in close]
+        if max(f[0] for f in scored) < MARK_SURE_CC:
+            # a card stretched along its columns smears the vote over neighbouring spacings, so
+            # that the right translation may be none of the leaders while fits a spacing off
+            # either way are: the fits one spacing from those tried are tried too
+            tried = [(m, t) for _cc, m, t in scored]
+            more = _distinct(tried + [(m @ shift, t) for m, t in tried for shift in _spacing_shifts(anchor)], model)[len(tried):]
+            scored += [(_coarse_correlation(view, model, m, t), m, t) for m, t in more]
     else:  # one row of marks fixes a similarity: the stretch across the row (a scanner's feed) is searched
         scored = [(*_stretched_across(view, model, m, t, anchor), t) for m, t in close]
     cc, matrix, turn = max(scored, key=lambda f: f[0])
@@ -309,6 +316,25 @@ def align_by_marks(view: CardView, model: PageModel, *, dpi_hint: float | None =
         return AlignmentFailure(f"the timing marks fit, but the card's print matches the blank poorly "
                                 f"(correlation {cc:.2f} < {MARK_MIN_CC})", cc)
     return Alignment(matrix, turn, cc)
+
+
+def _spacing_shifts(anchor: np.ndarray) -> list[np.ndarray]:
+    """Translations of the blank (3x3, blank px) by one spacing of its marks either way, along
+    its rows and along its columns: the median distance from a mark to its nearest neighbour
+    that way."""
+    d = anchor[None, :, :] - anchor[:, None, :]
+    dist = np.hypot(d[..., 0], d[..., 1])
+    np.fill_diagonal(dist, np.inf)
+    nearest = d[np.arange(len(anchor)), np.argmin(dist, axis=1)]
+    shifts = []
+    for axis in (0, 1):
+        along = np.abs(nearest[np.abs(nearest[:, axis]) > np.abs(nearest[:, 1 - axis]), axis])
+        if len(along):
+            for sign in (1.0, -1.0):
+                shift = np.eye(3)
+                shift[axis, 2] = sign * float(np.median(along))
+                shifts.append(shift)
+    return shifts
 
 
 def _marks_needed(anchor: np.ndarray, matrix: np.ndarray, shape: tuple[int, int], dpi: float) -> int:
