@@ -306,8 +306,8 @@ def align_by_marks(view: CardView, model: PageModel, *, dpi_hint: float | None =
             # a card stretched along its columns smears the vote over neighbouring spacings, so
             # that the right translation may be none of the leaders while fits a spacing off
             # either way are: the fits one spacing from those tried are tried too
-            tried = [(m, t) for _cc, m, t in scored]
-            more = _distinct(tried + [(m @ shift, t) for m, t in tried for shift in _spacing_shifts(anchor)], model)[len(tried):]
+            tried, shifts = [(m, t) for _cc, m, t in scored], _spacing_shifts(anchor)
+            more = _distinct(tried + [(m @ shift, t) for m, t in tried for shift in shifts], model)[len(tried):]
             scored += [(_coarse_correlation(view, model, m, t), m, t) for m, t in more]
     else:  # one row of marks fixes a similarity: the stretch across the row (a scanner's feed) is searched
         scored = [(*_stretched_across(view, model, m, t, anchor), t) for m, t in close]
