@@ -47,6 +47,7 @@ from scanpipe.imaging.codes import (
 )
 from scanpipe.imaging.decode import DecodedPage, ImageDecodeError, decode_card_bytes, iter_card_pages
 from scanpipe.imaging.marks import score_targets
+from scanpipe.imaging.page import without_bed
 from scanpipe.imaging.reference import (
     PageModel,
     ReferenceIndex,
@@ -464,6 +465,7 @@ def interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHint
         detail = (f"the image is only {gray.shape[1]} x {gray.shape[0]} pixels: too small to be a scanned card "
                   f"(at least {MIN_PAGE_SIDE_PX} pixels on the short side)")
         return InterpretedCard(source, hints.kind or CardKind.BALLOT, None, None, UnreadableCard(Reason.UNREADABLE_IMAGE, detail))
+    gray = without_bed(gray)  # a dark scanner bed round the page is no print of the card's
     printed = printed_share(gray)
     if printed is not None and printed < BLANK_PAGE_PRINTED:
         detail = f"the page is blank: print on {printed:.3%} of it{BLANK_PAGE_WHY}"

@@ -26,6 +26,7 @@ The newest :data:`KEEP_ENTRIES` entries are kept.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import io
 import json
 import logging
@@ -49,7 +50,7 @@ CACHE_ENV = "SCANPIPE_CACHE_DIR"
 FORMAT = 1  # bump when the entry's layout changes
 KEEP_ENTRIES = 8
 _LEARNING_MODULES = ("scanpipe.imaging.reference", "scanpipe.imaging.style", "scanpipe.imaging.align",
-                     "scanpipe.imaging.decode", "scanpipe.learned_cache")
+                     "scanpipe.imaging.decode", "scanpipe.imaging.page", "scanpipe.learned_cache")
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,7 @@ def entry_key(blanks: Sequence[BlankInput]) -> str:
     digest = hashlib.sha256()
     digest.update(f"format {FORMAT}; numpy {np.__version__}; opencv {cv2.__version__}\n".encode())
     for name in _LEARNING_MODULES:
-        module = sys.modules.get(name)
+        module = importlib.import_module(name)  # each named module's own source, imported here or not
         source = getattr(module, "__file__", None)
         digest.update(name.encode() + b"\0" + (Path(source).read_bytes() if source else b"?") + b"\0")
     for b in blanks:

@@ -95,7 +95,8 @@ def compare(a: Path, b: Path, *, shown: int = 10) -> int:
             cards += 1
             notes.append(f"{key[0]} page {key[1]}: {x.get('style') or x.get('reason')} {x.get('reasons', '')} -> "
                          f"{y.get('style') or y.get('reason')} {y.get('reasons', '')}")
-            continue
+            if x.get("style") != y.get("style"):
+                continue  # another style's targets: nothing to compare them with
         for s, t in zip(x.get("targets", []), y.get("targets", []), strict=True):
             if s[2] != t[2]:
                 targets += 1

@@ -60,3 +60,28 @@ def test_its_cards_read_with_their_style_no_definite_error_and_circled_names_for
                 clear += 1
                 to_person += got[t["option"]] == "unknown"
     assert to_person <= 0.02 * clear
+
+
+def test_a_card_skewed_on_a_dark_scanner_bed_reads_from_its_page_alone(deck: Path, tmp_path: Path) -> None:
+    """The arrow frame's blank, 2.5 degrees askew on a black bed showing below and right of the
+    sheet: the bed's wedges, the darkest thing in the image, matched no blank's print (the card
+    was queued ``unknown_style``). Painted the paper's level, the card reads, every target no vote."""
+    import numpy as np
+
+    from tests import third_vendor as tv
+
+    truth = json.loads((deck / "expected.json").read_text())
+    election = load_election(deck / truth["election"])
+    context = InterpretContext(election, load_thresholds(), load_references(election))
+    scanner = {"mode": "gray_png", "dpi": 200, "color": False, "paper": (245, 245, 245), "dark_background": True,
+               "border_px": {"bottom": 40, "right": 20}, "background": 40, "angle": -2.5, "scale": (1.0, 1.0),
+               "shift_in": (0.0, 0.0), "optics": 0.5, "noise": 2.0, "flip": False, "threshold": 150, "jpeg_quality": 90,
+               "dpi_tag": 200}
+    sheet = np.stack([tv._printed("A-305", 1)] * 3, axis=-1)
+    image, _meta = tv.scan_side(sheet, tv.page_plan("A-305", 1).size, scanner, 1, np.random.default_rng(1))
+    image.save(tmp_path / "bed.png")
+    (card,) = interpret_file(str(tmp_path / "bed.png"), context, CardHints(), "t")
+    interp = card.interpretation
+    assert isinstance(interp, ReadCard), interp
+    assert (interp.style, interp.page) == ("A-305", 1)
+    assert {t.status.value for t in interp.targets} == {"no"}

@@ -145,7 +145,9 @@ def learn_page(style: str, page: int, image: np.ndarray, dpi: float, known: Lear
     refinement points as found before on this very image (the rest is recomputed);
     ``source``: the file's bytes (and name) ``image`` was decoded from, if any."""
     assert image.ndim == 2 and image.dtype == np.uint8, "a reference is a gray uint8 image"
-    image = image.copy()
+    from scanpipe.imaging.page import without_bed  # it measures the paper as this module does
+
+    image = without_bed(image).copy()  # a blank scanned on a dark bed is learned from its page alone, as cards are read
     coarse = ink_at(image, dpi, COARSE_DPI)
     frame_shape = reduce_to(image, dpi, FRAME_DPI).shape[:2]
     if known is None:

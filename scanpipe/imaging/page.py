@@ -1,0 +1,99 @@
+"""The page on the scanner's bed (issue 8: "find the page (its edges)").
+
+Many production scanners image a sheet against a black backing wider and longer than the
+sheet, and feed it a degree or two askew: the image then shows the page with dark wedges of
+the bed along its sides. Those wedges are no print of the ballot's, yet they are the darkest
+thing in the image: the dense alignment correlates them with the blank's print, and a column
+of timing marks near the page's edge merges with them into one dark piece, so that neither the
+marks nor the print place the card. So the bed is found once per image and painted the
+page's paper level, before anything else looks at the image:
+
+1. The image is area-reduced to about WORK_SIDE_PX on its short side (about 50 dpi on a
+   ballot) and split into pixels at least BED_DARK of the paper level (the page's middle)
+   and darker ones.
+2. The page is the largest connected piece of the light pixels (the paper; its print is
+   holes in it), grown to its convex hull (a sheet is convex; its print, even print at a
+   cut edge, lies between paper).
+3. What lies outside the hull is the bed when it is more than BED_MIN_SHARE of the image
+   and nearly all dark (BED_DARK_SHARE): a white bed, a page filling the image, a light
+   margin the scanner left, all leave the image as it was (the same array, not a copy).
+
+The page's own edge (a shadow a pixel or two wide) goes with the bed: the hull is shrunk by
+one working pixel (about 0.02 in); ballots are printed with a margin wider than that, so no
+print is lost. A blank page on a dark bed then reads as the blank page it is, and a blank
+reference scanned on one is learned from its page alone (:func:`~scanpipe.imaging.reference.learn_page`).
+Pure: an array in, an array out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from scanpipe.imaging.reference import PRINTED_MIN_PAPER, paper_level
+
+WORK_SIDE_PX = 425  # the image looked at with about this many pixels on its short side (~50 dpi on a ballot)
+BED_DARK = 0.5  # a pixel darker than this share of the paper level is print or bed
+BORDER_DARK_MIN = 0.05  # an image whose outermost pixels are less dark than this share shows no bed (the quick look)
+PAGE_MIN_SHARE = 0.5  # the page's hull covers at least this share of the image (else no page is told)
+BED_MIN_SHARE = 0.01  # a bed is at least this share of the image (printed corner blocks a scanner cut into are less) ...
+BED_DARK_SHARE = 0.9  # ... and this share of it is dark
+
+
+@dataclass(frozen=True)
+class Bed:
+    """Where the page lies on a dark scanner bed: the page's outline (the convex hull of its
+    paper, image pixels (x, y), shrunk one working pixel) and the paper level painted outside it."""
+
+    outline_px: np.ndarray  # (n, 2) int32
+    paper: int
+    share: float  # of the image outside the outline
+
+
+def find_bed(gray: np.ndarray) -> Bed | None:
+    """The dark scanner bed round the page of a gray image, or None where the image shows none."""
+    h, w = gray.shape[:2]
+    k = max(1, min(h, w) // WORK_SIDE_PX)
+    if h < 4 * k or w < 4 * k:
+        return None
+    sampled = gray[::k, ::k]  # the quick look: every k-th pixel (a tenth of a millisecond)
+    paper = paper_level(sampled)
+    if paper < PRINTED_MIN_PAPER:
+        return None  # a dark image (the lid open, the lamp out): no page to tell
+    ring = np.concatenate([sampled[0], sampled[-1], sampled[1:-1, 0], sampled[1:-1, -1]])
+    if float(np.count_nonzero(ring < BED_DARK * paper)) < BORDER_DARK_MIN * ring.size:
+        return None  # the bed, if any, is light: nothing to paint
+    small = cv2.resize(gray[: h // k * k, : w // k * k], (w // k, h // k), interpolation=cv2.INTER_AREA) if k > 1 else gray
+    paper = paper_level(small)
+    light = (small >= BED_DARK * paper).astype(np.uint8)
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(light, connectivity=8)
+    if count < 2:
+        return None
+    largest = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    contours, _ = cv2.findContours((labels == largest).astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    hull = cv2.convexHull(np.concatenate(contours))
+    hull_mask = np.zeros_like(light)
+    cv2.fillConvexPoly(hull_mask, hull, 1)
+    page = cv2.erode(hull_mask, np.ones((3, 3), np.uint8), borderType=cv2.BORDER_CONSTANT, borderValue=1)  # less its edge's shadow
+    outside = page == 0
+    share = float(outside.mean())
+    if 1.0 - share < PAGE_MIN_SHARE or share < BED_MIN_SHARE or float(1 - light[outside].mean()) < BED_DARK_SHARE:
+        return None
+    shrunk, _ = cv2.findContours(page, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    outline = cv2.convexHull(np.concatenate(shrunk)).reshape(-1, 2).astype(np.float64) * k + (k - 1) / 2.0
+    return Bed(np.round(outline).astype(np.int32), int(round(paper)), share)
+
+
+def without_bed(gray: np.ndarray) -> np.ndarray:
+    """``gray`` with its dark scanner bed (:func:`find_bed`) painted the paper level: a copy,
+    or ``gray`` itself where it shows no bed."""
+    bed = find_bed(gray)
+    if bed is None:
+        return gray
+    page = np.zeros(gray.shape[:2], np.uint8)
+    cv2.fillConvexPoly(page, bed.outline_px, 1)
+    out = gray.copy()
+    out[page == 0] = bed.paper
+    return out
