@@ -61,7 +61,7 @@ _CONTEXT: Any = None
 _RESCAN: str | None = None
 _CHECKED: Any = None  # the election as its layouts were checked by eye (--boxes: for what the blank prints over)
 BOXES = ("loose", "tight", "shifted")
-RESCANS = ("skew", "turned", "dpi300", "bilevel", "dpi150", "background", "stretch", "blurred", "tinted", "photo", "combined")
+RESCANS = ("skew", "turned", "dpi300", "bilevel", "dpi150", "background", "bed", "stretch", "blurred", "tinted", "photo", "combined")
 THRESHOLD = 160  # --rescan bilevel: a gray pixel darker than this is black
 
 
@@ -71,7 +71,9 @@ def rescanned(path: str, how: str) -> bytes:
     upside down, ``dpi300`` at 300 dpi (1.5 times the pixels, the file's dpi tag dropped),
     ``bilevel`` thresholded black and white, ``dpi150`` at three quarters of the pixels (Marin's
     cards are 150 dpi scans: they fall under the reader's 120 dpi floor), ``background`` on a
-    scanner bed wider than the card (dark around it, the card off centre), ``stretch`` fed by a
+    scanner bed wider than the card (dark around it, the card off centre), ``bed`` the same
+    bed with the card skewed on it as ``skew`` skews it (dark wedges along the page's edges,
+    as a scanner with a black backing delivers a sheet fed askew), ``stretch`` fed by a
     roller that slips (the feed stretched unevenly along the card, 0 to 1.5 %: no single
     mapping fits it), ``blurred`` out of focus and saved at a low JPEG quality, ``tinted``
     printed on coloured stock (the paper darker, the blanks left white), ``photo`` in a
@@ -104,6 +106,12 @@ def rescanned(path: str, how: str) -> bytes:
         canvas = np.full((h + 2 * pad, w + 3 * pad), 40, np.uint8)
         canvas[pad // 2: pad // 2 + h, 2 * pad: 2 * pad + w] = gray
         gray = canvas
+    elif how == "bed":  # the card skewed on a dark scanner bed wider than it, off centre: dark wedges round the page
+        angle = (zlib.crc32(Path(path).name.encode()) / 2**32 - 0.5) * 5.0
+        pad = int(0.25 * w / 8.5)
+        turn = cv2.getRotationMatrix2D((w / 2, h / 2), angle, 1.0)
+        turn[:, 2] += (2 * pad, pad // 2)
+        gray = cv2.warpAffine(gray, turn, (w + 3 * pad, h + 2 * pad), flags=cv2.INTER_LINEAR, borderValue=40)
     elif how == "stretch":  # a roller that slips: the feed stretched unevenly (0 to 1.5 %), the width 1 % narrower
         ys = np.arange(int(h * 1.0075), dtype=np.float32)
         src_y = ys - 0.015 * ys * ys / (2 * h)
