@@ -341,3 +341,17 @@ def test_an_ecc_fit_no_scanner_makes_is_no_fit(linear: list[list[float]], scanne
     from scanpipe.imaging.align import _scanned_shape
 
     assert _scanned_shape(np.array(linear)) is scanned
+
+
+def test_a_wrong_dpi_tag_that_would_make_the_image_a_desk_is_no_scale() -> None:
+    """A 150 dpi card whose file says 72 dpi: the tag's scale would make the image twice the
+    blank's size both ways, which no scanner images; it is not searched (before, the dense
+    steps searched it on an image four times the blank's area), the sides' and the marks' are."""
+    from scanpipe.imaging.align import scale_hypotheses
+
+    blank = _page("box", 1)
+    model = learn_page("s", 1, blank, DPI)
+    card, _truth = _scan(blank, angle=1.0, sx=1.0, sy=1.0, shift=(12.0, 25.0), turned=False)
+    scales = scale_hypotheses(card, model, 72.0, CardView(card))
+    assert scales and all(abs(s - 1.0) < 0.1 for s in scales), scales  # the sides (the scan 40 px larger) and the marks
+    assert any(abs(s - 300.0 / DPI) < 0.01 for s in scale_hypotheses(card, model, 300.0, CardView(card)))  # a card smaller than its tag says may be

@@ -52,6 +52,7 @@ from scanpipe.imaging.reference import (
 
 SCALE_RANGE = (0.3, 4.0)  # card pixels per blank pixel considered at all
 SCALE_DEDUP = 0.03  # hypotheses closer than this (relative) are one
+MAX_IMAGE_EXTENT = 1.75  # a scale making the image this many times the blank's size both ways is none (a 72 or 96 dpi tag on a 200 dpi scan)
 SKEW_STEPS_DEG = (0.0, -1.0, 1.0, -2.0, 2.0, -3.0, 3.0, -4.0, 4.0)
 ECC_ITERATIONS = (20,)  # coarse (local refinement corrects the rest: ~0.2 in)
 ECC_EPS = 1e-3
@@ -699,7 +700,10 @@ def align_densely(view: CardView, model: PageModel, *, dpi_hint: float | None = 
 
 
 def scale_hypotheses(gray: np.ndarray, model: PageModel, dpi_hint: float | None, view: CardView | None = None) -> list[float]:
-    """Card pixels per blank pixel: side ratios, the dpi tag, the timing marks' size."""
+    """Card pixels per blank pixel: side ratios, the dpi tag, the timing marks' size; none
+    that makes the image more than MAX_IMAGE_EXTENT times the blank's size both ways (a
+    scanner images a sheet, not a desk: such a scale comes from a wrong dpi tag, and the
+    dense alignment would search it on an image several times the blank's size for nothing)."""
     h, w = gray.shape
     ref_h, ref_w = model.image.shape
     found = [w / ref_w, h / ref_h]
@@ -711,7 +715,8 @@ def scale_hypotheses(gray: np.ndarray, model: PageModel, dpi_hint: float | None,
             found.insert(0, marks)
     out: list[float] = []
     for s in found:
-        if SCALE_RANGE[0] <= s <= SCALE_RANGE[1] and all(abs(s - o) > SCALE_DEDUP * o for o in out):
+        if (SCALE_RANGE[0] <= s <= SCALE_RANGE[1] and min(w / (s * ref_w), h / (s * ref_h)) <= MAX_IMAGE_EXTENT
+                and all(abs(s - o) > SCALE_DEDUP * o for o in out)):
             out.append(s)
     return out
 
