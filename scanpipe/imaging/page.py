@@ -18,6 +18,11 @@ page's paper level, before anything else looks at the image:
    and nearly all dark (BED_DARK_SHARE): a white bed, a page filling the image, a light
    margin the scanner left, all leave the image as it was (the same array, not a copy).
 
+Steps 1-3 are taken only where an edge of the image is dark along a quarter of its length or
+more (BED_RUN_MIN, the outermost blocks of the reduced image: a fraction of a millisecond): a bed worth painting (1% of
+the image) runs along at least half of an edge, even as a corner's wedge under a degree of
+skew; the timing marks a scanner cut into show runs of a few percent.
+
 The page's own edge (a shadow a pixel or two wide) goes with the bed: the hull is shrunk by
 one working pixel (about 0.02 in); ballots are printed with a margin wider than that, so no
 print is lost. A blank page on a dark bed then reads as the blank page it is, and a blank
@@ -36,7 +41,7 @@ from scanpipe.imaging.reference import PRINTED_MIN_PAPER, paper_level
 
 WORK_SIDE_PX = 425  # the image looked at with about this many pixels on its short side (~50 dpi on a ballot)
 BED_DARK = 0.5  # a pixel darker than this share of the paper level is print or bed
-BORDER_DARK_MIN = 0.05  # an image whose outermost pixels are less dark than this share shows no bed (the quick look)
+BED_RUN_MIN = 0.25  # the quick look: a bed shows along an edge of the image dark for at least this share of it
 PAGE_MIN_SHARE = 0.5  # the page's hull covers at least this share of the image (else no page is told)
 BED_MIN_SHARE = 0.01  # a bed is at least this share of the image (printed corner blocks a scanner cut into are less) ...
 BED_DARK_SHARE = 0.9  # ... and this share of it is dark
@@ -58,13 +63,11 @@ def find_bed(gray: np.ndarray) -> Bed | None:
     k = max(1, min(h, w) // WORK_SIDE_PX)
     if h < 4 * k or w < 4 * k:
         return None
-    sampled = gray[::k, ::k]  # the quick look: every k-th pixel (a tenth of a millisecond)
-    paper = paper_level(sampled)
+    paper = paper_level(gray[::k, ::k])  # the quick look: every k-th pixel's paper level, the edges' blocks
     if paper < PRINTED_MIN_PAPER:
         return None  # a dark image (the lid open, the lamp out): no page to tell
-    ring = np.concatenate([sampled[0], sampled[-1], sampled[1:-1, 0], sampled[1:-1, -1]])
-    if float(np.count_nonzero(ring < BED_DARK * paper)) < BORDER_DARK_MIN * ring.size:
-        return None  # the bed, if any, is light: nothing to paint
+    if not any(_longest_run(edge < BED_DARK * paper) >= BED_RUN_MIN * edge.size for edge in _outer_ring(gray, k)):
+        return None  # no dark bed along any edge (timing marks the scanner cut show short runs)
     small = cv2.resize(gray[: h // k * k, : w // k * k], (w // k, h // k), interpolation=cv2.INTER_AREA) if k > 1 else gray
     paper = paper_level(small)
     light = (small >= BED_DARK * paper).astype(np.uint8)
@@ -84,6 +87,24 @@ def find_bed(gray: np.ndarray) -> Bed | None:
     shrunk, _ = cv2.findContours(page, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     outline = cv2.convexHull(np.concatenate(shrunk)).reshape(-1, 2).astype(np.float64) * k + (k - 1) / 2.0
     return Bed(np.round(outline).astype(np.int32), int(round(paper)), share)
+
+
+def _outer_ring(gray: np.ndarray, k: int) -> tuple[np.ndarray, ...]:
+    """The image's top, bottom, left and right edges as the image area-reduced ``k`` times shows
+    them (each pixel the mean of a k x k block: a dithered bed is dark there too), from the
+    blocks along the edges alone."""
+    h, w = gray.shape[:2]
+    rows, cols = h // k * k, w // k * k
+    return (gray[:k, :cols].reshape(k, cols // k, k).mean(axis=(0, 2)),
+            gray[rows - k: rows, :cols].reshape(k, cols // k, k).mean(axis=(0, 2)),
+            gray[:rows, :k].reshape(rows // k, k, k).mean(axis=(1, 2)),
+            gray[:rows, cols - k: cols].reshape(rows // k, k, k).mean(axis=(1, 2)))
+
+
+def _longest_run(dark: np.ndarray) -> int:
+    """The longest run of True in a 1-d boolean array."""
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], dark.astype(np.int8), [0]])))
+    return int((edges[1::2] - edges[::2]).max()) if edges.size else 0
 
 
 def without_bed(gray: np.ndarray) -> np.ndarray:
