@@ -19,7 +19,7 @@ page's paper level, before anything else looks at the image:
    margin the scanner left, all leave the image as it was (the same array, not a copy).
 
 Steps 1-3 are taken only where an edge of the image is dark along a quarter of its length or
-more (BED_RUN_MIN, the outermost blocks of the reduced image: a fraction of a millisecond): a bed worth painting (1% of
+more (BED_RUN_MIN, in the outermost blocks of the reduced image alone): a bed worth painting (1% of
 the image) runs along at least half of an edge, even as a corner's wedge under a degree of
 skew; the timing marks a scanner cut into show runs of a few percent.
 
