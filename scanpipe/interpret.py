@@ -225,7 +225,8 @@ def interpret_file(path: str, context: InterpretContext, hints: CardHints, batch
     except Exception as e:  # noqa: BLE001 - one card never stops a batch (see internal_error)
         return [unreadable_file_card(path, sha, batch, hints, internal_error(path, "decoding", e), time.perf_counter() - started)]
     if len(cards) == SHEET_SIDES:
-        cards = sheet_style(cards, context.election, lambda index, style: _reread(data, path, index, context, replace(hints, style=style, page=None), cards))
+        cards = sheet_style(cards, context.election,
+                            lambda card, style: _reread(data, path, card.source.page_index, context, replace(hints, style=style, page=None), cards))
     cards = blank_backs(share_sheet_identity(cards), context.election)
     elapsed = (time.perf_counter() - started) / max(1, len(cards))
     return [replace(c, seconds=elapsed) for c in cards]
@@ -262,11 +263,12 @@ def internal_error(where: str, stage: str, error: BaseException) -> UnreadableCa
                           "it is kept for a person and the error is logged")
 
 
-def sheet_style(cards: list[InterpretedCard], election: Election, reread: Callable[[int, str], InterpretedCard | None]) -> list[InterpretedCard]:
-    """The two sides of one sheet (a two-page file) are one ballot style. A side whose style
-    was too close to call (``ambiguous_style``: its page prints alike on several styles) is
-    read again among the pages of the style its other side is read as (``reread(page index,
-    style)``), and taken when it reads as another page of that style. Two sides read as two
+def sheet_style(cards: list[InterpretedCard], election: Election,
+                reread: Callable[[InterpretedCard, str], InterpretedCard | None]) -> list[InterpretedCard]:
+    """The two sides of one sheet (a two-page file, or two page files a duplex scan wrote) are
+    one ballot style. A side whose style was too close to call (``ambiguous_style``: its page
+    prints alike on several styles) is read again among the pages of the style its other side
+    is read as (``reread(side, style)``), and taken when it reads as another page of that style. Two sides read as two
     different styles, or as the same page, are both held (``style_conflict``): one of them is
     misread, or the sheet is two cards (not where either style prints one side: an election
     may name a sheet's two sides as two styles)."""
@@ -275,7 +277,7 @@ def sheet_style(cards: list[InterpretedCard], election: Election, reread: Callab
         here, there = out[k].interpretation, out[1 - k].interpretation
         if (isinstance(here, UnreadableCard) and here.reason is Reason.AMBIGUOUS_STYLE and isinstance(there, ReadCard)
                 and election.has_style(there.style) and len(election.style(there.style).layout.pages) > 1):
-            again = reread(out[k].source.page_index, there.style)
+            again = reread(out[k], there.style)
             if again is not None and isinstance(again.interpretation, ReadCard) and again.interpretation.page != there.page:
                 log.info("%s page %d: its style was too close to call; read as %s page %d, the style of its sheet's other side",
                          again.source.path, again.source.page_index, again.interpretation.style, again.interpretation.page)
@@ -300,6 +302,19 @@ def _reread(data: bytes, path: str, index: int, context: InterpretContext, hints
     except ImageDecodeError:
         return None
     return None if page is None else _interpret_page_safely(page, context, hints, source)
+
+
+def reread_card(card: InterpretedCard, context: InterpretContext, hints: CardHints) -> InterpretedCard | None:
+    """A stored card's page read again from its file under ``hints`` (a duplex-scanned side as
+    the style of its sheet's other side); None where the file is gone or no longer holds the
+    card's bytes."""
+    try:
+        data = Path(card.source.path).read_bytes()
+    except OSError:
+        return None
+    if hashlib.sha256(data).hexdigest() != card.source.sha256:
+        return None
+    return _reread(data, card.source.path, card.source.page_index, context, hints, [card])
 
 
 def blank_back(front: InterpretedCard, back: InterpretedCard, election: Election) -> InterpretedCard:

@@ -51,6 +51,20 @@ class FileResult:
     error: str | None = None  # the file vanished or could not be read at all
 
 
+def retold_counts(old: InterpretedCard, new: InterpretedCard) -> tuple[int, Counter[str], int]:
+    """How a summary's counts change when a card it counted as ``old`` is told ``new``: cards
+    needing a person, unreadable cards by reason, blank backs."""
+    person, unreadable, blank_backs = 0, Counter[str](), 0
+    for card, sign in ((old, -1), (new, 1)):
+        person += sign * needs_person(card)
+        result = card.interpretation
+        if isinstance(result, UnreadableCard) and result.reason in NOTHING_TO_DECIDE:
+            blank_backs += sign
+        elif isinstance(result, UnreadableCard):
+            unreadable[result.reason.value] += sign
+    return person, unreadable, blank_backs
+
+
 @dataclass
 class IngestSummary:
     files: int = 0
@@ -64,6 +78,18 @@ class IngestSummary:
     needs_person: int = 0
     blank_backs: int = 0  # blank backs of one-sided cards (kept, nothing to decide)
     seconds: float = 0.0
+
+    def retold(self, old: InterpretedCard, new: InterpretedCard) -> None:
+        """A card this summary counted as ``old``, told ``new`` after the run read it (a
+        duplex sheet's side read as the style of its other side): counted as ``new`` instead."""
+        person, unreadable, blank_backs = retold_counts(old, new)
+        self.needs_person += person
+        self.unreadable += unreadable  # (a Counter's += drops the counts that fall to nothing)
+        self.blank_backs += blank_backs
+        src, before = old.source, old.interpretation
+        if isinstance(before, UnreadableCard):
+            where = src.path + (f" (page {src.page_index} of {src.page_count})" if src.page_count > 1 else "")
+            self.unreadable_cards = [u for u in self.unreadable_cards if (u[0], u[1]) != (where, before.reason.value)]
 
     def not_read(self) -> list[tuple[str, str]]:
         """Files that may be cards and were not read (skipped ones that may hold cards, and

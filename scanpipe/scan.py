@@ -33,7 +33,7 @@ from typing import Any
 
 from scanpipe.errors import ConfigError, SourceError
 from scanpipe.names import Names, reason_label
-from scanpipe.pipeline import interpret_path, needs_person
+from scanpipe.pipeline import interpret_path, needs_person, retold_counts
 from scanpipe.sources.base import AcquiredPage, AcquisitionError, DeviceInfo, PageSource, ScanSettings
 from scanpipe.store.repository import Store
 from scanpipe.types import NOTHING_TO_DECIDE, CardHints, InterpretedCard, MachinePrintedCard, ReadCard, Reason, UnreadableCard
@@ -371,6 +371,8 @@ def _store_page(run: _Run, entry: ManifestEntry) -> tuple[str, ...]:
         result = replace(result, cards=tuple(_as_back(run, entry, card) for card in result.cards))
     stored = run.store.save_cards(result.cards) if result.cards else 0
     if entry.side == "back" and len(result.cards) == 1:
+        told = _sheet_style(run, entry)
+        result = replace(result, cards=tuple(told.get(card.source.card_id, card) for card in result.cards))
         _front_as_back(run, entry)
     s = run.summary
     s.cards_stored += stored
@@ -406,6 +408,33 @@ def _as_back(run: _Run, entry: ManifestEntry, card: InterpretedCard) -> Interpre
         return card
     front = run.store.get_card(front_entry.sha256)  # a one-page file's card id is its SHA-256
     return card if front is None else blank_back(front.card, card, run.context.election)
+
+
+def _sheet_style(run: _Run, entry: ManifestEntry) -> dict[str, InterpretedCard]:
+    """The two sides of a duplex-scanned sheet read as one style
+    (:func:`scanpipe.workflow.tell_sheet_style`), once its back (``entry``) is stored: a side
+    too close to call read as the style of its other side, two sides of two styles both held.
+    The front, counted when it was stored, is counted as told now; the back (not yet counted)
+    is returned as told, by card id."""
+    from scanpipe.workflow import tell_sheet_style
+
+    front_entry = run.manifest.entries.get(entry.seq - 1)
+    if front_entry is None or front_entry.side != "front":
+        return {}
+    told: dict[str, InterpretedCard] = {}
+    for old, new in tell_sheet_style(run.store, run.context, front_entry.sha256, entry.sha256, hints=run.hints, actor="scan"):
+        if new.source.sha256 == entry.sha256:
+            told[new.source.card_id] = new
+            continue
+        if front_entry.seq in run.counted:
+            s = run.summary
+            person, unreadable, blank_backs = retold_counts(old, new)
+            s.needs_person += person
+            s.unreadable += unreadable  # (a Counter's += drops the counts that fall to nothing)
+            s.blank_backs += blank_backs
+        run.on_line(card_line(f"{run.batch}/{front_entry.seq:05d}", new, needs_person(new), run.cards_seen, run.started,
+                              Names(run.context.election)) + "  (told with its sheet's other side)")
+    return told
 
 
 def _front_as_back(run: _Run, entry: ManifestEntry) -> None:

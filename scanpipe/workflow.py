@@ -258,8 +258,10 @@ def ingest_paths(
             on_file(result)
 
     blank_now: dict[str, str] = {}  # card id -> path of the pages this run stored as blank, for the summary
+    counted_now: set[str] = set()  # card ids the summary counts
 
     def card_stored(card: InterpretedCard, flagged: bool) -> None:
+        counted_now.add(card.source.card_id)
         if isinstance(card.interpretation, UnreadableCard) and card.interpretation.reason is Reason.BLANK_PAGE:
             blank_now[card.source.card_id] = card.source.path
         if on_card is not None:
@@ -271,6 +273,9 @@ def ingest_paths(
         for path, reason in summary.missing:
             store.record_skipped(storable_path(path), batch, reason)
         forget_skipped(store, read_now)
+    for old, new in tell_duplex_sheet_styles(store, context, [Path(p) for p, _why in found.skipped], hints):
+        if old.source.card_id in counted_now:  # counted above as it was read first
+            summary.retold(old, new)
     for card_id in tell_duplex_blank_backs(store, context.election, (Path(p) for p, _why in found.skipped)):
         summary.blank_backs += 1
         if card_id in blank_now:  # counted above as a blank page for a person: no longer
@@ -378,11 +383,45 @@ def tell_duplex_blank_backs(store: Store, election: Election, files: Iterable[Pa
     of a card fed face down whose back (its face) reads so. Each is reinterpreted as
     ``blank_back`` (logged); returns their card ids. ``files``: what ingest found that is no
     card file (a scan folder's manifest among them)."""
+    return [card.source.card_id for front, back in _duplex_sheets(files)
+            for card in tell_sheet_blank_backs(store, election, front, back, actor="ingest")]
+
+
+def tell_duplex_sheet_styles(store: Store, context: InterpretContext, files: Iterable[Path], hints: CardHints) -> list[tuple[InterpretedCard, InterpretedCard]]:
+    """The sides of every sheet a duplex scan's manifest names (:func:`tell_duplex_blank_backs`)
+    read as one style (:func:`tell_sheet_style`); (before, after) of each side told otherwise."""
+    return [told for front, back in _duplex_sheets(files)
+            for told in tell_sheet_style(store, context, front, back, hints=hints, actor="ingest")]
+
+
+def _duplex_sheets(files: Iterable[Path]) -> list[tuple[str, str]]:
+    """(front, back) SHA-256 of every sheet the duplex scans' manifests among ``files`` name."""
     from scanpipe.scan import MANIFEST, Manifest
 
     manifests = {f.parent for f in files if f.name == MANIFEST}
-    return [card.source.card_id for folder in sorted(manifests) for front, back in Manifest.duplex_sheets(folder)
-            for card in tell_sheet_blank_backs(store, election, front, back, actor="ingest")]
+    return [sheet for folder in sorted(manifests) for sheet in Manifest.duplex_sheets(folder)]
+
+
+def tell_sheet_style(store: Store, context: InterpretContext, front_sha: str, back_sha: str, *, hints: CardHints,
+                     actor: str) -> list[tuple[InterpretedCard, InterpretedCard]]:
+    """The stored sides of one duplex-scanned sheet (single-page files, whose card id is their
+    SHA-256) read as one ballot style, as a two-page file's sides are
+    (:func:`scanpipe.interpret.sheet_style`): a side too close to call (``ambiguous_style``) is
+    read again from its file as the style of its other side, and taken when it reads as
+    another page of it; two sides read as two styles, or as one page twice, are both held
+    (``style_conflict``). Each side told otherwise is reinterpreted (logged); returns (before,
+    after) of each."""
+    from scanpipe.interpret import reread_card, sheet_style
+
+    front, back = store.get_card(front_sha), store.get_card(back_sha)
+    if front is None or back is None:
+        return []
+    sides = [front.card, back.card]
+    told = sheet_style(sides, context.election, lambda side, style: reread_card(side, context, replace(hints, style=style, page=None)))
+    changed = [(old, new) for old, new in zip(sides, told, strict=True) if new != old]
+    for _old, new in changed:
+        store.replace_interpretation(new, actor=actor)
+    return changed
 
 
 def tell_sheet_blank_backs(store: Store, election: Election, front_sha: str, back_sha: str, *, actor: str) -> list[InterpretedCard]:

@@ -389,8 +389,8 @@ def test_a_side_too_close_to_call_is_read_as_the_style_of_its_other_side(vendor_
     unclear = replace(back, interpretation=UnreadableCard(Reason.AMBIGUOUS_STYLE, "fits D-15 page 2 and D-16 page 2 about equally"))
     asked: list[tuple[int, str]] = []
 
-    def reread(index: int, style: str) -> InterpretedCard:
-        asked.append((index, style))
+    def reread(side: InterpretedCard, style: str) -> InterpretedCard:
+        asked.append((side.source.page_index, style))
         return back
 
     assert sheet_style([front, unclear], vendor_context.election, reread) == [front, back]
@@ -400,3 +400,62 @@ def test_a_side_too_close_to_call_is_read_as_the_style_of_its_other_side(vendor_
     # the other side a style of one page: nothing to read it as
     single = _read_sheet(vendor_context, tmp_path, ("E-D-11", 1), ("A-17", 1))[0]
     assert sheet_style([single, unclear], vendor_context.election, reread) == [single, unclear] and len(asked) == 1
+
+
+def test_a_duplex_scanned_side_too_close_to_call_is_read_as_the_style_of_its_other_side(vendor_dir: Path, tmp_path: Path) -> None:
+    """``scan --duplex`` writes each side of a sheet as a page file of its own. A back whose
+    page prints alike on two styles (here D-15's and D-16's backs are one blank) was left
+    ``ambiguous_style`` for a person, although its front, read as D-16, says which it is. The
+    sides are now read as one style, as a two-page file's are: the back reads as D-16 page 2,
+    counts, and awaits no one, and the scan's summary says so. The same folder ingested into
+    another database is told the same."""
+    import json
+    import shutil
+
+    from scanpipe.election import load_election
+    from scanpipe.scan import scan_batch
+    from scanpipe.sources.base import ScanSettings
+    from scanpipe.sources.replay import ReplaySource
+    from scanpipe.store.repository import Store
+    from scanpipe.synth.vendor import STYLES
+    from scanpipe.synth.vendor_render import render_vendor_card
+    from scanpipe.workflow import ingest_paths, init_election, queue
+
+    shutil.copytree(vendor_dir, tmp_path / "election")
+    layouts = tmp_path / "election" / "layouts"
+    d15, d16 = (json.loads((layouts / f"{s}.json").read_text()) for s in ("D-15", "D-16"))
+    d16["pages"][1] = d15["pages"][1]  # one back for both styles (their contests are the same)
+    (layouts / "D-16.json").write_text(json.dumps(d16))
+    election = load_election(tmp_path / "election" / "election.json")
+    stack = tmp_path / "stack"
+    stack.mkdir()
+    for name, (style, page) in (("1.png", ("D-16", 1)), ("2.png", ("D-15", 2))):
+        side = render_vendor_card(election, style, page, STYLES[style].precinct, 200)
+        assert cv2.imwrite(str(stack / name), cv2.cvtColor(side, cv2.COLOR_RGB2GRAY))
+
+    def read(store: Store) -> dict[str, object]:
+        return {c.card.source.path.rsplit("/", 1)[-1]: (c.card.interpretation.style, c.card.interpretation.page)  # type: ignore[union-attr]
+                if isinstance(c.card.interpretation, ReadCard) else c.card.interpretation.reason for c in store.iter_cards()}  # type: ignore[union-attr]
+
+    store = Store.open(f"sqlite:///{tmp_path / 'scan.db'}")
+    try:
+        store.migrate()
+        init_election(store, tmp_path / "election" / "election.json")
+        lines: list[str] = []
+        summary = scan_batch(store, ReplaySource(f"replay:{stack}", ScanSettings(duplex=True)), batch="d1",
+                             out_dir=tmp_path / "scans", on_line=lines.append)
+        assert read(store) == {"00001.png": ("D-16", 1), "00002.png": ("D-16", 2)}, read(store)
+        assert summary.needs_person == 0 and not summary.unreadable, summary.lines()
+        assert not queue(store)
+    finally:
+        store.close()
+    central = Store.open(f"sqlite:///{tmp_path / 'central.db'}")
+    try:
+        central.migrate()
+        init_election(central, tmp_path / "election" / "election.json")
+        ingested = ingest_paths(central, [str(tmp_path / "scans" / "d1")], batch="central", hints=CardHints())
+        assert read(central) == {"00001.png": ("D-16", 1), "00002.png": ("D-16", 2)}, read(central)
+        assert ingested.needs_person == 0 and not ingested.unreadable and not ingested.unreadable_cards, ingested.lines()
+        assert not queue(central)
+    finally:
+        central.close()
