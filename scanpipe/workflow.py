@@ -273,7 +273,7 @@ def ingest_paths(
         for path, reason in summary.missing:
             store.record_skipped(storable_path(path), batch, reason)
         forget_skipped(store, read_now)
-    for old, new in tell_duplex_sheet_styles(store, context, [Path(p) for p, _why in found.skipped], hints):
+    for old, new in tell_duplex_sheet_styles(store, context, [Path(p) for p, _why in found.skipped], hints, counted_now):
         if old.source.card_id in counted_now:  # counted above as it was read first
             summary.retold(old, new)
     for card_id in tell_duplex_blank_backs(store, context.election, (Path(p) for p, _why in found.skipped)):
@@ -387,10 +387,13 @@ def tell_duplex_blank_backs(store: Store, election: Election, files: Iterable[Pa
             for card in tell_sheet_blank_backs(store, election, front, back, actor="ingest")]
 
 
-def tell_duplex_sheet_styles(store: Store, context: InterpretContext, files: Iterable[Path], hints: CardHints) -> list[tuple[InterpretedCard, InterpretedCard]]:
+def tell_duplex_sheet_styles(store: Store, context: InterpretContext, files: Iterable[Path], hints: CardHints,
+                             read_now: set[str]) -> list[tuple[InterpretedCard, InterpretedCard]]:
     """The sides of every sheet a duplex scan's manifest names (:func:`tell_duplex_blank_backs`)
-    read as one style (:func:`tell_sheet_style`); (before, after) of each side told otherwise."""
-    return [told for front, back in _duplex_sheets(files)
+    with a side among ``read_now`` (card ids this run read: a sheet stored whole before was
+    told then, and a rerun loads none of it again) read as one style (:func:`tell_sheet_style`);
+    (before, after) of each side told otherwise."""
+    return [told for front, back in _duplex_sheets(files) if front in read_now or back in read_now
             for told in tell_sheet_style(store, context, front, back, hints=hints, actor="ingest")]
 
 
