@@ -276,7 +276,7 @@ def ingest_paths(
     for old, new in tell_duplex_sheet_styles(store, context, [Path(p) for p, _why in found.skipped], hints, counted_now):
         if old.source.card_id in counted_now:  # counted above as it was read first
             summary.retold(old, new)
-    for card_id in tell_duplex_blank_backs(store, context.election, (Path(p) for p, _why in found.skipped)):
+    for card_id in tell_duplex_blank_backs(store, context.election, (Path(p) for p, _why in found.skipped), counted_now):
         summary.blank_backs += 1
         if card_id in blank_now:  # counted above as a blank page for a person: no longer
             summary.needs_person -= 1
@@ -376,14 +376,16 @@ def standing(store: Store, *, serial: str | None = None) -> Standing:
     return Standing(election, tuple(counts), decisions, outcomes, pairings, tuple(cards))
 
 
-def tell_duplex_blank_backs(store: Store, election: Election, files: Iterable[Path]) -> list[str]:
+def tell_duplex_blank_backs(store: Store, election: Election, files: Iterable[Path], read_now: set[str]) -> list[str]:
     """Cards stored as blank pages that a duplex scan's manifest shows to be the blank backs of
     one-sided cards (a scan folder written by ``scan --duplex`` and ingested, on this
     workstation or another): the back side found blank after a front read so, or the front side
     of a card fed face down whose back (its face) reads so. Each is reinterpreted as
     ``blank_back`` (logged); returns their card ids. ``files``: what ingest found that is no
-    card file (a scan folder's manifest among them)."""
-    return [card.source.card_id for front, back in _duplex_sheets(files)
+    card file (a scan folder's manifest among them); only the sheets with a side among
+    ``read_now`` (card ids this run read) are looked at: a sheet stored whole before was told
+    then, and a rerun over a folder of thousands of sheets loads none of them again."""
+    return [card.source.card_id for front, back in _duplex_sheets(files) if front in read_now or back in read_now
             for card in tell_sheet_blank_backs(store, election, front, back, actor="ingest")]
 
 

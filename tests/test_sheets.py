@@ -310,6 +310,38 @@ def test_a_duplex_scan_folder_ingested_elsewhere_keeps_its_blank_backs_out_of_th
         store.close()
 
 
+def test_a_rerun_over_a_duplex_scan_folder_looks_at_none_of_its_sheets_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sheets of a duplex scan folder are told (blank backs, one style per sheet) when one
+    of their sides is read; a rerun of the same ingest reads nothing new, so it loads no sheet
+    from the store again (a county's folder holds thousands), and every side keeps its reading."""
+    from scanpipe import workflow
+    from scanpipe.store.repository import Store
+    from scanpipe.types import CardHints
+    from scanpipe.workflow import ingest_paths, init_election
+
+    shape = _front().shape
+    _summary, first, _lines = _duplex_scan(tmp_path / "ws", [CLEAN, _blank(shape, 21), _blank(shape, 22), CARD])
+    first.close()  # type: ignore[attr-defined]
+    folder = tmp_path / "ws" / "scans" / "d1"
+    store = Store.open(f"sqlite:///{tmp_path / 'central.db'}")
+    try:
+        store.migrate()
+        init_election(store, FIX / SET / "election.json")
+        summary = ingest_paths(store, [str(folder)], batch="central", hints=CardHints())
+        assert summary.blank_backs == 2, summary
+        before = {c.card_id: _reason(c.card) for c in store.iter_cards()}
+        looked: list[tuple[str, str]] = []
+        for name in ("tell_sheet_blank_backs", "tell_sheet_style"):
+            told = getattr(workflow, name)
+            monkeypatch.setattr(workflow, name, lambda store, e, front, back, _told=told, **kw: looked.append((front, back)) or _told(store, e, front, back, **kw))
+        again = ingest_paths(store, [str(folder)], batch="central", hints=CardHints())
+        assert again.cards_stored == 0 and again.blank_backs == 0, again
+        assert looked == []
+        assert {c.card_id: _reason(c.card) for c in store.iter_cards()} == before
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def test_status_counts_pages_set_aside_and_blank_backs_apart(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """The status screen's counts by kind of page come from one query on either database: a
