@@ -1021,12 +1021,18 @@ def _windows(image: np.ndarray, matrix: np.ndarray, origins: np.ndarray, side: i
     """(n, side, side) float32 windows of ``image`` every ``step`` blank pixels, one remap."""
     n = len(origins)
     u, v = np.meshgrid(np.arange(side, dtype=np.float64) * step, np.arange(side, dtype=np.float64) * step)
-    xs = origins[:, 0, None, None] + u[None]
-    ys = origins[:, 1, None, None] + v[None]
+    # each row of the matrix at (origin + grid offset): its grid part once for all the windows,
+    # its origin part once per window, summed by broadcasting (half the arithmetic; the same map
+    # once rounded to float32, but for a rare last bit)
     m = matrix
-    den = m[2, 0] * xs + m[2, 1] * ys + m[2, 2]
-    mx = ((m[0, 0] * xs + m[0, 1] * ys + m[0, 2]) / den).astype(np.float32).reshape(n * side, side)
-    my = ((m[1, 0] * xs + m[1, 1] * ys + m[1, 2]) / den).astype(np.float32).reshape(n * side, side)
+    grid = [m[r, 0] * u + m[r, 1] * v for r in range(3)]
+    at = [m[r, 0] * origins[:, 0] + m[r, 1] * origins[:, 1] + m[r, 2] for r in range(3)]
+    den = np.add(grid[2][None], at[2][:, None, None])
+    mx = np.add(grid[0][None], at[0][:, None, None])
+    mx /= den
+    my = np.add(grid[1][None], at[1][:, None, None])
+    my /= den
+    mx, my = mx.astype(np.float32).reshape(n * side, side), my.astype(np.float32).reshape(n * side, side)
     source = image
     if step > 1:  # sample an area-reduced card so a coarse window is not aliased
         # by a whole factor (OpenCV's fast path): the nearest where within REDUCE_WHOLE, else
