@@ -273,10 +273,10 @@ def ingest_paths(
         for path, reason in summary.missing:
             store.record_skipped(storable_path(path), batch, reason)
         forget_skipped(store, read_now)
-    for old, new in tell_duplex_sheet_styles(store, context, [Path(p) for p, _why in found.skipped], hints, counted_now):
+    for old, new in tell_duplex_sheet_styles(store, context, [Path(p) for p, _why in found.skipped], hints):
         if old.source.card_id in counted_now:  # counted above as it was read first
             summary.retold(old, new)
-    for card_id in tell_duplex_blank_backs(store, context.election, (Path(p) for p, _why in found.skipped), counted_now):
+    for card_id in tell_duplex_blank_backs(store, context.election, (Path(p) for p, _why in found.skipped)):
         summary.blank_backs += 1
         if card_id in blank_now:  # counted above as a blank page for a person: no longer
             summary.needs_person -= 1
@@ -376,27 +376,54 @@ def standing(store: Store, *, serial: str | None = None) -> Standing:
     return Standing(election, tuple(counts), decisions, outcomes, pairings, tuple(cards))
 
 
-def tell_duplex_blank_backs(store: Store, election: Election, files: Iterable[Path], read_now: set[str]) -> list[str]:
+def tell_duplex_blank_backs(store: Store, election: Election, files: Iterable[Path]) -> list[str]:
     """Cards stored as blank pages that a duplex scan's manifest shows to be the blank backs of
     one-sided cards (a scan folder written by ``scan --duplex`` and ingested, on this
     workstation or another): the back side found blank after a front read so, or the front side
     of a card fed face down whose back (its face) reads so. Each is reinterpreted as
     ``blank_back`` (logged); returns their card ids. ``files``: what ingest found that is no
-    card file (a scan folder's manifest among them); only the sheets with a side among
-    ``read_now`` (card ids this run read) are looked at: a sheet stored whole before was told
-    then, and a rerun over a folder of thousands of sheets loads none of them again."""
-    return [card.source.card_id for front, back in _duplex_sheets(files) if front in read_now or back in read_now
+    card file (a scan folder's manifest among them). Only the sheets :func:`_sheets_to_tell`
+    finds unsettled are loaded whole."""
+    from scanpipe.interpret import blank_back
+
+    def unsettled(front: InterpretedCard, back: InterpretedCard) -> bool:
+        return blank_back(front, back, election) is not back or blank_back(back, front, election) is not front
+
+    return [card.source.card_id for front, back in _sheets_to_tell(store, _duplex_sheets(files), unsettled)
             for card in tell_sheet_blank_backs(store, election, front, back, actor="ingest")]
 
 
-def tell_duplex_sheet_styles(store: Store, context: InterpretContext, files: Iterable[Path], hints: CardHints,
-                             read_now: set[str]) -> list[tuple[InterpretedCard, InterpretedCard]]:
+def tell_duplex_sheet_styles(store: Store, context: InterpretContext, files: Iterable[Path],
+                             hints: CardHints) -> list[tuple[InterpretedCard, InterpretedCard]]:
     """The sides of every sheet a duplex scan's manifest names (:func:`tell_duplex_blank_backs`)
-    with a side among ``read_now`` (card ids this run read: a sheet stored whole before was
-    told then, and a rerun loads none of it again) read as one style (:func:`tell_sheet_style`);
-    (before, after) of each side told otherwise."""
-    return [told for front, back in _duplex_sheets(files) if front in read_now or back in read_now
+    read as one style (:func:`tell_sheet_style`); (before, after) of each side told otherwise.
+    Only the sheets :func:`_sheets_to_tell` finds unsettled are loaded whole."""
+    from scanpipe.interpret import sheet_style
+
+    def unsettled(front: InterpretedCard, back: InterpretedCard) -> bool:
+        rereads: list[InterpretedCard] = []
+
+        def reread(side: InterpretedCard, _style: str) -> None:  # what would be read again: unsettled
+            rereads.append(side)
+
+        told = sheet_style([front, back], context.election, reread)
+        return bool(rereads) or told != [front, back]
+
+    return [told for front, back in _sheets_to_tell(store, _duplex_sheets(files), unsettled)
             for told in tell_sheet_style(store, context, front, back, hints=hints, actor="ingest")]
+
+
+def _sheets_to_tell(store: Store, sheets: Sequence[tuple[str, str]],
+                    unsettled: Callable[[InterpretedCard, InterpretedCard], bool]) -> list[tuple[str, str]]:
+    """The sheets (front, back SHA-256) both of whose sides are stored and which ``unsettled``
+    says a telling would change, judged on the sides loaded without their targets (a telling
+    looks at the sides' readings, never at their targets' scores): a few queries however many
+    sheets a folder holds. What is settled is so however it came to be stored (a rerun over a
+    folder told whole loads no sheet again), and a sheet whose sides were stored by a run that
+    stopped before telling it is told by the next."""
+    stored = store.get_cards({side for sheet in sheets for side in sheet}, targets=False)
+    return [(front, back) for front, back in sheets
+            if front in stored and back in stored and unsettled(stored[front].card, stored[back].card)]
 
 
 def _duplex_sheets(files: Iterable[Path]) -> list[tuple[str, str]]:

@@ -310,10 +310,11 @@ def test_a_duplex_scan_folder_ingested_elsewhere_keeps_its_blank_backs_out_of_th
         store.close()
 
 
-def test_a_rerun_over_a_duplex_scan_folder_looks_at_none_of_its_sheets_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The sheets of a duplex scan folder are told (blank backs, one style per sheet) when one
-    of their sides is read; a rerun of the same ingest reads nothing new, so it loads no sheet
-    from the store again (a county's folder holds thousands), and every side keeps its reading."""
+def test_a_rerun_over_a_duplex_scan_folder_loads_none_of_its_sheets_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sheets of a duplex scan folder are told (blank backs, one style per sheet) on ingest;
+    a rerun of the same ingest finds every sheet settled from the sides' readings alone, so it
+    loads no sheet whole again (a county's folder holds thousands), and every side keeps its
+    reading."""
     from scanpipe import workflow
     from scanpipe.store.repository import Store
     from scanpipe.types import CardHints
@@ -338,6 +339,37 @@ def test_a_rerun_over_a_duplex_scan_folder_looks_at_none_of_its_sheets_again(tmp
         assert again.cards_stored == 0 and again.blank_backs == 0, again
         assert looked == []
         assert {c.card_id: _reason(c.card) for c in store.iter_cards()} == before
+    finally:
+        store.close()
+
+
+def test_sheets_stored_by_an_ingest_that_stopped_before_telling_them_are_told_by_the_rerun(tmp_path: Path,
+                                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """An ingest that stopped after storing a duplex folder's sides but before telling its
+    sheets (a crash, a power cut) leaves the blank backs stored as blank pages for a person; the
+    rerun reads nothing new, yet tells those sheets, and the backs leave the queue."""
+    from scanpipe import workflow
+    from scanpipe.store.repository import Store
+    from scanpipe.types import CardHints
+    from scanpipe.workflow import ingest_paths, init_election, queue
+
+    shape = _front().shape
+    _summary, first, _lines = _duplex_scan(tmp_path / "ws", [CLEAN, _blank(shape, 21), _blank(shape, 22), CARD])
+    first.close()  # type: ignore[attr-defined]
+    folder = tmp_path / "ws" / "scans" / "d1"
+    store = Store.open(f"sqlite:///{tmp_path / 'central.db'}")
+    try:
+        store.migrate()
+        init_election(store, FIX / SET / "election.json")
+        with monkeypatch.context() as stopped:
+            stopped.setattr(workflow, "tell_duplex_blank_backs", lambda *a, **k: [])
+            stopped.setattr(workflow, "tell_duplex_sheet_styles", lambda *a, **k: [])
+            ingest_paths(store, [str(folder)], batch="central", hints=CardHints())
+        assert sorted(_reason(c.card) is Reason.BLANK_PAGE for c in store.iter_cards()) == [False, False, True, True]
+        again = ingest_paths(store, [str(folder)], batch="central", hints=CardHints())
+        assert again.cards_stored == 0 and again.blank_backs == 2, again
+        backs = {c.card_id for c in store.iter_cards() if _reason(c.card) is Reason.BLANK_BACK}
+        assert len(backs) == 2 and not backs & {i.item for i in queue(store)}
     finally:
         store.close()
 

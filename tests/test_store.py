@@ -108,6 +108,20 @@ def store(db_url: str) -> Iterator[Store]:
 # cards
 
 
+def test_cards_are_loaded_by_their_ids_with_or_without_their_targets(store: Store) -> None:
+    cards = [read_card("c1"), machine_card("c2"), unreadable_card("c3")]
+    for card in cards:
+        store.save_card(card)
+    ids = [c.source.card_id for c in cards]
+    whole = store.get_cards([ids[0], ids[2], "not-stored", ids[0]])
+    assert {k: v.card for k, v in whole.items()} == {ids[0]: cards[0], ids[2]: cards[2]}
+    light = store.get_cards(ids, targets=False)
+    assert set(light) == set(ids) and light[ids[2]].card == cards[2]
+    read = light[ids[0]].card.interpretation
+    assert isinstance(read, ReadCard) and read.targets == () and read.style == cards[0].interpretation.style  # type: ignore[union-attr]
+    assert store.get_cards([]) == {}
+
+
 @pytest.mark.parametrize("make", [read_card, machine_card, unreadable_card])
 def test_save_then_load_gives_an_equal_card(store: Store, make) -> None:
     card = make("c1")

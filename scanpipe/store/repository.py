@@ -336,6 +336,17 @@ class Store(PairsMixin, StatuteMixin, ViewMixin):
             found = self._load_cards(conn, card_table.c.card_id == card_id, limit=1)
         return found[0] if found else None
 
+    def get_cards(self, card_ids: Iterable[str], *, targets: bool = True) -> dict[str, StoredCard]:
+        """The stored cards among ``card_ids``, by card id (ids not stored are left out); a few
+        queries per IN_CHUNK ids. ``targets=False`` as for :meth:`iter_cards`."""
+        wanted = sorted(set(card_ids))
+        found: dict[str, StoredCard] = {}
+        for i in range(0, len(wanted), IN_CHUNK):
+            with self._read() as conn:
+                chunk = self._load_cards(conn, card_table.c.card_id.in_(wanted[i:i + IN_CHUNK]), limit=IN_CHUNK, targets=targets)
+            found.update((c.card_id, c) for c in chunk)
+        return found
+
     def find_card_by_path(self, path: str, *, page: int = 1) -> StoredCard | None:
         """The card ingested from ``path`` (as ingest found it), page ``page`` of the file."""
         with self._read() as conn:
