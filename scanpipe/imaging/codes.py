@@ -530,11 +530,11 @@ def _band_tensor(page: np.ndarray, top: int, bottom: int, factor: int) -> np.nda
     rows = band.shape[0] - above - below
     gx = cv2.Sobel(band, cv2.CV_16S, 1, 0, ksize=3)[above : above + rows]
     gy = cv2.Sobel(band, cv2.CV_16S, 0, 1, ksize=3)[above : above + rows]
-    products = cv2.merge([cv2.multiply(gx, gx, dtype=cv2.CV_32F), cv2.multiply(gy, gy, dtype=cv2.CV_32F),
-                          cv2.multiply(gx, gy, dtype=cv2.CV_32F)])
-    while products.shape[0] > rows // _CELL_PX:
-        products = _halved(products)
-    return products.transpose(2, 0, 1)
+    # each product averaged over whole cells in one area reduction (a box mean, as halving it
+    # three times is, at half the cost; the cells kept came out the same on every card tried)
+    cells = (gx.shape[1] // _CELL_PX, rows // _CELL_PX)
+    return np.stack([cv2.resize(cv2.multiply(a, b, dtype=cv2.CV_32F), cells, interpolation=cv2.INTER_AREA)
+                     for a, b in ((gx, gx), (gy, gy), (gx, gy))])
 
 
 def _halved(image: np.ndarray) -> np.ndarray:
