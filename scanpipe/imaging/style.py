@@ -86,6 +86,13 @@ DETAIL_GROW_PX = 2  # ... widened this much, is where they are compared
 DETAIL_BLUR_PX = 1.5
 DETAIL_SHIFT_PX = 2  # the card's window is searched this far either way for each blank (registration's residual)
 DETAIL_BOX_GAP_IN = 0.1  # differing pixels this close share one box
+# A digit set in place of another in a thin or serif type ("0601" and "0602") differs by less
+# than DETAIL_DIFF once blurred, its strokes overlapping the other's: where the blurred inks
+# differ on fewer than DETAIL_MIN_PX, the blanks' glyphs are compared one by one instead, and
+# those that differ are where the pair differs
+DETAIL_GLYPH_CORR = 0.6  # a glyph (with LINE_PAD_PX round it) correlating under this with the other blank's print there ...
+DETAIL_GLYPH_SHIFT_PX = 1  # ... at its best shift within this (two scans of one glyph: 0.9 and more) ...
+DETAIL_GLYPH_DIFF = 0.3  # ... differs where the two inks differ this much or more in its box
 # ... and the winner of such a pair must print, on the card, the whole line of print holding
 # those differences (the printed precinct line: a card of a precinct the election lacks differs
 # from the nearest blank in a digit the pair shares): every glyph of the winner's line (a piece
@@ -742,7 +749,9 @@ def _pair_detail(group: StyleGroup, i: int, j: int, *, lines_only: bool = False)
     differ = ((np.abs(inks[0] - inks[1]) >= DETAIL_DIFF) & judged).astype(np.uint8)
     differ = cv2.morphologyEx(differ, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
     if int(differ.sum()) < DETAIL_MIN_PX:
-        return None
+        differ = _glyphs_differ(inks[0], inks[1], judged, group.anchor.dpi)
+        if int(differ.sum()) < MIN_PAIR_PX:
+            return None
     where = cv2.dilate(differ, np.ones((2 * DETAIL_GROW_PX + 1,) * 2, np.uint8)).astype(bool)
     dpi = group.anchor.dpi
     gap = max(3, int(round(DETAIL_BOX_GAP_IN * dpi)) | 1)
@@ -768,6 +777,30 @@ def _pair_detail(group: StyleGroup, i: int, j: int, *, lines_only: bool = False)
     line_first, line_second = (tuple(_read_only(np.round(np.where(judged, ink, 0.0)[y: y + bh, x: x + bw] * 255).astype(np.uint8))
                                      for x, y, bw, bh in lines) for ink in inks)
     return _Detail(tuple(boxes), tuple(first), tuple(second), tuple(near), lines, line_first, line_second)
+
+
+def _glyphs_differ(first: np.ndarray, second: np.ndarray, judged: np.ndarray, dpi: float) -> np.ndarray:
+    """Where two blanks' inks (blurred, in one blank's pixels) print different glyphs: each
+    glyph-like piece of either's solid print (:func:`_glyph_like`) within ``judged``, with
+    LINE_PAD_PX round it, correlating under DETAIL_GLYPH_CORR with the other's print at its best
+    shift within DETAIL_GLYPH_SHIFT_PX; there, the pixels where the inks differ by
+    DETAIL_GLYPH_DIFF (uint8 mask). Two scans of one print differ in none."""
+    out = np.zeros(first.shape, np.uint8)
+    h, w = first.shape
+    pad, shift = LINE_PAD_PX, DETAIL_GLYPH_SHIFT_PX
+    apart = (np.abs(first - second) >= DETAIL_GLYPH_DIFF).astype(np.uint8)
+    for one, other in ((first, second), (second, first)):
+        count, _labels, stats, _ = cv2.connectedComponentsWithStats(((one >= SOLID_LEVEL) & judged).astype(np.uint8), connectivity=8)
+        for x, y, gw, gh, _area in stats[_glyph_like(stats, dpi)]:
+            r0, r1, c0, c1 = y - pad, y + gh + pad, x - pad, x + gw + pad
+            if r0 < shift or c0 < shift or r1 + shift > h or c1 + shift > w or not judged[r0:r1, c0:c1].all():
+                continue  # at the edge of what both blanks show
+            glyph = np.ascontiguousarray(one[r0:r1, c0:c1])
+            around = np.ascontiguousarray(other[r0 - shift: r1 + shift, c0 - shift: c1 + shift])
+            alike = float(around.std()) > 1e-3 and float(cv2.matchTemplate(around, glyph, cv2.TM_CCOEFF_NORMED).max()) >= DETAIL_GLYPH_CORR
+            if not alike:
+                out[r0:r1, c0:c1] |= apart[r0:r1, c0:c1]
+    return out
 
 
 def _own_lines(group: StyleGroup, i: int) -> _Detail | None:

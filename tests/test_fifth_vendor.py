@@ -1,0 +1,94 @@
+"""Vendor ballots the project did not draw (issue 8), by the fifth independent renderer: an
+ES&S-like frame whose bottom row of bars encodes the style (two styles differing only in that
+code and a small "PCT" number), long 8.5 x 17 and 8.5 x 19 in ballots whose blank keeps the
+vendor's numbered stub while every voted card has it torn off, and a Sequoia-like "complete
+the arrow" frame in serif type whose two styles differ in one digit of the precinct line;
+thresholded and dithered bilevel, gray and JPEG scans, skew, 180-degree feeds, a dark backing.
+Every card reads with its own style; no definite error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scanpipe.classify import load_thresholds
+from scanpipe.election import load_election
+from scanpipe.interpret import InterpretContext, interpret_file, load_references
+from scanpipe.types import CardHints, ReadCard
+from tests.fifth_vendor import make_deck, write_election
+
+DEFINITE = {"vote": "yes", "no_vote": "no"}
+SEED = 7  # 10 sheets: both arrow styles, the three coded letter styles, long ballots with their stub torn off
+
+
+@pytest.fixture(scope="module")
+def deck(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("fifth_vendor")
+    make_deck(out, cards=10, seed=SEED)
+    return out
+
+
+@pytest.fixture(scope="module")
+def readings(deck: Path) -> list[tuple[dict[str, Any], Any]]:
+    truth = json.loads((deck / "expected.json").read_text())
+    election = load_election(deck / truth["election"])
+    context = InterpretContext(election, load_thresholds(), load_references(election))
+    out = []
+    for card in truth["cards"]:
+        pages = interpret_file(str(deck / card["file"]), context, CardHints(), "t")
+        out.append((card, pages[card["page_of_file"] - 1].interpretation))
+    return out
+
+
+def test_the_fifth_renderer_is_seeded(deck: Path, tmp_path: Path) -> None:
+    make_deck(tmp_path, cards=2, seed=SEED)
+    truth = json.loads((tmp_path / "expected.json").read_text())
+    assert truth["cards"] == json.loads((deck / "expected.json").read_text())["cards"][:2]
+    for card in truth["cards"]:
+        assert (tmp_path / card["file"]).read_bytes() == (deck / card["file"]).read_bytes()
+
+
+def test_the_deck_shows_what_it_is_for(deck: Path) -> None:
+    cards = json.loads((deck / "expected.json").read_text())["cards"]
+    assert {c["style"] for c in cards} >= {"SQ-0601", "SQ-0602", "EC-0412", "EC-0413", "EC-0520"}
+    assert any(c["stub_in"] for c in cards) and any(c["rotated_180"] for c in cards)
+    assert {"g4_dither", "g4_threshold", "gray_jpg", "gray_png"} <= {c["mode"] for c in cards}
+
+
+def test_every_card_reads_with_its_own_style(readings: list[tuple[dict[str, Any], Any]]) -> None:
+    """The arrow styles print "Precinct 0601 - Heron Bay 6-01" and "... 0602 ... 6-02" in a
+    serif type: blurred, the 1 and the 2 differ by less than the look-alike comparison's
+    DETAIL_DIFF on fewer than DETAIL_MIN_PX pixels, and every such card was `ambiguous_style`
+    until the blanks' glyphs were compared one by one (style._glyphs_differ). The coded letter
+    styles differ only in their code bars and a "PCT" number; the long ballots' blanks keep the
+    stub their cards lack."""
+    wrong = [(card["file"], card["style"], getattr(interp, "style", None) or interp.reason.value)
+             for card, interp in readings if not (isinstance(interp, ReadCard) and (interp.style, interp.page) == (card["style"], 1))]
+    assert wrong == []
+
+
+def test_no_definite_error(readings: list[tuple[dict[str, Any], Any]]) -> None:
+    wrong = []
+    for card, interp in readings:
+        if not isinstance(interp, ReadCard) or interp.style != card["style"]:
+            continue  # a card queued whole goes to a person
+        got = {t.score.option: t.status.value for t in interp.targets}
+        wrong += [(card["file"], t["option"], t["mark"], t["intent"], got[t["option"]]) for t in card["targets"]
+                  if t["intent"] in DEFINITE and got[t["option"]] not in (DEFINITE[t["intent"]], "unknown")]
+    assert wrong == []
+
+
+def test_blanks_differing_in_one_serif_digit_differ_in_detail_there(tmp_path: Path) -> None:
+    """Where the look-alike comparison finds the two arrow blanks differing: the precinct line's
+    two digits (the 1 and the 2 of "0601" and "6-01"), nowhere else."""
+    election = load_election(write_election(tmp_path))
+    index = load_references(election, cache=False)
+    (group,) = [g for g in index.groups if g.anchor.style.startswith("SQ")]
+    detail = group.detail_of(0, 1)
+    assert detail is not None and len(detail.boxes) == 2
+    dpi = group.anchor.dpi
+    assert all(1.0 < y / dpi < 1.25 for _x, y, _w, _h in detail.boxes)  # the precinct line, under the county's
+    assert all(h / dpi < 0.25 and w / dpi < 0.25 for _x, _y, w, h in detail.boxes)  # a digit each
