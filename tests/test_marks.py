@@ -234,6 +234,23 @@ def test_a_write_in_name_in_a_fine_pen_is_ink_in_the_area(against_blank: bool) -
     assert score_targets(blank.copy(), reg, page, **ref)[0].write_in_score <= 0.02
 
 
+@pytest.mark.parametrize("against_blank", [False, True])
+@pytest.mark.parametrize("size", [0.6, 0.75, 0.9])
+def test_a_name_written_small_and_light_is_ink_in_the_area(against_blank: bool, size: float) -> None:
+    """A name written small (letters about 0.1 in) in a ballpoint's stroke scanned light gray
+    (a blue pen, a pencil): under WRITE_IN_INK at the area's resolution, it reads as a word of
+    fainter ink (the fifth renderer's write-in names without a marked target: 35 of 165 read as
+    an empty area before). A dot of the same gray is no word."""
+    blank, reg, page = card(["none", "none"], write_in_row=0)
+    x, y, w, h = page.targets[0].write_in_area_in
+    named, smudged = blank.copy(), blank.copy()
+    cv2.putText(named, "Fern Oduya", (int((x + 0.1) * DPI), int((y + h - 0.08) * DPI)), cv2.FONT_HERSHEY_SIMPLEX, size, 185, 2, cv2.LINE_AA)
+    cv2.circle(smudged, (int((x + 0.6) * DPI), int((y + h / 2) * DPI)), 5, 185, -1, cv2.LINE_AA)
+    ref = {"reference": blank, "reference_dpi": float(DPI)} if against_blank else {}
+    assert score_targets(named, reg, page, **ref)[0].write_in_score >= load_thresholds().write_in
+    assert score_targets(smudged, reg, page, **ref)[0].write_in_score == 0.0
+
+
 @pytest.mark.parametrize(("angle", "offset"), [(0.0, (0.0, 2.0)), (0.8, (1.0, -2.0)), (-0.8, (-1.0, 3.0))])
 def test_the_printed_write_in_line_inside_the_area_is_not_writing(angle: float, offset: tuple[float, float]) -> None:
     """The area's box reaches the printed write-in line (a board drew it that way, or the scan's

@@ -83,6 +83,13 @@ WRITE_IN_INK = 0.35
 WRITE_IN_FINE = 3  # a write-in area's ink also looked for this much finer than SIDE_PPI, each block's darkest kept
 WRITE_IN_SPECK_PX = 6  # on a speckled card, pieces of ink this small (a speck's blur, 0.04 in across at SIDE_PPI) in a write-in area are specks
 WRITE_IN_EDGE_IN = 0.03  # the area's rim is not read: print beside it spills in with a scan's error
+# a name written small and light (a blue ballpoint's thin strokes, a pencil) stays under
+# WRITE_IN_INK at SIDE_PPI: fainter ink counts too where it forms a word, a piece (its letters
+# joined a pixel apart) at least WRITE_IN_WORD_IN wide; not on a speckled card, whose specks join so
+WRITE_IN_FAINT_INK = 0.18
+WRITE_IN_WORD_IN = 0.3
+WRITE_IN_WORD_MIN_PX = 3  # a word's height at SIDE_PPI (0.05 in): a rule scans 1-2 pixels thick
+WRITE_IN_WORD_FILL = 0.7
 LINE_IN = 0.4  # a straight stroke this long in a write-in area is printed, not written ...
 LINE_SIDE_PX = 3  # ... unless within this many pixels (SIDE_PPI) along both its sides ...
 LINE_SIDE_INK = 0.3  # ... this share of its length shows ink: a word's letters, rising above and falling below it
@@ -745,9 +752,27 @@ def _write_in_score(gray: np.ndarray, hom: np.ndarray, area: Box | None, referen
     inked = (written >= WRITE_IN_INK) & ~_straight_lines(dark) & ~ruled[:, None]
     if speckled_card:
         inked &= ~small_pieces(inked[None], WRITE_IN_SPECK_PX)[0]
+    else:
+        inked |= _written_words((written >= WRITE_IN_FAINT_INK) & ~ruled[:, None])
     edge = max(1, int(round(WRITE_IN_EDGE_IN * SIDE_PPI)))  # what spills in from beside the area
     inked[:edge], inked[-edge:], inked[:, :edge], inked[:, -edge:] = False, False, False, False
     return float(inked.any(axis=0).mean()) if inked.size else 0.0
+
+
+def _written_words(faint: np.ndarray) -> np.ndarray:
+    """The pixels of ``faint`` (a write-in area's faint ink, bool) in pieces, their letters joined
+    a pixel apart along the line, the size and texture of a written word: at least
+    WRITE_IN_WORD_IN wide, WRITE_IN_WORD_MIN_PX tall and not the area's whole height, covering
+    at most WRITE_IN_WORD_FILL of their box (letters and the gaps between them; a speck, a dot,
+    a smudge, a printed rule or a stretch of one are none of these)."""
+    joined = cv2.dilate(faint.astype(np.uint8), np.ones((1, 3), np.uint8))
+    _count, labels, stats, _ = cv2.connectedComponentsWithStats(joined, connectivity=8)
+    width, height = stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT]
+    own = np.bincount(labels[faint], minlength=len(stats))  # the piece's own faint pixels, not the joining
+    word = ((width >= WRITE_IN_WORD_IN * SIDE_PPI) & (height >= WRITE_IN_WORD_MIN_PX) & (height < faint.shape[0] - 1)
+            & (own <= WRITE_IN_WORD_FILL * width * height))
+    word[0] = False
+    return word[labels] & faint
 
 
 def _fine_darkness(gray: np.ndarray, hom: np.ndarray, area: Box, shape: tuple[int, int], reference: np.ndarray | None,
