@@ -239,8 +239,8 @@ def test_a_write_in_name_in_a_fine_pen_is_ink_in_the_area(against_blank: bool) -
 def test_a_name_written_small_and_light_is_ink_in_the_area(against_blank: bool, size: float) -> None:
     """A name written small (letters about 0.1 in) in a ballpoint's stroke scanned light gray
     (a blue pen, a pencil): under WRITE_IN_INK at the area's resolution, it reads as a word of
-    fainter ink (the fifth renderer's write-in names without a marked target: 35 of 165 read as
-    an empty area before). A dot of the same gray is no word."""
+    fainter ink (the fifth renderer's write-in names beside an empty target: 19 of 88 read as
+    an empty area before on its development seed). A dot of the same gray is no word."""
     blank, reg, page = card(["none", "none"], write_in_row=0)
     x, y, w, h = page.targets[0].write_in_area_in
     named, smudged = blank.copy(), blank.copy()
