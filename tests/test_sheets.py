@@ -310,24 +310,32 @@ def test_a_duplex_scan_folder_ingested_elsewhere_keeps_its_blank_backs_out_of_th
         store.close()
 
 
+def _duplex_folder_and_central_store(tmp_path: Path):  # noqa: ANN202
+    """A folder ``scan --duplex`` wrote (two one-sided cards, each with its blank back) and a
+    fresh database elsewhere holding the election, to ingest it into."""
+    from scanpipe.store.repository import Store
+    from scanpipe.workflow import init_election
+
+    shape = _front().shape
+    _summary, first, _lines = _duplex_scan(tmp_path / "ws", [CLEAN, _blank(shape, 21), _blank(shape, 22), CARD])
+    first.close()  # type: ignore[attr-defined]
+    store = Store.open(f"sqlite:///{tmp_path / 'central.db'}")
+    store.migrate()
+    init_election(store, FIX / SET / "election.json")
+    return tmp_path / "ws" / "scans" / "d1", store
+
+
 def test_a_rerun_over_a_duplex_scan_folder_loads_none_of_its_sheets_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The sheets of a duplex scan folder are told (blank backs, one style per sheet) on ingest;
     a rerun of the same ingest finds every sheet settled from the sides' readings alone, so it
     loads no sheet whole again (a county's folder holds thousands), and every side keeps its
     reading."""
     from scanpipe import workflow
-    from scanpipe.store.repository import Store
     from scanpipe.types import CardHints
-    from scanpipe.workflow import ingest_paths, init_election
+    from scanpipe.workflow import ingest_paths
 
-    shape = _front().shape
-    _summary, first, _lines = _duplex_scan(tmp_path / "ws", [CLEAN, _blank(shape, 21), _blank(shape, 22), CARD])
-    first.close()  # type: ignore[attr-defined]
-    folder = tmp_path / "ws" / "scans" / "d1"
-    store = Store.open(f"sqlite:///{tmp_path / 'central.db'}")
+    folder, store = _duplex_folder_and_central_store(tmp_path)
     try:
-        store.migrate()
-        init_election(store, FIX / SET / "election.json")
         summary = ingest_paths(store, [str(folder)], batch="central", hints=CardHints())
         assert summary.blank_backs == 2, summary
         before = {c.card_id: _reason(c.card) for c in store.iter_cards()}
@@ -349,18 +357,11 @@ def test_sheets_stored_by_an_ingest_that_stopped_before_telling_them_are_told_by
     sheets (a crash, a power cut) leaves the blank backs stored as blank pages for a person; the
     rerun reads nothing new, yet tells those sheets, and the backs leave the queue."""
     from scanpipe import workflow
-    from scanpipe.store.repository import Store
     from scanpipe.types import CardHints
-    from scanpipe.workflow import ingest_paths, init_election, queue
+    from scanpipe.workflow import ingest_paths, queue
 
-    shape = _front().shape
-    _summary, first, _lines = _duplex_scan(tmp_path / "ws", [CLEAN, _blank(shape, 21), _blank(shape, 22), CARD])
-    first.close()  # type: ignore[attr-defined]
-    folder = tmp_path / "ws" / "scans" / "d1"
-    store = Store.open(f"sqlite:///{tmp_path / 'central.db'}")
+    folder, store = _duplex_folder_and_central_store(tmp_path)
     try:
-        store.migrate()
-        init_election(store, FIX / SET / "election.json")
         with monkeypatch.context() as stopped:
             stopped.setattr(workflow, "tell_duplex_blank_backs", lambda *a, **k: [])
             stopped.setattr(workflow, "tell_duplex_sheet_styles", lambda *a, **k: [])
