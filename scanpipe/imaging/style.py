@@ -58,6 +58,7 @@ from scanpipe.imaging.align import (
     refine,
     surer_of,
 )
+from scanpipe.imaging.mark_code import code_mismatch
 from scanpipe.imaging.reference import FRAME_DPI, PageModel, ink_of, paper_level, reduce_to, warp_in_tiles
 from scanpipe.types import Box
 
@@ -704,6 +705,12 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
             return StyleUnknown(f"the card does not print what {model.style} page {model.page}, the only blank of its frame, "
                                 f"prints: something else is printed near {where}")
     to_model = aligned.matrix @ group.to_anchor[best]
+    if upright is not None and model.has_timing_marks:
+        # the code the vendor's timing marks carry (another precinct's card may print alike)
+        differs = code_mismatch(model, upright, to_model, card_paper=paper)
+        if differs is not None:
+            return StyleUnknown(f"the card's timing marks do not carry the code of {model.style} page {model.page}, "
+                                f"the closest blank: in {differs}")
     measured = refined if group.members[best] is group.anchor else None
     return StyleMatch(model, group, aligned, to_model, standing[best], measured)
 
