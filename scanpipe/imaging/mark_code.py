@@ -19,13 +19,15 @@ Pure: arrays and values in, a reason or None out.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import cv2
 import numpy as np
 
 from scanpipe.imaging.reference import MARK_ROW_TOL_IN, MARK_SIDE_IN, PageModel, paper_level
 
 WORK_DPI = 100.0  # the bands are compared at this resolution (area-reduced: a dithered mark is solid)
-BAND_MARKS = 1.5  # an edge row's band: its line, this many marks' heights (columns: widths) either side
+BAND_MARGIN_IN = 0.1  # an edge's band: its line, half the marks' longer side and this either side
 ROW_MIN_MARKS = 2  # an edge line with fewer of the blank's marks is no row
 MARK_SIZE_TOL = 0.35  # a mark: each side within this share of the blank's median mark ...
 MARK_SIZE_PX = 1.5  # ... or this many working pixels ...
@@ -36,118 +38,168 @@ MATCH_ACROSS = 1.0  # ... and this many marks' sizes across it
 GONE_DARK = 0.15  # a mark one lacks: at most this share dark where it stands on the other
 
 
+@dataclass(frozen=True)
+class _Edge:
+    """One edge line of a blank's timing marks, as the blank shows it (learned once)."""
+
+    name: str  # "the bottom row of timing marks"
+    along: int  # index (0: x, 1: y) of the coordinate along the line; the other is across
+    band: tuple[int, int, int, int]  # x0, y0, x1, y1: the band, blank pixels
+    small: tuple[int, int]  # the band's size (w, h) in working pixels
+    line_px: float  # the line across the band, working pixels
+    mark: tuple[float, float]  # the marks' median size (w, h) on this line, working pixels
+    marks: np.ndarray  # (n, 2) the blank's marks on the line, working pixels of the band
+    dark: np.ndarray  # the blank's band, dark (uint8 0/1), working pixels
+
+
 def code_mismatch(model: PageModel, upright: np.ndarray, model_to_card: np.ndarray, *,
                   card_paper: float | None = None) -> str | None:
     """Where the card's edge rows of timing marks differ from the blank's, else None.
 
-    ``model_to_card``: 3x3, blank pixels to the card's (``upright``, gray) pixels. Per edge of
-    the blank's timing marks (its top and bottom rows, its left and right columns, each with
-    ROW_MIN_MARKS marks or more), the marks in a band BAND_MARKS of a mark's thickness either
-    side of the line, on the blank and on the card sampled through ``model_to_card``: a card's
-    mark that answers none of the blank's (within MATCH_ALONG and MATCH_ACROSS) is another code;
-    so is a blank's mark where the card shows paper (GONE_DARK at most) while it shows the
-    blank's marks either side of it (a cut or torn edge takes a run of marks, a corner's). Where the other shows something dark but no mark (a mark
-    run into a border line, smudged or merged), nothing is judged. Parts of the band off the card's image are not judged."""
-    if model.mark_size_in is None or len(model.marks_in) < ROW_MIN_MARKS:
+    ``model_to_card``: 3x3, blank pixels to the card's (``upright``, gray) pixels. Per edge
+    line of the blank's timing marks (its top and bottom rows, its left and right columns:
+    the extreme lines of its marks, each holding ROW_MIN_MARKS marks or more), the marks in a
+    band along it, on the blank and on the card sampled through ``model_to_card``: a card's
+    mark on the line that answers none of the blank's (within MATCH_ALONG_IN along it and
+    MATCH_ACROSS of a mark across) where the blank shows paper (GONE_DARK at most) is another
+    code; so is a blank's mark where the card shows paper while it shows the blank's marks
+    either side of it (a cut or torn edge takes a run of marks, a corner's). Where the other
+    shows something dark but no mark (a mark run into a border line, smudged or merged),
+    nothing is judged; nor are the parts of the band off the card's image."""
+    edges = _edges_of(model)
+    if not edges:
         return None
     paper = paper_level(upright) if card_paper is None else card_paper
-    blank_paper = _blank_paper(model)
-    for axis, side, line in _edges(model):
-        found = _edge_mismatch(model, upright, model_to_card, axis, line, paper, blank_paper)
+    for edge in edges:
+        found = _edge_mismatch(edge, model.dpi, upright, model_to_card, paper)
         if found is not None:
-            return f"{side}: {found}"
+            return f"{edge.name}: {found}"
     return None
 
 
-def _blank_paper(model: PageModel) -> float:
-    key = ("paper",)
+def _edges_of(model: PageModel) -> tuple[_Edge, ...]:
+    """The blank's edge lines of timing marks as it shows them, learned the first time a card
+    needs them (kept in the model's memo)."""
+    key = ("code edges", WORK_DPI)
     found = model.memo.get(key)
     if found is None:
-        found = paper_level(model.image)
+        found = _learn_edges(model)
         model.memo[key] = found
-    return float(found)  # type: ignore[arg-type]  # the memo holds what this function put there
+    return found  # type: ignore[return-value]  # the memo holds what this function put there
 
 
-def _edges(model: PageModel) -> list[tuple[int, str, float]]:
-    """The blank's edge rows (axis 1: a row at y) and columns (axis 0: a column at x) of timing
-    marks, inches: the extreme lines of its marks holding ROW_MIN_MARKS or more."""
-    assert model.mark_size_in is not None
+def _learn_edges(model: PageModel) -> tuple[_Edge, ...]:
+    if model.mark_size_in is None or len(model.marks_in) < ROW_MIN_MARKS:
+        return ()
     mw, mh = model.mark_size_in
-    out = []
-    for axis, names, thickness in ((1, ("the top row of timing marks", "the bottom row of timing marks"), mh),
-                                   (0, ("the left column of timing marks", "the right column of timing marks"), mw)):
-        coord = model.marks_in[:, axis]
-        for name, line in zip(names, (float(coord.min()), float(coord.max())), strict=True):
-            if int(np.count_nonzero(np.abs(coord - line) <= thickness)) >= ROW_MIN_MARKS:
-                out.append((axis, name, line))
-    return out
-
-
-def _edge_mismatch(model: PageModel, upright: np.ndarray, model_to_card: np.ndarray, axis: int, line_in: float,
-                   paper: float, blank_paper: float) -> str | None:
-    assert model.mark_size_in is not None
-    half = BAND_MARKS * max(model.mark_size_in) + max(model.mark_size_in) / 2  # an edge's marks may stand crosswise (bars)
+    half = max(mw, mh) / 2 + BAND_MARGIN_IN  # an edge's marks may stand crosswise (bars)
     h, w = model.image.shape[:2]
     dpi = model.dpi
-    # the band in blank pixels: [x0, x1) x [y0, y1)
-    if axis == 1:
-        x0, x1 = 0, w
-        y0, y1 = max(0, int(np.floor((line_in - half) * dpi))), min(h, int(np.ceil((line_in + half) * dpi)))
-    else:
-        y0, y1 = 0, h
-        x0, x1 = max(0, int(np.floor((line_in - half) * dpi))), min(w, int(np.ceil((line_in + half) * dpi)))
-    if x1 - x0 < 2 or y1 - y0 < 2:
-        return None
+    step = max(1.0, dpi / WORK_DPI)
+    px = dpi / step  # working pixels per inch
+    paper = paper_level(model.image)
+    out = []
+    for across, names, thickness in ((1, ("the top row of timing marks", "the bottom row of timing marks"), mh),
+                                     (0, ("the left column of timing marks", "the right column of timing marks"), mw)):
+        coord = model.marks_in[:, across]
+        for name, line_in in zip(names, (float(coord.min()), float(coord.max())), strict=True):
+            if int(np.count_nonzero(np.abs(coord - line_in) <= thickness)) < ROW_MIN_MARKS:
+                continue
+            lo, hi = int(np.floor((line_in - half) * dpi)), int(np.ceil((line_in + half) * dpi))
+            if across == 1:
+                x0, y0, x1, y1 = 0, max(0, lo), w, min(h, hi)
+            else:
+                x0, y0, x1, y1 = max(0, lo), 0, min(w, hi), h
+            if x1 - x0 < 2 or y1 - y0 < 2:
+                continue
+            small = (max(1, int(round((x1 - x0) / step))), max(1, int(round((y1 - y0) / step))))
+            dark = _dark(cv2.resize(np.ascontiguousarray(model.image[y0:y1, x0:x1]), small, interpolation=cv2.INTER_AREA), paper)
+            line_px = (line_in * dpi - (y0 if across == 1 else x0)) / step
+            marks, mark = _edge_marks(dark, across, line_px, px)
+            if len(marks) >= ROW_MIN_MARKS:
+                for a in (marks, dark):
+                    a.setflags(write=False)
+                out.append(_Edge(name, 1 - across, (x0, y0, x1, y1), small, line_px, mark, marks, dark))
+    return tuple(out)
+
+
+def _edge_mismatch(edge: _Edge, dpi: float, upright: np.ndarray, model_to_card: np.ndarray, paper: float) -> str | None:
+    x0, y0, x1, y1 = edge.band
     size = (x1 - x0, y1 - y0)
     step = max(1.0, dpi / WORK_DPI)
-    small = (max(1, int(round(size[0] / step))), max(1, int(round(size[1] / step))))
-    px = dpi / step  # working pixels per inch
-    a, c = (0, 1) if axis == 1 else (1, 0)  # the coordinate along the line, and across it
-    line_px = (line_in * dpi - (y0 if axis == 1 else x0)) / step  # the line, working pixels of the band
-    blank_dark = _dark(cv2.resize(np.ascontiguousarray(model.image[y0:y1, x0:x1]), small, interpolation=cv2.INTER_AREA),
-                       blank_paper)
-    blank_marks, mark = _edge_marks(blank_dark, c, line_px, px)
-    if len(blank_marks) < ROW_MIN_MARKS:
-        return None
+    px = dpi / step
+    a, c = edge.along, 1 - edge.along
     to_card = model_to_card @ np.array([[1.0, 0.0, x0], [0.0, 1.0, y0], [0.0, 0.0, 1.0]])
-    card = cv2.warpPerspective(upright, to_card, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                               borderMode=cv2.BORDER_REPLICATE)
-    scanned = cv2.warpPerspective(np.ones(upright.shape[:2], np.uint8), to_card, size,
-                                  flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0)
-    card_dark = _dark(cv2.resize(card, small, interpolation=cv2.INTER_AREA), paper)
-    on_card = cv2.resize(scanned, small, interpolation=cv2.INTER_AREA) >= 1  # wholly scanned working pixels
+    card = _band_of_card(upright, to_card, size, edge.small)
+    if card is None:
+        return None  # the band is off the card's image
+    card_dark = _dark(card, paper)
+    mark = edge.mark
     card_marks = _marks(card_dark, mark)
+    blank_marks, blank_dark = edge.marks, edge.dark
     tol_along, tol_across = MATCH_ALONG_IN * px, MATCH_ACROSS * mark[c] + MARK_SIZE_PX
 
-    def answers(p: np.ndarray, marks: np.ndarray) -> bool:
-        return bool(len(marks)) and bool(np.any((np.abs(marks[:, a] - p[a]) <= tol_along)
-                                                & (np.abs(marks[:, c] - p[c]) <= tol_across)))
+    def answered(ps: np.ndarray, marks: np.ndarray) -> np.ndarray:
+        """Per point of ``ps``, whether one of ``marks`` answers it."""
+        if not len(ps) or not len(marks):
+            return np.zeros(len(ps), bool)
+        return ((np.abs(ps[:, None, a] - marks[None, :, a]) <= tol_along)
+                & (np.abs(ps[:, None, c] - marks[None, :, c]) <= tol_across)).any(axis=1)
 
     def where(p: np.ndarray) -> str:
         x, y = (p[0] * step + x0) / dpi, (p[1] * step + y0) / dpi
         return f"({x:.2f} in, {y:.2f} in)"
 
-    for p in card_marks:
-        if abs(p[c] - line_px) > tol_across or answers(p, blank_marks):
-            continue
+    on_line = card_marks[np.abs(card_marks[:, c] - edge.line_px) <= tol_across] if len(card_marks) else card_marks
+    for p in on_line[~answered(on_line, blank_marks)]:
         box = _box_round(p, mark, blank_dark.shape)
         if box is not None and float(blank_dark[box[0][0]:box[0][1], box[1][0]:box[1][1]].mean()) <= GONE_DARK:
             return f"the card shows a mark at {where(p)} where the blank has paper"
-    shown = np.array([answers(p, card_marks) for p in blank_marks], bool)
-    for k, p in enumerate(blank_marks):
-        if shown[k]:
+    shown = answered(blank_marks, card_marks)
+    order = np.argsort(blank_marks[:, a])
+    for at in range(1, len(order) - 1):
+        k = order[at]
+        if shown[k] or not (shown[order[at - 1]] and shown[order[at + 1]]):
             continue
-        box = _box_round(p, mark, card_dark.shape)
+        box = _box_round(blank_marks[k], mark, card_dark.shape)
         if box is None:
             continue
         (r0, r1), (q0, q1) = box
-        if not on_card[r0:r1, q0:q1].all() or float(card_dark[r0:r1, q0:q1].mean()) > GONE_DARK:
-            continue  # off the scan, or something dark there (a smudged or merged mark): not judged
-        order = np.argsort(blank_marks[:, a])
-        at = int(np.flatnonzero(order == k)[0])
-        if 0 < at < len(order) - 1 and shown[order[at - 1]] and shown[order[at + 1]]:
-            return f"the card lacks the blank's mark at {where(p)}"
+        if _on_card(to_card, (q0, r0, q1, r1), step, upright.shape[:2]) and float(card_dark[r0:r1, q0:q1].mean()) <= GONE_DARK:
+            return f"the card lacks the blank's mark at {where(blank_marks[k])}"
     return None
+
+
+def _band_of_card(upright: np.ndarray, to_card: np.ndarray, size: tuple[int, int], small: tuple[int, int]) -> np.ndarray | None:
+    """The card's pixels under a band (``size`` band pixels, ``to_card`` band pixels to the
+    card's), area-reduced to ``small``: the card's bounding box of the band reduced first, then
+    warped at the working resolution (a fraction of warping the band whole). None when the
+    band lies off the card's image."""
+    w, h = size
+    corners = np.array([[[-0.5, -0.5], [w - 0.5, -0.5], [w - 0.5, h - 0.5], [-0.5, h - 0.5]]], np.float64)
+    u, v = cv2.perspectiveTransform(corners, to_card)[0].T
+    ch, cw = upright.shape[:2]
+    cx0, cy0 = max(0, int(np.floor(u.min())) - 2), max(0, int(np.floor(v.min())) - 2)
+    cx1, cy1 = min(cw, int(np.ceil(u.max())) + 3), min(ch, int(np.ceil(v.max())) + 3)
+    if cx1 - cx0 < 2 or cy1 - cy0 < 2:
+        return None
+    sx, sy = w / small[0], h / small[1]  # band pixels per working pixel
+    rw, rh = max(1, int(round((cx1 - cx0) / sx))), max(1, int(round((cy1 - cy0) / sy)))
+    reduced = cv2.resize(np.ascontiguousarray(upright[cy0:cy1, cx0:cx1]), (rw, rh), interpolation=cv2.INTER_AREA)
+    fx, fy = (cx1 - cx0) / rw, (cy1 - cy0) / rh  # card pixels per reduced pixel
+    work_to_band = np.array([[sx, 0.0, 0.5 * sx - 0.5], [0.0, sy, 0.5 * sy - 0.5], [0.0, 0.0, 1.0]])
+    card_to_reduced = np.array([[1 / fx, 0.0, (0.5 - cx0) / fx - 0.5], [0.0, 1 / fy, (0.5 - cy0) / fy - 0.5], [0.0, 0.0, 1.0]])
+    return cv2.warpPerspective(reduced, card_to_reduced @ to_card @ work_to_band, small,
+                               flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
+
+
+def _on_card(to_card: np.ndarray, box: tuple[int, int, int, int], step: float, shape: tuple[int, ...]) -> bool:
+    """Whether a box of working pixels (x0, y0, x1, y1) of a band falls wholly on the card's
+    image (``to_card``: band pixels to the card's)."""
+    x0, y0, x1, y1 = (v * step - 0.5 for v in box)
+    corners = np.array([[[x0, y0], [x1, y0], [x1, y1], [x0, y1]]], np.float64)
+    u, v = cv2.perspectiveTransform(corners, to_card)[0].T
+    return bool(np.all((u >= 0) & (v >= 0) & (u <= shape[1] - 1) & (v <= shape[0] - 1)))
 
 
 def _edge_marks(dark: np.ndarray, across: int, line_px: float, px: float) -> tuple[np.ndarray, tuple[float, float]]:
