@@ -23,6 +23,9 @@ the truth records:
 (:mod:`scanpipe.synth.vendor_deck`: timing marks, no fiducials, no card code, bilevel and
 colour scans with wrong dpi tags, crops, stamps). ``--hint-style`` reads every card with its
 true style and page stated, as ``ingest --style`` does: marks measured apart from telling styles.
+``--leave-out`` reads each style's cards against the election without that style (a stray
+ballot of another precinct, a definition missing a style): every card must be queued, none
+read as another style (its look-alike neighbour).
 
 Example: ``python scripts/bench_accuracy.py --cards 2600 --seed 90210 --jobs 2``
 """
@@ -181,6 +184,37 @@ def report(pairs: list[tuple[TargetScore, MarkIntent, str]], thresholds: Thresho
     return {"targets": len(pairs), "misread": len(misread), "ambiguous_unknown_pct": amb_pct, "clear_unknown_pct": clear_pct}
 
 
+def leave_out_report(deck: Deck, jobs: int) -> int:
+    """Each style's cards read against the deck's election without that style
+    (``bench_real``'s reading of a set with a style left out): per style, the cards queued and
+    those read as another style, named. 0 when none was read, else 1."""
+    from bench_real import _read_without_own_style
+
+    by_style: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
+    for card in deck.cards:
+        by_style[card["style"]].append((str(deck.root / card["file"]), card))
+    if len(by_style) < 2:
+        print("one style only: nothing left to read its cards against")
+        return 0
+    tasks = [(str(deck.election_path), style, cards) for style, cards in sorted(by_style.items())]
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        outcomes = list(pool.map(_read_without_own_style, tasks))
+    total, wrong = 0, []
+    for (_path, style, cards), outcome in zip(tasks, outcomes, strict=True):
+        read = [(file, what) for file, was_read, what in outcome if was_read]
+        total += len(cards)
+        wrong += [f"{file} ({style} left out) read as {what}" for file, what in read]
+        print(f"{style:12s} left out: cards {len(cards):4d}  queued {len(cards) - len(read):4d}  read as another style {len(read)}")
+    print(f"all styles: cards {total}  queued {total - len(wrong)}  read as another style {len(wrong)}  "
+          f"({time.perf_counter() - t0:.0f} s)")
+    for line in wrong[:20]:
+        print("  " + line)
+    print("target met (a card of a style the election lacks is queued, never read as another style)" if not wrong
+          else "target NOT met: cards of a style the election lacks were read as another style")
+    return 0 if not wrong else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cards", type=int, default=200, help="sheets to generate (about 40 targets each)")
@@ -198,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--boxes", choices=("loose", "tight", "shifted", "whole_arrow"), default=None,
                     help="read with the layouts' target boxes drawn off as another hand might (bench_real.drawn_off)")
     ap.add_argument("--boxes-of", default="", help="comma-separated styles whose boxes --boxes draws off (default: all)")
+    ap.add_argument("--leave-out", action="store_true", help="each style's cards against the election without that style "
+                    "(with --deck): every card must be queued, none read as another style")
     args = ap.parse_args(argv)
     seed = args.seed if args.seed is not None else int(time.time()) % 1_000_000 + 1000
     print("command:", shlex.join([sys.executable, *sys.argv]))
@@ -225,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
         except DeckError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
+        if args.leave_out:
+            return leave_out_report(deck, args.jobs)
         t1 = time.perf_counter()
         results = interpret_deck(deck, args.jobs, str(args.thresholds) if args.thresholds else None, hint_style=args.hint_style,
                                  boxes=args.boxes, boxes_of=tuple(s for s in args.boxes_of.split(",") if s))
