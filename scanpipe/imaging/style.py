@@ -127,6 +127,7 @@ OWN_GLYPH_COVERED = 0.9  # ... is missing unless the card shows this share of it
 OWN_NARROW = 0.5  # a glyph narrower than this share of its height (a "1": most digits cover its print) ...
 OWN_NARROW_MASS = 1.5  # ... printed over no more heavily than this times its own ink ...
 OWN_NARROW_CORR = 0.6  # ... is missing below this correlation alone
+OWN_OVER_MASS = 1.5  # own lines of a winner with rivals: a glyph under this much more ink than its own is compared (more: printed over)
 OWN_UNLIKE_CORR = 0.3  # any glyph below this is missing, however much the card prints over it (other print in a larger type)
 OWN_PRINT_SHARE = 0.5  # solid print counts as shown where the card is this share of its line's print darkness ...
 OWN_PRINT_PCT = 99  # ... (this percentile of the card's ink in the line; INK_LEVEL at most, PAPER_LEVEL at least)
@@ -696,13 +697,19 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
         if where is not None:
             return StyleUnknown(f"the card does not print what {model.style} page {model.page} prints where it differs from "
                                 f"{group.members[j].style} page {group.members[j].page}: something else is printed near {where}")
-    if upright is not None and not any(group.members[j].page == model.page for j in order[1:]):
-        # no other style's blank of this page in the frame to tell where styles differ
+    if upright is not None:
+        # every line of the winner's own text: where no other style's blank of this page is in
+        # the frame, one glyph decides (nothing else says where styles differ); else a line
+        # must be mostly other print (a style the election lacks may differ from the winner
+        # where the winner and its rivals print alike: another precinct's name)
+        lone = not any(group.members[j].page == model.page for j in order[1:])
         own = group.own_lines_of(best)
         where = None if own is None else _own_line_missing(own, upright, aligned.matrix, group.anchor.dpi,
-                                                            paper if paper is not None else paper_level(upright))
+                                                            paper if paper is not None else paper_level(upright),
+                                                            whole_line=not lone)
         if where is not None:
-            return StyleUnknown(f"the card does not print what {model.style} page {model.page}, the only blank of its frame, "
+            alone = ", the only blank of its frame," if lone else ""
+            return StyleUnknown(f"the card does not print what {model.style} page {model.page}{alone} "
                                 f"prints: something else is printed near {where}")
     to_model = aligned.matrix @ group.to_anchor[best]
     if upright is not None and model.has_timing_marks:
@@ -959,7 +966,8 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
     return None
 
 
-def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarray, dpi: float, paper: float) -> str | None:
+def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarray, dpi: float, paper: float, *,
+                      whole_line: bool = False) -> str | None:
     """Where the card does not print a glyph of the blank's own lines of text
     (:func:`_own_lines`: each line with OWN_BAND_PX of the blank around it), else None.
 
@@ -973,7 +981,15 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
     OWN_NARROW of its height and printed over no more heavily than OWN_NARROW_MASS times its
     own ink (a "3" where a "1" was covers the 1's stroke too), when it correlates under
     OWN_NARROW_CORR; and any glyph correlating under OWN_UNLIKE_CORR (a precinct's name set in
-    a larger type covers the smaller one's print)."""
+    a larger type covers the smaller one's print).
+
+    ``whole_line`` (a winner that has other blanks of its page to tell it apart, whose own
+    lines are all compared as well: ink over a name is likelier than another name there): a
+    glyph is missing when it correlates under OWN_GLYPH_CORR with the card printing no more
+    than OWN_OVER_MASS times its ink there (a stamp or a loop across a name adds far more;
+    another name in the same type about as much), and a line decides only where one glyph is missing so and, counting its glyphs the
+    card shows paper over with them, LINE_WRONG_MIN and LINE_WRONG_SHARE of the line's are
+    (another precinct's name, shorter or longer; not one glyph under a voter's loop)."""
     s, g, band = DETAIL_SHIFT_PX, OWN_GLYPH_SHIFT_PX, OWN_BAND_PX
     pad = LINE_PAD_PX
     scanned = np.ones(upright.shape[:2], np.uint8)  # where the card has pixels, once for every line
@@ -1002,6 +1018,7 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
         sum_f, sq_f = cv2.integral2(first, sdepth=cv2.CV_64F)
         sum_cf = cv2.integral(card * first, sdepth=cv2.CV_64F)
         missing_px = cv2.integral((on_card == 0).astype(np.uint8))
+        judged, wrong, absent, at = 0, 0, 0, None
         for gx, gy, gw, gh in glyphs_of.first:
             if gx < band or gy < band or gx + gw > bw - band or gy + gh > bh - band:
                 continue  # a neighbouring line's glyph, cut by this one's band
@@ -1013,7 +1030,9 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
             var_c = _box_sum(sq_c, r0, r1, c0, c1) / n - (c / n) ** 2
             var_f = _box_sum(sq_f, r0, r1, c0, c1) / n - (f / n) ** 2
             if c < LINE_GLYPH_MASS * f or var_c < 1e-6 or var_f < 1e-6:
+                absent += 1
                 continue  # paper on the card (torn, cut, faded): no other print
+            judged += 1
             if (_box_sum(sum_cf, r0, r1, c0, c1) / n - (c / n) * (f / n)) / np.sqrt(var_c * var_f) >= OWN_GLYPH_CORR:
                 continue  # at the line's shift already (the search below only finds better)
             glyph = first[r0:r1, c0:c1]
@@ -1029,8 +1048,17 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
                 continue
             shown = max(float((around[by: by + r1 - r0, bx: bx + c1 - c0][solid] >= level).mean()), float((here[solid] >= level).mean()))
             narrow = gw < OWN_NARROW * gh and c <= OWN_NARROW_MASS * f
-            if shown < OWN_GLYPH_COVERED or (narrow and corr < OWN_NARROW_CORR) or corr < OWN_UNLIKE_CORR:
-                return f"({(x + gx) / dpi:.2f} in, {(y + gy) / dpi:.2f} in)"
+            where = f"({(x + gx) / dpi:.2f} in, {(y + gy) / dpi:.2f} in)"
+            if whole_line:  # unlike, and not printed over (a stamp, a loop: far more ink than the glyph's)
+                if c <= OWN_OVER_MASS * f:
+                    wrong += 1
+                    at = at or where
+            elif shown < OWN_GLYPH_COVERED or (narrow and corr < OWN_NARROW_CORR) or corr < OWN_UNLIKE_CORR:
+                return where
+        # a line holding other print: where it prints something else, its glyphs that show
+        # paper are not there either (a shorter name in place of a longer one)
+        if whole_line and wrong and wrong + absent >= LINE_WRONG_MIN and wrong + absent >= LINE_WRONG_SHARE * (judged + absent):
+            return at
     return None
 
 
