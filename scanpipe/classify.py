@@ -111,7 +111,7 @@ def classify_target(score: TargetScore, thresholds: Thresholds) -> TargetReading
         why = f"damage {score.damage_score:.3f} >= {t.damage:.3f} over the target (score {s:.3f})"
         return TargetReading(score, MarkStatus.UNKNOWN, why)
     if score.ring_score >= t.ring and not _filled(score, t):
-        why = f"ring {score.ring_score:.3f} >= {t.ring:.3f}: ink around the target (score {s:.3f})"
+        why = f"ring {score.ring_score:.3f} >= {t.ring:.3f}: ink drawn around or beside the target or its name (score {s:.3f})"
         return TargetReading(score, MarkStatus.UNKNOWN, why)
     if s >= t.definite:
         return TargetReading(score, MarkStatus.YES, f"score {s:.3f} >= definite {t.definite:.3f}")

@@ -36,12 +36,12 @@ def ts(score: float, *, option: str = "a", ring: float = 0.0, damage: float = 0.
         (0.412, {}, MarkStatus.UNKNOWN, "score 0.412 between marginal 0.080 and definite 0.600"),
         (0.08, {}, MarkStatus.UNKNOWN, "score 0.080 between marginal 0.080 and definite 0.600"),
         # a loop round the target whose arcs cross it (or a check, an X): the interior mostly paper
-        (0.9, {"ring": 0.8, "fill": 0.2}, MarkStatus.UNKNOWN, "ring 0.800 >= 0.700: ink around the target (score 0.900)"),
-        (0.9, {"ring": 0.8, "fill": 0.59}, MarkStatus.UNKNOWN, "ring 0.800 >= 0.700: ink around the target (score 0.900)"),
+        (0.9, {"ring": 0.8, "fill": 0.2}, MarkStatus.UNKNOWN, "ring 0.800 >= 0.700: ink drawn around or beside the target or its name (score 0.900)"),
+        (0.9, {"ring": 0.8, "fill": 0.59}, MarkStatus.UNKNOWN, "ring 0.800 >= 0.700: ink drawn around or beside the target or its name (score 0.900)"),
         # a filled interior: the ink around it is the fill's overflow (a felt pen's), not doubt
         (0.9, {"ring": 0.8, "fill": 0.85}, MarkStatus.YES, "score 0.900 >= definite 0.600"),
-        (0.5, {"ring": 0.8, "fill": 0.85}, MarkStatus.UNKNOWN, "ring 0.800 >= 0.700: ink around the target (score 0.500)"),
-        (0.0, {"ring": 0.8}, MarkStatus.UNKNOWN, "ring 0.800 >= 0.700: ink around the target (score 0.000)"),
+        (0.5, {"ring": 0.8, "fill": 0.85}, MarkStatus.UNKNOWN, "ring 0.800 >= 0.700: ink drawn around or beside the target or its name (score 0.500)"),
+        (0.0, {"ring": 0.8}, MarkStatus.UNKNOWN, "ring 0.800 >= 0.700: ink drawn around or beside the target or its name (score 0.000)"),
         (0.9, {"damage": 0.5}, MarkStatus.UNKNOWN, "damage 0.500 >= 0.500 over the target (score 0.900)"),
         (0.01, {"write_in": 0.4}, MarkStatus.UNKNOWN,
          "write-in: ink 0.400 >= 0.150 with the oval empty (score 0.010 < marginal 0.080)"),

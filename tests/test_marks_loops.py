@@ -120,3 +120,50 @@ def test_print_a_scan_shows_thicker_than_its_blank_is_no_loop_round_each_word() 
     for (x0, _y0, _x1, y1), name in zip(names, NAMES, strict=True):
         cv2.putText(card, name, (x0, y1), cv2.FONT_HERSHEY_SIMPLEX, 0.9, 0, 10, cv2.LINE_AA)
     assert (_scores(card, blank, targets) < 0.7).all()
+
+
+def _check(card: np.ndarray, left: int, bottom: int, size: int, width: int = 3, ink: int = 40) -> None:
+    """A hand's check: a short down-stroke to ``(left + size // 3, bottom)``, then a long up-stroke."""
+    vertex = (left + size // 3, bottom)
+    cv2.line(card, (left, bottom - size // 2), vertex, ink, width, cv2.LINE_AA)
+    cv2.line(card, vertex, (left + size, bottom - size), ink, width, cv2.LINE_AA)
+
+
+@pytest.mark.parametrize("names_right", [True, False])
+def test_a_check_beside_a_name_is_for_a_person(names_right: bool) -> None:
+    """A check after the printed name (its target left empty): a careful person may see a vote
+    there, so the option goes to one (contract section 7: a mark that could be either)."""
+    blank, targets, names = _blank(names_right)
+    card = blank.copy()
+    x0, y0, x1, y1 = names[1]
+    _check(card, x1 + _px(0.1), y1 + _px(0.03), _px(0.16))
+    scores = _scores(card, blank, targets)
+    assert scores[1] >= 0.7 and scores[0] < 0.7 and scores[2] < 0.7, scores
+
+
+def test_a_check_just_left_of_an_oval_is_that_options() -> None:
+    """Beside the target on the side away from the names (over an arrow's tail, or left of an
+    oval), close to it: that target's, though the page's names stand on its other side."""
+    blank, targets, _names = _blank(True)
+    card = blank.copy()
+    x, y, _w, h = targets[2].box_in
+    _check(card, _px(x - 0.25), _px(y + h), _px(0.15))
+    scores = _scores(card, blank, targets)
+    assert scores[2] >= 0.7 and scores[0] < 0.7 and scores[1] < 0.7, scores
+
+
+def test_a_stray_line_a_dot_and_a_check_run_out_of_its_target_are_no_check_beside() -> None:
+    """Section 7: a stray line that does not enter the target is not a vote, nor a dot; a check
+    in the target whose stroke runs out of the box is that target's own mark."""
+    blank, targets, names = _blank(True)
+    for draw in ("line", "dot", "overrun"):
+        card = blank.copy()
+        x0, y0, x1, y1 = names[0]
+        if draw == "line":
+            cv2.line(card, (x1 + _px(0.1), y1), (x1 + _px(0.4), y1 - _px(0.02)), 30, 3)
+        elif draw == "dot":
+            cv2.circle(card, (x1 + _px(0.15), (y0 + y1) // 2), _px(0.025), 30, -1)
+        else:
+            x, y, w, h = targets[0].box_in
+            _check(card, _px(x + 0.03), _px(y + h - 0.02), _px(0.3))
+        assert (_scores(card, blank, targets) < 0.7).all(), draw

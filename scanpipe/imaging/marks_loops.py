@@ -20,8 +20,17 @@ the blank does not print is looked at across the whole page, at LOOP_PPI:
    arrow has print on both: its tail and its head), the nearest target on each side of the
    loop is given it: a person then sees both.
 
+A **check beside** an option (a check, a tick or an X drawn after its name or over an arrow's
+tail, outside the target: a careful person may see a vote there) is a drawn piece CHECK_IN in
+size whose own pixels, where the print does not hide them, spread across their main direction
+(a straight stray line does not: section 7 reads it as no vote), fill no more than a blot
+would, and do not run into a target's box (a target's own mark run over its edge); not looked
+for on a card whose drawn ink is mostly specks (CHECK_SPECKS_IN2: speckled stock or a dithered
+bilevel scan, whose specks join into any shape). It belongs
+to the target on its row within CHECK_NEAR_IN on either side, else as a loop does; it scores 1.
+
 The score joins the target's ``ring_score`` (a circled target): the calibration's ``ring``
-threshold sends it to a person. Pure: arrays in, scores out.
+threshold sends it to a person unless the target itself is filled. Pure: arrays in, scores out.
 """
 
 from __future__ import annotations
@@ -56,6 +65,16 @@ ROW_SLACK_IN = 0.05  # a target is on the loop's row when its centre lies within
 NAME_REACH_IN = 2.0  # a loop belongs to a target at most this far from it
 NAME_BESIDE_IN = 0.25  # a page's names begin (or end) this close to most of its targets ...
 BESIDE_MIN_IN = 0.03  # ... and not closer (print touching the box is the target's own)
+CHECK_IN = (0.08, 0.4)  # a check drawn beside an option: its bounding box's sides within these ...
+CHECK_BEND = 0.3  # ... its pixels spread across their main direction at least this share of along it (a line: far less) ...
+CHECK_OWN_MIN_IN = 0.04  # ... its own pixels (where print does not hide them) this far each way at least ...
+CHECK_MAX_FILL = 0.65  # ... filling at most this share of their box (a dot, a blot, a smudge: more) ...
+CHECK_MIN_PX = 12  # ... and this many pixels at least ...
+CHECK_MAX_PARTS = 3  # ... in at most this many connected parts (print may cut a stroke), ...
+CHECK_MAIN_PART = 0.5  # ... the largest holding this share of them at least
+CHECK_SPECKS_IN2 = 3.0  # checks are looked for only on a card with at most this many drawn specks a square inch ...
+SPECK_MAX_PX = 2  # ... pieces of this many pixels or fewer (a clean scan shows a fraction of one)
+CHECK_NEAR_IN = 0.15  # a check this close to a target on its row, either side, is that target's
 GLYPH_IN = (0.03, 0.3)  # a glyph's (a word's) height; at most GLYPH_MAX_W_IN wide
 GLYPH_MAX_W_IN = 1.5
 
@@ -81,7 +100,11 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
     card = _warp(widened, to_px, (w, h))
     dark = np.clip(1.0 - card.astype(np.float32) / paper_level(card), 0.0, 1.0)
     drawn = (dark - blank_near >= LOOP_STROKE).astype(np.uint8)
-    drawn[_left_out(targets, (h, w))] = 0
+    left_out = _left_out(targets, (h, w))
+    drawn[left_out] = 0
+    looks_for_checks = _specks_per_in2(drawn) <= CHECK_SPECKS_IN2  # a speckled or dithered scan's specks join into any shape
+    # drawn ink reaching a target's box is that target's own mark run over its edge, not one beside it
+    at_targets = cv2.dilate(left_out.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
     # pieces this close are one drawing: a loop is broken where it grazes print (taken out with it)
     found = component_boxes(cv2.dilate(drawn, np.ones((JOIN_PX, JOIN_PX), np.uint8)))
     if found is None:
@@ -89,17 +112,23 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
     labels, pieces = found[0], found[1].tolist()
     boxes = np.array([t.box_in for t in targets], np.float64) * LOOP_PPI
     lo, hi = np.array(LOOP_MIN_IN) * LOOP_PPI, np.array(LOOP_MAX_IN) * LOOP_PPI
+    check_lo, check_hi = CHECK_IN[0] * LOOP_PPI, CHECK_IN[1] * LOOP_PPI
     for k, x, y, bw, bh in pieces:
-        if not (lo[0] <= bw <= hi[0] and lo[1] <= bh <= hi[1]):
+        loop_sized = lo[0] <= bw <= hi[0] and lo[1] <= bh <= hi[1]
+        check_sized = check_lo <= bw <= check_hi and check_lo <= bh <= check_hi
+        if not (loop_sized or check_sized):
             continue
         piece = drawn[y: y + bh, x: x + bw].astype(bool)
         own = (labels[y: y + bh, x: x + bw] == k) & piece
         if (own & beside_print[y: y + bh, x: x + bw]).sum() > LOOP_MAX_HUG * own.sum():
             continue  # it runs along the print: the print itself, thicker in this scan (a darker threshold)
-        score = _loop_score(own, blank_dark[y: y + bh, x: x + bw] >= BLANK_PRINT, piece)
+        score = _loop_score(own, blank_dark[y: y + bh, x: x + bw] >= BLANK_PRINT, piece) if loop_sized else 0.0
+        check = looks_for_checks and score <= 0.0 and check_sized and not (own & at_targets[y: y + bh, x: x + bw]).any() and _check_like(own)
+        if check:
+            score = 1.0  # a check (or an X, a tick) drawn beside the option, outside its target
         if score <= 0.0:
             continue
-        for i in _owners(boxes, named, (x, y, bw, bh), side):
+        for i in _owners(boxes, named, (x, y, bw, bh), side, near_in=CHECK_NEAR_IN if check else 0.0):
             out[i] = max(out[i], score)
     return out
 
@@ -153,6 +182,34 @@ def _left_out(targets: Sequence[TargetDef], shape: tuple[int, int]) -> np.ndarra
     return mask
 
 
+def _specks_per_in2(drawn: np.ndarray) -> float:
+    """Drawn pieces of SPECK_MAX_PX pixels or fewer per square inch of the page (a clean scan:
+    a fraction of one; a bilevel scan of speckled stock or a dithered one: tens to hundreds)."""
+    count, _labels, stats, _ = cv2.connectedComponentsWithStats(drawn, connectivity=8)
+    specks = int(np.count_nonzero(stats[1:count, cv2.CC_STAT_AREA] <= SPECK_MAX_PX))
+    return specks / (drawn.shape[0] * drawn.shape[1] / LOOP_PPI**2)
+
+
+def _check_like(own: np.ndarray) -> bool:
+    """Whether a drawn piece is a check, a tick or an X rather than a speck, a straight stroke
+    or a blot: its own pixels CHECK_OWN_MIN_IN or more each way, spread across their main direction
+    by CHECK_BEND of their spread along it or more (a line, however long, hardly at all),
+    filling at most CHECK_MAX_FILL of their box, in at most CHECK_MAX_PARTS connected parts
+    (print may cut a stroke; specks that the joining gathered are many) of which the largest
+    holds CHECK_MAIN_PART."""
+    ys, xs = np.nonzero(own)
+    if len(xs) < CHECK_MIN_PX:
+        return False
+    count, _labels, stats, _ = cv2.connectedComponentsWithStats(own.astype(np.uint8), connectivity=8)
+    if count - 1 > CHECK_MAX_PARTS or int(stats[1:, cv2.CC_STAT_AREA].max()) < CHECK_MAIN_PART * len(xs):
+        return False  # specks joined (a speckled stock, a dithered shade): not a stroke
+    w, h = int(xs.max() - xs.min()) + 1, int(ys.max() - ys.min()) + 1  # its own extent (the piece's box was widened to join it)
+    if min(w, h) < CHECK_OWN_MIN_IN * LOOP_PPI or len(xs) > CHECK_MAX_FILL * w * h:
+        return False
+    spread = np.linalg.eigvalsh(np.cov(np.stack([xs, ys]).astype(np.float64)))  # ascending
+    return bool(spread[1] > 0 and np.sqrt(max(spread[0], 0.0) / spread[1]) >= CHECK_BEND)
+
+
 def _loop_score(own: np.ndarray, printed: np.ndarray, drawn: np.ndarray) -> float:
     """How surely the piece ``own`` (its bounding box) is a loop around print: the third-best
     coverage of its four sides; 0 where it encloses no print or much drawn ink."""
@@ -171,8 +228,11 @@ def _loop_score(own: np.ndarray, printed: np.ndarray, drawn: np.ndarray) -> floa
     return float(sorted((top, bottom, left, right))[1])
 
 
-def _owners(boxes: np.ndarray, named: Sequence[int], loop: tuple[int, int, int, int], side: str) -> list[int]:
-    """The target(s) a loop (raster px) belongs to: on its row, nearest on the names' side."""
+def _owners(boxes: np.ndarray, named: Sequence[int], loop: tuple[int, int, int, int], side: str, *,
+            near_in: float = 0.0) -> list[int]:
+    """The target(s) a loop (raster px) belongs to: on its row, nearest on the names' side;
+    ``near_in``: a target on its row this close on either side is its (a check over an arrow's
+    tail, left of its box, when the names stand right)."""
     x, y, w, h = loop
     slack = ROW_SLACK_IN * LOOP_PPI
     cx = x + w / 2
@@ -187,6 +247,9 @@ def _owners(boxes: np.ndarray, named: Sequence[int], loop: tuple[int, int, int, 
             where, gap = "left", max(0.0, bx - (x + w))
         if gap <= NAME_REACH_IN * LOOP_PPI and (where not in best or gap < best[where][0]):
             best[where] = (gap, i)
+    close = [(gap, i) for gap, i in best.values() if gap <= near_in * LOOP_PPI]
+    if close:
+        return [min(close)[1]]
     if side in best:
         return [best[side][1]]
     return [i for _gap, i in best.values()] if side == "either" else []
