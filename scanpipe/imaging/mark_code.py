@@ -235,12 +235,15 @@ def _dark(gray: np.ndarray, paper: float) -> np.ndarray:
 
 
 def _marks(dark: np.ndarray, mark: tuple[float, float]) -> np.ndarray:
-    """``(n, 2)`` centres (x, y, working pixels) of the solid pieces of about ``mark``'s size (w, h)."""
+    """``(n, 2)`` centres (x, y, working pixels) of the solid pieces of about ``mark``'s size (w, h)
+    that the band holds whole (a piece it cuts, the scanner's bed at a page's corner, is none)."""
     count, _labels, stats, centroids = cv2.connectedComponentsWithStats(dark, connectivity=8)
     if count <= 1:
         return np.zeros((0, 2))
+    x, y = stats[1:, cv2.CC_STAT_LEFT], stats[1:, cv2.CC_STAT_TOP]
     w, h, area = stats[1:, cv2.CC_STAT_WIDTH], stats[1:, cv2.CC_STAT_HEIGHT], stats[1:, cv2.CC_STAT_AREA]
     mw, mh = mark
+    inside = (x > 0) & (y > 0) & (x + w < dark.shape[1]) & (y + h < dark.shape[0])  # a piece the band cuts is no whole mark
     ok = ((np.abs(w - mw) <= MARK_SIZE_TOL * mw + MARK_SIZE_PX) & (np.abs(h - mh) <= MARK_SIZE_TOL * mh + MARK_SIZE_PX)
-          & (area >= MARK_SOLIDITY * w * h))
+          & (area >= MARK_SOLIDITY * w * h) & inside)
     return centroids[1:][ok].astype(np.float64)
