@@ -24,7 +24,8 @@ A **check beside** an option (a check, a tick or an X drawn after its name or ov
 tail, outside the target: a careful person may see a vote there) is a drawn piece CHECK_IN in
 size whose own pixels, where the print does not hide them, spread across their main direction
 (a straight stray line does not: section 7 reads it as no vote), fill no more than a blot
-would, and do not run into a target's box (a target's own mark run over its edge); not looked
+would, do not run into a target's box (a target's own mark run over its edge) and stand alone
+(CHECK_CLEAR_IN: a fragment of a stamp's letters or a signature has others round it); not looked
 for on a card whose drawn ink is mostly specks (CHECK_SPECKS_IN2: speckled stock or a dithered
 bilevel scan, whose specks join into any shape). It belongs
 to the target on its row within CHECK_NEAR_IN on either side, else as a loop does; it scores 1.
@@ -74,6 +75,8 @@ CHECK_MAX_PARTS = 3  # ... in at most this many connected parts (print may cut a
 CHECK_MAIN_PART = 0.5  # ... the largest holding this share of them at least
 CHECK_SPECKS_IN2 = 3.0  # checks are looked for only on a card with at most this many drawn specks a square inch ...
 SPECK_MAX_PX = 2  # ... pieces of this many pixels or fewer (a clean scan shows a fraction of one)
+CHECK_CLEAR_IN = 0.15  # a check stands alone: within this of it ...
+CHECK_CLEAR_SHARE = 0.2  # ... other drawn ink at most this share of its own
 CHECK_NEAR_IN = 0.15  # a check this close to a target on its row, either side, is that target's
 GLYPH_IN = (0.03, 0.3)  # a glyph's (a word's) height; at most GLYPH_MAX_W_IN wide
 GLYPH_MAX_W_IN = 1.5
@@ -123,7 +126,8 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
         if (own & beside_print[y: y + bh, x: x + bw]).sum() > LOOP_MAX_HUG * own.sum():
             continue  # it runs along the print: the print itself, thicker in this scan (a darker threshold)
         score = _loop_score(own, blank_dark[y: y + bh, x: x + bw] >= BLANK_PRINT, piece) if loop_sized else 0.0
-        check = looks_for_checks and score <= 0.0 and check_sized and not (own & at_targets[y: y + bh, x: x + bw]).any() and _check_like(own)
+        check = (looks_for_checks and score <= 0.0 and check_sized and not (own & at_targets[y: y + bh, x: x + bw]).any()
+                 and _check_like(own) and _alone(drawn, labels, k, (x, y, bw, bh)))
         if check:
             score = 1.0  # a check (or an X, a tick) drawn beside the option, outside its target
         if score <= 0.0:
@@ -180,6 +184,18 @@ def _left_out(targets: Sequence[TargetDef], shape: tuple[int, int]) -> np.ndarra
             c1, r1 = int(np.ceil((x + bw + g) * LOOP_PPI)), int(np.ceil((y + bh + g) * LOOP_PPI))
             mask[r0:r1, c0:c1] = True
     return mask
+
+
+def _alone(drawn: np.ndarray, labels: np.ndarray, k: int, box: tuple[int, int, int, int]) -> bool:
+    """Whether drawn piece ``k`` (its box, raster px) stands alone: within CHECK_CLEAR_IN of its
+    box, other drawn ink amounts to at most CHECK_CLEAR_SHARE of its own (a fragment of a
+    stamp's letters or of a signature that the print cut has its fellows round it)."""
+    x, y, w, h = box
+    m = int(round(CHECK_CLEAR_IN * LOOP_PPI))
+    r0, c0 = max(0, y - m), max(0, x - m)
+    area = drawn[r0: y + h + m, c0: x + w + m].astype(bool)
+    mine = labels[r0: y + h + m, c0: x + w + m] == k
+    return int(np.count_nonzero(area & ~mine)) <= CHECK_CLEAR_SHARE * int(np.count_nonzero(area & mine))
 
 
 def _specks_per_in2(drawn: np.ndarray) -> float:
