@@ -992,7 +992,8 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
     (another precinct's name, shorter or longer; not one glyph under a voter's loop)."""
     s, g, band = DETAIL_SHIFT_PX, OWN_GLYPH_SHIFT_PX, OWN_BAND_PX
     pad = LINE_PAD_PX
-    scanned = np.ones(upright.shape[:2], np.uint8)  # where the card has pixels, once for every line
+    scanned: np.ndarray | None = None  # where the card has pixels, made once if a line runs off it
+    card_h, card_w = upright.shape[:2]
     for (x, y, bw, bh), first_bytes, glyphs_of in zip(detail.lines, detail.line_first, detail.line_blanks(dpi), strict=True):
         first = first_bytes.astype(np.float32) / 255.0
         size = (bw + 2 * (s + g), bh + 2 * (s + g))
@@ -1000,8 +1001,15 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
         window = cv2.warpPerspective(upright, to_card, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                      borderMode=cv2.BORDER_REPLICATE)
         ink = _blurred_ink(window, paper)
-        on_card = cv2.warpPerspective(scanned, to_card, size,
-                                      flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0)
+        corners = cv2.perspectiveTransform(np.array([[[0.0, 0.0], [size[0] - 1.0, 0.0], [size[0] - 1.0, size[1] - 1.0],
+                                                      [0.0, size[1] - 1.0]]]), to_card)[0]
+        if (corners >= 0.0).all() and (corners[:, 0] <= card_w - 1.0).all() and (corners[:, 1] <= card_h - 1.0).all():
+            missing_px = None  # the whole window on the card (a convex window's corners say so)
+        else:
+            if scanned is None:
+                scanned = np.ones(upright.shape[:2], np.uint8)
+            on_card = cv2.warpPerspective(scanned, to_card, size, flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0)
+            missing_px = cv2.integral((on_card == 0).astype(np.uint8))
         misfit = cv2.matchTemplate(ink[g: g + bh + 2 * s, g: g + bw + 2 * s], first, cv2.TM_SQDIFF)
         dy, dx = np.unravel_index(int(np.argmin(misfit)), misfit.shape)
         oy, ox = g + int(dy), g + int(dx)  # the line's origin in the window
@@ -1009,21 +1017,18 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
         if not printed.any():
             continue
         card = np.ascontiguousarray(ink[oy: oy + bh, ox: ox + bw])  # the card at the line's shift
-        # the card's own print in the line (its darkest, whatever it prints there): a faint
-        # scan's text is judged by its own darkness, never below the paper's noise
-        level = max(PAPER_LEVEL, min(INK_LEVEL, OWN_PRINT_SHARE * float(np.percentile(card, OWN_PRINT_PCT))))
+        level: float | None = None  # measured when a glyph is first searched (most lines need none)
         # per-box sums from integral images: most glyphs correlate well at the line's shift and
         # are done at a constant cost; only the others are searched
         sum_c, sq_c = cv2.integral2(card, sdepth=cv2.CV_64F)
         sum_f, sq_f = cv2.integral2(first, sdepth=cv2.CV_64F)
         sum_cf = cv2.integral(card * first, sdepth=cv2.CV_64F)
-        missing_px = cv2.integral((on_card == 0).astype(np.uint8))
         judged, wrong, absent, at = 0, 0, 0, None
         for gx, gy, gw, gh in glyphs_of.first:
             if gx < band or gy < band or gx + gw > bw - band or gy + gh > bh - band:
                 continue  # a neighbouring line's glyph, cut by this one's band
             r0, r1, c0, c1 = gy - pad, gy + gh + pad, gx - pad, gx + gw + pad
-            if _box_sum(missing_px, oy + r0 - g, oy + r1 + g, ox + c0 - g, ox + c1 + g) > 0:
+            if missing_px is not None and _box_sum(missing_px, oy + r0 - g, oy + r1 + g, ox + c0 - g, ox + c1 + g) > 0:
                 continue  # off the scanned image, wholly or in part
             n = (r1 - r0) * (c1 - c0)
             c, f = _box_sum(sum_c, r0, r1, c0, c1), _box_sum(sum_f, r0, r1, c0, c1)
@@ -1046,14 +1051,19 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
             solid = glyph >= SOLID_LEVEL
             if not solid.any():
                 continue
-            shown = max(float((around[by: by + r1 - r0, bx: bx + c1 - c0][solid] >= level).mean()), float((here[solid] >= level).mean()))
-            narrow = gw < OWN_NARROW * gh and c <= OWN_NARROW_MASS * f
             where = f"({(x + gx) / dpi:.2f} in, {(y + gy) / dpi:.2f} in)"
             if whole_line:  # unlike, and not printed over (a stamp, a loop: far more ink than the glyph's)
                 if c <= OWN_OVER_MASS * f:
                     wrong += 1
                     at = at or where
-            elif shown < OWN_GLYPH_COVERED or (narrow and corr < OWN_NARROW_CORR) or corr < OWN_UNLIKE_CORR:
+                continue
+            if level is None:
+                # the card's own print in the line (its darkest, whatever it prints there): a faint
+                # scan's text is judged by its own darkness, never below the paper's noise
+                level = max(PAPER_LEVEL, min(INK_LEVEL, OWN_PRINT_SHARE * float(np.percentile(card, OWN_PRINT_PCT))))
+            shown = max(float((around[by: by + r1 - r0, bx: bx + c1 - c0][solid] >= level).mean()), float((here[solid] >= level).mean()))
+            narrow = gw < OWN_NARROW * gh and c <= OWN_NARROW_MASS * f
+            if shown < OWN_GLYPH_COVERED or (narrow and corr < OWN_NARROW_CORR) or corr < OWN_UNLIKE_CORR:
                 return where
         # a line holding other print: where it prints something else, its glyphs that show
         # paper are not there either (a shorter name in place of a longer one)
