@@ -19,6 +19,7 @@ from scanpipe.election import load_election
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
 from scanpipe.types import CardHints, ReadCard
 from tests.fifth_vendor import make_deck, write_election
+from tests.leave_out import read_without_style
 
 DEFINITE = {"vote": "yes", "no_vote": "no"}
 SEED = 7  # 10 sheets: both arrow styles, the three coded letter styles, long ballots with their stub torn off
@@ -100,19 +101,9 @@ def test_blanks_differing_in_one_serif_digit_differ_in_detail_there(tmp_path: Pa
     pytest.param("SQ-0602", marks=pytest.mark.xfail(strict=True, reason="issue 8: over a lone blank, a serif 2 in place of a 1 "
                                                                          "covers the 1's print and correlates with it just over "
                                                                          "the own-line check's level"))])
-def test_a_card_of_a_style_the_election_lacks_is_queued_not_read_as_its_neighbour(deck: Path, tmp_path: Path, style: str) -> None:
+def test_a_card_of_a_style_the_election_lacks_is_queued_not_read_as_its_neighbour(deck: Path, style: str) -> None:
     """The election without the card's style: the nearest style differs from it in the bottom
     row's code bars and the "PCT" number (EC-0412, LB-1902) or in one digit of the precinct
     line (SQ-0601, SQ-0602); the card must be queued with its reason, never read as that style."""
-    truth = json.loads((deck / "expected.json").read_text())
-    definition = json.loads((deck / truth["election"]).read_text())
-    definition["ballot_styles"] = [s for s in definition["ballot_styles"] if s["id"] != style]
-    lacking = (deck / truth["election"]).with_name(f"election-without-{style}.json")
-    lacking.write_text(json.dumps(definition))
-    election = load_election(lacking)
-    context = InterpretContext(election, load_thresholds(), load_references(election, cache=False))
-    cards = [c for c in truth["cards"] if c["style"] == style]
-    assert cards, f"the deck has no card of {style}"
-    for card in cards:
-        result = interpret_file(str(deck / card["file"]), context, CardHints(), "t")[0].interpretation
+    for card, result in read_without_style(deck, style):
         assert not isinstance(result, ReadCard), f"{card['file']} ({style} left out) read as {result.style}"
