@@ -188,7 +188,7 @@ def leave_out_report(deck: Deck, jobs: int) -> int:
     """Each style's cards read against the deck's election without that style
     (``bench_real``'s reading of a set with a style left out): per style, the cards queued and
     those read as another style, named. 0 when none was read, else 1."""
-    from bench_real import _read_without_own_style
+    from bench_real import read_without_own_style
 
     by_style: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
     for card in deck.cards:
@@ -199,7 +199,7 @@ def leave_out_report(deck: Deck, jobs: int) -> int:
     tasks = [(str(deck.election_path), style, cards) for style, cards in sorted(by_style.items())]
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        outcomes = list(pool.map(_read_without_own_style, tasks))
+        outcomes = list(pool.map(read_without_own_style, tasks))
     total, wrong = 0, []
     for (_path, style, cards), outcome in zip(tasks, outcomes, strict=True):
         read = [(file, what) for file, was_read, what in outcome if was_read]

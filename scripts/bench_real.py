@@ -314,7 +314,7 @@ def _outcomes(context: Any, cards: list[tuple[str, dict[str, Any]]]) -> list[tup
     return out
 
 
-def _read_without_own_style(task: tuple[str, str, list[tuple[str, dict[str, Any]]]]) -> list[tuple[str, bool, str]]:
+def read_without_own_style(task: tuple[str, str, list[tuple[str, dict[str, Any]]]]) -> list[tuple[str, bool, str]]:
     """The cards of one style read against the election without that style (:func:`_outcomes`)."""
     election_path, style, cards = task
     return _outcomes(_context_with_styles(election_path, lambda s: s != style), cards)
@@ -330,7 +330,7 @@ def run_leave_out(folder: Path, shared: Path, jobs: int) -> tuple[int, int, list
         return 0, 0, []  # nothing left to read against
     tasks = [(str(folder / "election.json"), style, cards) for style, cards in sorted(by_style.items())]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        results = list(pool.map(_read_without_own_style, tasks))
+        results = list(pool.map(read_without_own_style, tasks))
     queued, wrong = 0, []
     for (_, style, _), read in zip(tasks, results, strict=True):
         for file, was_read, got in read:

@@ -126,8 +126,8 @@ def _learn_edges(model: PageModel) -> tuple[_Edge, ...]:
 def _edge_mismatch(edge: _Edge, dpi: float, upright: np.ndarray, model_to_card: np.ndarray, paper: float) -> str | None:
     x0, y0, x1, y1 = edge.band
     size = (x1 - x0, y1 - y0)
-    step = max(1.0, dpi / WORK_DPI)
-    px = dpi / step
+    sx, sy = size[0] / edge.small[0], size[1] / edge.small[1]  # band pixels per working pixel
+    px = dpi / max(1.0, dpi / WORK_DPI)  # working pixels per inch
     a, c = edge.along, 1 - edge.along
     to_card = model_to_card @ np.array([[1.0, 0.0, x0], [0.0, 1.0, y0], [0.0, 0.0, 1.0]])
     card = _band_of_card(upright, to_card, size, edge.small)
@@ -147,7 +147,7 @@ def _edge_mismatch(edge: _Edge, dpi: float, upright: np.ndarray, model_to_card: 
                 & (np.abs(ps[:, None, c] - marks[None, :, c]) <= tol_across)).any(axis=1)
 
     def where(p: np.ndarray) -> str:
-        x, y = (p[0] * step + x0) / dpi, (p[1] * step + y0) / dpi
+        x, y = ((p[0] + 0.5) * sx - 0.5 + x0) / dpi, ((p[1] + 0.5) * sy - 0.5 + y0) / dpi
         return f"({x:.2f} in, {y:.2f} in)"
 
     on_line = card_marks[np.abs(card_marks[:, c] - edge.line_px) <= tol_across] if len(card_marks) else card_marks
@@ -165,7 +165,7 @@ def _edge_mismatch(edge: _Edge, dpi: float, upright: np.ndarray, model_to_card: 
         if box is None:
             continue
         (r0, r1), (q0, q1) = box
-        if _on_card(to_card, (q0, r0, q1, r1), step, upright.shape[:2]) and float(card_dark[r0:r1, q0:q1].mean()) <= GONE_DARK:
+        if _on_card(to_card, (q0, r0, q1, r1), (sx, sy), upright.shape[:2]) and float(card_dark[r0:r1, q0:q1].mean()) <= GONE_DARK:
             return f"the card lacks the blank's mark at {where(blank_marks[k])}"
     return None
 
@@ -193,10 +193,11 @@ def _band_of_card(upright: np.ndarray, to_card: np.ndarray, size: tuple[int, int
                                flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
 
 
-def _on_card(to_card: np.ndarray, box: tuple[int, int, int, int], step: float, shape: tuple[int, ...]) -> bool:
+def _on_card(to_card: np.ndarray, box: tuple[int, int, int, int], scale: tuple[float, float], shape: tuple[int, ...]) -> bool:
     """Whether a box of working pixels (x0, y0, x1, y1) of a band falls wholly on the card's
-    image (``to_card``: band pixels to the card's)."""
-    x0, y0, x1, y1 = (v * step - 0.5 for v in box)
+    image (``scale``: band pixels per working pixel, each way; ``to_card``: band pixels to the card's)."""
+    sx, sy = scale
+    x0, y0, x1, y1 = box[0] * sx - 0.5, box[1] * sy - 0.5, box[2] * sx - 0.5, box[3] * sy - 0.5
     corners = np.array([[[x0, y0], [x1, y0], [x1, y1], [x0, y1]]], np.float64)
     u, v = cv2.perspectiveTransform(corners, to_card)[0].T
     return bool(np.all((u >= 0) & (v >= 0) & (u <= shape[1] - 1) & (v <= shape[0] - 1)))

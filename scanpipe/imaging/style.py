@@ -29,7 +29,11 @@ candidate whose print is missing from the card in a square inch where the card p
 something else (another election, a style the election lacks) is refused, and so is one
 that does not print, on the card, its own lines of text where it differs from the runner-up
 (and from a look-alike told apart in detail): the nearest style of one the election lacks
-(:func:`_line_missing`).
+(:func:`_line_missing`). The winner must also print its own lines of text everywhere (one glyph
+deciding where it is the only blank of its page, else whole lines: :func:`_own_line_missing`),
+and the card's edge rows of timing marks must carry the winner's code
+(:func:`~scanpipe.imaging.mark_code.code_mismatch`): a style the election lacks may differ from
+the winner where the winner and its rivals print alike, or only in the code.
 
 Pure: arrays and values in, values out.
 """
@@ -703,9 +707,9 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
         # must be mostly other print (a style the election lacks may differ from the winner
         # where the winner and its rivals print alike: another precinct's name)
         lone = not any(group.members[j].page == model.page for j in order[1:])
+        paper = paper if paper is not None else paper_level(upright)  # once for both checks below
         own = group.own_lines_of(best)
-        where = None if own is None else _own_line_missing(own, upright, aligned.matrix, group.anchor.dpi,
-                                                            paper if paper is not None else paper_level(upright),
+        where = None if own is None else _own_line_missing(own, upright, aligned.matrix, group.anchor.dpi, paper,
                                                             whole_line=not lone)
         if where is not None:
             alone = ", the only blank of its frame," if lone else ""
