@@ -183,14 +183,16 @@ def test_vendor_cards_are_told_apart_without_a_stated_style(vendor_dir: Path, tm
     assert _assert_safe(results) <= 2
 
 
-@pytest.mark.parametrize("style", ["H-14", "D-16", "E-D-12", "E-R-11", "A-17"])
+@pytest.mark.parametrize("style", ["H-14", "D-16", "E-D-11", "E-D-12", "E-R-11", "A-17"])
 def test_a_card_of_a_style_the_election_lacks_is_queued_not_read_as_its_neighbour(vendor_dir: Path, tmp_path: Path,
                                                                                   style: str) -> None:
     """The election's definition without the card's style (a style missed, a ballot of
     another precinct mixed in): the nearest style differs in its precinct line, its party or
     its contests, and the card must be queued with its reason, never read as that style.
     H-14 and D-16 leave their frame with one blank of their page (H-13, D-15): no runner-up to
-    say where styles differ, so the card must print that blank's own lines of text."""
+    say where styles differ, so the card must print that blank's own lines of text. E-D-11's
+    header differs from E-R-11's in one word (the party), which E-R-11 shares with the other
+    blanks of its page."""
     deck = _clean_deck(vendor_dir, tmp_path / "d", [style])
     truth = json.loads((deck / "expected.json").read_text())
     definition = json.loads((deck / truth["election"]).read_text())

@@ -132,6 +132,7 @@ OWN_NARROW = 0.5  # a glyph narrower than this share of its height (a "1": most 
 OWN_NARROW_MASS = 1.5  # ... printed over no more heavily than this times its own ink ...
 OWN_NARROW_CORR = 0.6  # ... is missing below this correlation alone
 OWN_OVER_MASS = 1.5  # own lines of a winner with rivals: a glyph under this much more ink than its own is compared (more: printed over)
+LINE_OTHER_MIN = 2  # ... and a line decides where this many such glyphs' own print is gone too (another word: one letter or digit of it differs from the winner's, the next one often as well)
 OWN_UNLIKE_CORR = 0.3  # any glyph below this is missing, however much the card prints over it (other print in a larger type)
 OWN_PRINT_SHARE = 0.5  # solid print counts as shown where the card is this share of its line's print darkness ...
 OWN_PRINT_PCT = 99  # ... (this percentile of the card's ink in the line; INK_LEVEL at most, PAPER_LEVEL at least)
@@ -991,9 +992,13 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
     lines are all compared as well: ink over a name is likelier than another name there): a
     glyph is missing when it correlates under OWN_GLYPH_CORR with the card printing no more
     than OWN_OVER_MASS times its ink there (a stamp or a loop across a name adds far more;
-    another name in the same type about as much), and a line decides only where one glyph is missing so and, counting its glyphs the
+    another name in the same type about as much), and a line decides where one glyph is missing so and, counting its glyphs the
     card shows paper over with them, LINE_WRONG_MIN and LINE_WRONG_SHARE of the line's are
-    (another precinct's name, shorter or longer; not one glyph under a voter's loop)."""
+    (another precinct's name, shorter or longer; not one glyph under a voter's loop), or where
+    LINE_OTHER_MIN of its glyphs are missing so with their own print gone as well (under
+    OWN_GLYPH_COVERED of it shown: another word or number where one letter or digit of it
+    differs, "02 SOUTH" for "01 NORTH"; ink over a glyph leaves its print, and a fold or a
+    stain that fades one glyph seldom fades another of the line as well)."""
     s, g, band = DETAIL_SHIFT_PX, OWN_GLYPH_SHIFT_PX, OWN_BAND_PX
     pad = LINE_PAD_PX
     scanned: np.ndarray | None = None  # where the card has pixels, made once if a line runs off it
@@ -1028,6 +1033,7 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
         sum_f, sq_f = cv2.integral2(first, sdepth=cv2.CV_64F)
         sum_cf = cv2.integral(card * first, sdepth=cv2.CV_64F)
         judged, wrong, absent, at = 0, 0, 0, None
+        other, other_at = 0, None
         for gx, gy, gw, gh in glyphs_of.first:
             if gx < band or gy < band or gx + gw > bw - band or gy + gh > bh - band:
                 continue  # a neighbouring line's glyph, cut by this one's band
@@ -1057,15 +1063,22 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
                 continue
             where = f"({(x + gx) / dpi:.2f} in, {(y + gy) / dpi:.2f} in)"
             if whole_line:  # unlike, and not printed over (a stamp, a loop: far more ink than the glyph's)
-                if c <= OWN_OVER_MASS * f:
-                    wrong += 1
-                    at = at or where
-                continue
+                if c > OWN_OVER_MASS * f:
+                    continue
+                wrong += 1
+                at = at or where
             if level is None:
                 # the card's own print in the line (its darkest, whatever it prints there): a faint
                 # scan's text is judged by its own darkness, never below the paper's noise
                 level = max(PAPER_LEVEL, min(INK_LEVEL, OWN_PRINT_SHARE * float(np.percentile(card, OWN_PRINT_PCT))))
             shown = max(float((around[by: by + r1 - r0, bx: bx + c1 - c0][solid] >= level).mean()), float((here[solid] >= level).mean()))
+            if whole_line:  # its print gone too: another glyph in its place (ink over a glyph leaves its print)
+                if shown < OWN_GLYPH_COVERED:
+                    other += 1
+                    if other >= LINE_OTHER_MIN:
+                        return other_at or where
+                    other_at = other_at or where
+                continue
             narrow = gw < OWN_NARROW * gh and c <= OWN_NARROW_MASS * f
             if shown < OWN_GLYPH_COVERED or (narrow and corr < OWN_NARROW_CORR) or corr < OWN_UNLIKE_CORR:
                 return where
