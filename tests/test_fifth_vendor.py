@@ -107,3 +107,32 @@ def test_a_card_of_a_style_the_election_lacks_is_queued_not_read_as_its_neighbou
     line (SQ-0601, SQ-0602); the card must be queued with its reason, never read as that style."""
     for card, result in read_without_style(deck, style):
         assert not isinstance(result, ReadCard), f"{card['file']} ({style} left out) read as {result.style}"
+
+
+@pytest.fixture(scope="module")
+def election_only(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, InterpretContext]:
+    out = tmp_path_factory.mktemp("fifth_vendor_cards")
+    election = load_election(write_election(out))
+    return out, InterpretContext(election, load_thresholds(), load_references(election))
+
+
+@pytest.mark.parametrize("seed, index, why", [
+    (4711, 147, "a pencil loop joined to the rule under its row, which a dithered bilevel scan prints thicker"),
+    (4711, 75, "a pencil loop touching the rule under its row, on a thresholded scan"),
+    (4711, 41, "a pencil loop the print breaks in two where it crosses the name's tall letters (gray, 300 dpi)"),
+    (4711, 146, "a ballpoint loop the print breaks in two, on a JPEG scan"),
+])
+def test_loops_round_names_that_found_a_fault_go_to_a_person(election_only: tuple[Path, InterpretContext], seed: int,
+                                                             index: int, why: str) -> None:
+    """Cards of the fifth renderer's seed 4711 whose circled names were read as no vote."""
+    from tests.fifth_vendor import make_card
+
+    out, context = election_only
+    card = make_card(out, seed, index)
+    (page,) = interpret_file(str(out / card["file"]), context, CardHints(), "t")
+    result = page.interpretation
+    assert isinstance(result, ReadCard) and result.style == card["style"], (why, result)
+    got = {t.score.option: t for t in result.targets}
+    circled = [t["option"] for t in card["targets"] if t["mark"] == "circled_name"]
+    assert circled, "the card has a circled name"
+    assert [o for o in circled if got[o].status.value != "unknown"] == [], why

@@ -122,6 +122,34 @@ def test_print_a_scan_shows_thicker_than_its_blank_is_no_loop_round_each_word() 
     assert (_scores(card, blank, targets) < 0.7).all()
 
 
+def test_a_loop_grazing_a_rule_the_scan_prints_thicker_is_still_a_loop() -> None:
+    """A rule under the option's row, printed thicker in this scan (a darker threshold), which
+    the loop round the name touches: the rule's rim is the print's, and does not make the loop
+    a piece that runs along the print (it did until the blank's rules cleared their rim)."""
+    blank, targets, names = _blank(True)
+    x0, y0, x1, y1 = names[0]
+    rule_y = y1 + 24
+    cv2.line(blank, (_px(0.3), rule_y), (_px(5.7), rule_y), 0, 2)
+    card = blank.copy()
+    cv2.line(card, (_px(0.3), rule_y), (_px(5.7), rule_y), 0, 9)  # the scan's thicker rule
+    cx, cy = (x0 + x1) // 2, (y0 + y1) // 2
+    cv2.ellipse(card, (cx, cy), ((x1 - x0) // 2 + 18, rule_y - cy - 3), 0, 0, 360, 40, 3)  # down to the rule
+    scores = _scores(card, blank, targets)
+    assert scores[0] >= 0.7, scores
+    assert (scores[1:] < 0.7).all(), scores
+
+
+def test_an_underline_and_an_overline_are_no_loop() -> None:
+    """Two strokes along a name, above and below it: taken together (their boxes overlap, as a
+    loop the print cut in two), they still close no loop."""
+    blank, targets, names = _blank(True)
+    card = blank.copy()
+    x0, y0, x1, y1 = names[0]
+    cv2.line(card, (x0 - 12, y0 - 12), (x1 + 12, y0 - 10), 40, 3)
+    cv2.line(card, (x0 - 12, y1 + 12), (x1 + 12, y1 + 14), 40, 3)
+    assert (_scores(card, blank, targets) < 0.7).all()
+
+
 def _check(card: np.ndarray, left: int, bottom: int, size: int, width: int = 3, ink: int = 40) -> None:
     """A hand's check: a short down-stroke to ``(left + size // 3, bottom)``, then a long up-stroke."""
     vertex = (left + size // 3, bottom)

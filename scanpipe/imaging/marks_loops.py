@@ -6,14 +6,19 @@ either side of the target: right of an oval or box, left of an arrow. So the car
 the blank does not print is looked at across the whole page, at LOOP_PPI:
 
 1. The card's print beyond the blank's (the blank widened a little for the registration's
-   error), target boxes and write-in areas left out: what a voter drew away from the targets.
+   error), target boxes and write-in areas left out, and nothing within RULE_NEAR_PX of the
+   blank's rules (straight runs of print RULE_MIN_IN long: a scan printing a rule thicker
+   rims it with "drawn" ink, which would join a loop touching it into one long piece along
+   the print): what a voter drew away from the targets.
 2. Each connected piece of it the size of a loop around a name is a **loop** when it runs
    along at least three of its bounding box's four sides (an underline, a crossing line, an
    X or a check does not), encloses the blank's print (a name), holds almost no drawn ink
    inside (a stamp or a signature does) and runs mostly through paper, not along the print
    (a scan printing every stroke thicker than its blank rims a printed bar with "drawn" ink).
    Its score is the third-best side's coverage: the share of the box's columns (top,
-   bottom) or rows (left, right) its ink reaches there.
+   bottom) or rows (left, right) its ink reaches there. A piece that is no loop alone is
+   taken together with the pieces whose boxes overlap its own (a loop the print cuts in two
+   where it runs along tall letters).
 3. The loop belongs to the target on its row on the names' side: the side of its targets on
    which the page prints a glyph right beside most of them (within NAME_BESIDE_IN, not
    touching the box), learned once per blank. Where the page shows neither side (a broken
@@ -56,6 +61,8 @@ LOOP_MIN_IN = (0.15, 0.1)  # a loop's bounding box: at least this wide and tall 
 LOOP_MAX_IN = (3.5, 0.8)  # ... and at most this (a stamp's frame is larger)
 LOOP_MAX_HUG = 0.5  # a loop runs mostly through paper: at most this share of it within HUG_PX of the blank's print
 HUG_PX = 2  # at LOOP_PPI: 0.027 in
+RULE_MIN_IN = 0.75  # the blank's print in straight runs this long (a contest's rules, a box's sides; not a glyph, not an arrow) ...
+RULE_NEAR_PX = 2  # ... clears the card's drawn ink this close (at LOOP_PPI): a scan's thicker rule is not a stroke, nor joins a loop to itself
 SIDE_BAND = 0.3  # the share of the box's height (width) that makes its top or bottom (left or right) band ...
 SIDE_BAND_MAX_IN = 0.15  # ... at most this wide
 INNER_COLS = 0.8  # top and bottom coverage counted over this middle share of the columns ...
@@ -94,8 +101,8 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
     key = ("name loops", LOOP_PPI, ref_dpi)
     if key not in blank_memo:
         blank_memo[key] = _blank_side(reference, ref_dpi, targets)
-    learned: tuple[np.ndarray, np.ndarray, np.ndarray, str] = blank_memo[key]  # type: ignore[assignment]
-    blank_dark, blank_near, beside_print, side = learned
+    learned: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str] = blank_memo[key]  # type: ignore[assignment]
+    blank_dark, blank_near, beside_print, near_rules, side = learned
     h, w = blank_dark.shape
     to_px = np.array([[1.0, 0.0, -0.5], [0.0, 1.0, -0.5], [0.0, 0.0, 1.0]]) @ hom @ _loop_to_inches()
     # the card's print widened a pixel, so a pen stroke finer than a sample's spacing is sampled
@@ -105,6 +112,7 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
     drawn = (dark - blank_near >= LOOP_STROKE).astype(np.uint8)
     left_out = _left_out(targets, (h, w))
     drawn[left_out] = 0
+    drawn[near_rules] = 0  # a rule printed thicker, or a little off, in this scan
     looks_for_checks = _specks_per_in2(drawn) <= CHECK_SPECKS_IN2  # a speckled or dithered scan's specks join into any shape
     # drawn ink reaching a target's box is that target's own mark run over its edge, not one beside it
     at_targets = cv2.dilate(left_out.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
@@ -121,20 +129,52 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
         check_sized = check_lo <= bw <= check_hi and check_lo <= bh <= check_hi
         if not (loop_sized or check_sized):
             continue
-        piece = drawn[y: y + bh, x: x + bw].astype(bool)
-        own = (labels[y: y + bh, x: x + bw] == k) & piece
-        if (own & beside_print[y: y + bh, x: x + bw]).sum() > LOOP_MAX_HUG * own.sum():
-            continue  # it runs along the print: the print itself, thicker in this scan (a darker threshold)
-        score = _loop_score(own, blank_dark[y: y + bh, x: x + bw] >= BLANK_PRINT, piece) if loop_sized else 0.0
-        check = (looks_for_checks and score <= 0.0 and check_sized and not (own & at_targets[y: y + bh, x: x + bw]).any()
-                 and _check_like(own) and _alone(drawn, labels, k, (x, y, bw, bh)))
+        at: tuple[int, int, int, int] = (x, y, bw, bh)
+        score = _loop_at(drawn, labels, (k,), at, blank_dark, beside_print) if loop_sized else 0.0
+        if loop_sized and score <= 0.0:
+            # a loop the print broke in two (it crosses a letter): with the pieces whose boxes
+            # overlap its box, taken together
+            joined = _overlapping(pieces, k, at)
+            if joined is not None and lo[0] <= joined[1][2] <= hi[0] and lo[1] <= joined[1][3] <= hi[1]:
+                score = _loop_at(drawn, labels, *joined, blank_dark, beside_print)
+                at = joined[1] if score > 0.0 else at
+        check = False
+        if score <= 0.0 and check_sized and looks_for_checks:
+            own = (labels[y: y + bh, x: x + bw] == k) & drawn[y: y + bh, x: x + bw].astype(bool)
+            check = (not (own & beside_print[y: y + bh, x: x + bw]).sum() > LOOP_MAX_HUG * own.sum()
+                     and not (own & at_targets[y: y + bh, x: x + bw]).any() and _check_like(own) and _alone(drawn, labels, k, at))
         if check:
             score = 1.0  # a check (or an X, a tick) drawn beside the option, outside its target
         if score <= 0.0:
             continue
-        for i in _owners(boxes, named, (x, y, bw, bh), side, near_in=CHECK_NEAR_IN if check else 0.0):
+        for i in _owners(boxes, named, at, side, near_in=CHECK_NEAR_IN if check else 0.0):
             out[i] = max(out[i], score)
     return out
+
+
+def _loop_at(drawn: np.ndarray, labels: np.ndarray, ks: Sequence[int], box: tuple[int, int, int, int],
+             blank_dark: np.ndarray, beside_print: np.ndarray) -> float:
+    """The loop score (:func:`_loop_score`) of drawn pieces ``ks`` taken as one in ``box``
+    (raster px); 0 where most of them runs along the print (the print itself, thicker in this
+    scan: a darker threshold)."""
+    x, y, bw, bh = box
+    piece = drawn[y: y + bh, x: x + bw].astype(bool)
+    own = np.isin(labels[y: y + bh, x: x + bw], ks) & piece
+    if (own & beside_print[y: y + bh, x: x + bw]).sum() > LOOP_MAX_HUG * own.sum():
+        return 0.0
+    return _loop_score(own, blank_dark[y: y + bh, x: x + bw] >= BLANK_PRINT, piece)
+
+
+def _overlapping(pieces: list[list[int]], k: int, box: tuple[int, int, int, int]) -> tuple[tuple[int, ...], tuple[int, int, int, int]] | None:
+    """Piece ``k`` with every other piece whose box overlaps its ``box`` (raster px), and the
+    box of them all; None where no other overlaps."""
+    x, y, bw, bh = box
+    ks, x0, y0, x1, y1 = [k], x, y, x + bw, y + bh
+    for j, jx, jy, jw, jh in pieces:
+        if j != k and jx < x + bw and x < jx + jw and jy < y + bh and y < jy + jh:
+            ks.append(j)
+            x0, y0, x1, y1 = min(x0, jx), min(y0, jy), max(x1, jx + jw), max(y1, jy + jh)
+    return None if len(ks) == 1 else (tuple(ks), (x0, y0, x1 - x0, y1 - y0))
 
 
 def _warp(gray: np.ndarray, to_px: np.ndarray, size: tuple[int, int]) -> np.ndarray:
@@ -156,7 +196,7 @@ def _loop_to_inches() -> np.ndarray:
     return np.array([[s, 0.0, 0.5 * s], [0.0, s, 0.5 * s], [0.0, 0.0, 1.0]])
 
 
-def _blank_side(reference: np.ndarray, ref_dpi: float, targets: Sequence[TargetDef]) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+def _blank_side(reference: np.ndarray, ref_dpi: float, targets: Sequence[TargetDef]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]:
     """The blank's darkness at LOOP_PPI, it widened NEAR_PX (what a card's own print may
     cover), where it prints within HUG_PX, and the side its names stand on ("right", "left" or
     "either")."""
@@ -168,10 +208,15 @@ def _blank_side(reference: np.ndarray, ref_dpi: float, targets: Sequence[TargetD
                                 borderMode=cv2.BORDER_REPLICATE)
     dark = np.clip(1.0 - blank.astype(np.float32) / paper_level(blank), 0.0, 1.0)
     near = cv2.dilate(dark, np.ones((2 * NEAR_PX + 1,) * 2, np.uint8))
-    beside = cv2.dilate((dark >= BLANK_PRINT).astype(np.uint8), np.ones((2 * HUG_PX + 1,) * 2, np.uint8)).astype(bool)
-    for a in (dark, near, beside):
+    printed = (dark >= BLANK_PRINT).astype(np.uint8)
+    beside = cv2.dilate(printed, np.ones((2 * HUG_PX + 1,) * 2, np.uint8)).astype(bool)
+    run = max(3, int(round(RULE_MIN_IN * LOOP_PPI)))
+    rules = cv2.bitwise_or(cv2.morphologyEx(printed, cv2.MORPH_OPEN, np.ones((1, run), np.uint8)),
+                           cv2.morphologyEx(printed, cv2.MORPH_OPEN, np.ones((run, 1), np.uint8)))
+    near_rules = cv2.dilate(rules, np.ones((2 * RULE_NEAR_PX + 1,) * 2, np.uint8)).astype(bool)
+    for a in (dark, near, beside, near_rules):
         a.setflags(write=False)
-    return dark, near, beside, _names_side(dark, targets)
+    return dark, near, beside, near_rules, _names_side(dark, targets)
 
 
 def _left_out(targets: Sequence[TargetDef], shape: tuple[int, int]) -> np.ndarray:
