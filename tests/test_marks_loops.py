@@ -180,6 +180,20 @@ def test_a_check_just_left_of_an_oval_is_that_options() -> None:
     assert scores[2] >= 0.7 and scores[0] < 0.7 and scores[1] < 0.7, scores
 
 
+def test_a_check_over_an_arrows_tail_that_the_tail_cuts_in_two_stands_alone() -> None:
+    """A check drawn over a broken arrow's heavy tail, its point below it: the tail hides the
+    strokes where they cross it, leaving the point a piece of its own. That piece runs along
+    the print: it is the check's, not other ink round it (a stamp's or a signature's)."""
+    blank, targets, _names = _blank(False)
+    _x, y, _w, h = targets[1].box_in
+    row = _px(y + h / 2)
+    cv2.line(blank, (_px(3.9), row), (_px(4.22), row), 0, 9)  # a heavy tail, 0.045 in
+    card = blank.copy()
+    _check(card, _px(3.96), row + _px(0.05), _px(0.15))
+    scores = _scores(card, blank, targets)
+    assert scores[1] >= 0.7 and scores[0] < 0.7 and scores[2] < 0.7, scores
+
+
 def test_a_stray_line_a_dot_and_a_check_run_out_of_its_target_are_no_check_beside() -> None:
     """Section 7: a stray line that does not enter the target is not a vote, nor a dot; a check
     in the target whose stroke runs out of the box is that target's own mark."""

@@ -142,7 +142,7 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
         if score <= 0.0 and check_sized and looks_for_checks:
             own = (labels[y: y + bh, x: x + bw] == k) & drawn[y: y + bh, x: x + bw].astype(bool)
             check = (not (own & beside_print[y: y + bh, x: x + bw]).sum() > LOOP_MAX_HUG * own.sum()
-                     and not (own & at_targets[y: y + bh, x: x + bw]).any() and _check_like(own) and _alone(drawn, labels, k, at))
+                     and not (own & at_targets[y: y + bh, x: x + bw]).any() and _check_like(own) and _alone(drawn, labels, k, at, beside_print))
         if check:
             score = 1.0  # a check (or an X, a tick) drawn beside the option, outside its target
         if score <= 0.0:
@@ -231,16 +231,19 @@ def _left_out(targets: Sequence[TargetDef], shape: tuple[int, int]) -> np.ndarra
     return mask
 
 
-def _alone(drawn: np.ndarray, labels: np.ndarray, k: int, box: tuple[int, int, int, int]) -> bool:
+def _alone(drawn: np.ndarray, labels: np.ndarray, k: int, box: tuple[int, int, int, int], beside_print: np.ndarray) -> bool:
     """Whether drawn piece ``k`` (its box, raster px) stands alone: within CHECK_CLEAR_IN of its
-    box, other drawn ink amounts to at most CHECK_CLEAR_SHARE of its own (a fragment of a
-    stamp's letters or of a signature that the print cut has its fellows round it)."""
+    box, other drawn ink away from the print (HUG_PX: a check's own stroke the print cut off,
+    running on under an arrow's tail, is there) amounts to at most CHECK_CLEAR_SHARE of its own
+    (a fragment of a stamp's letters or of a signature that the print cut has its fellows round
+    it)."""
     x, y, w, h = box
     m = int(round(CHECK_CLEAR_IN * LOOP_PPI))
     r0, c0 = max(0, y - m), max(0, x - m)
     area = drawn[r0: y + h + m, c0: x + w + m].astype(bool)
     mine = labels[r0: y + h + m, c0: x + w + m] == k
-    return int(np.count_nonzero(area & ~mine)) <= CHECK_CLEAR_SHARE * int(np.count_nonzero(area & mine))
+    others = area & ~mine & ~beside_print[r0: y + h + m, c0: x + w + m]
+    return int(np.count_nonzero(others)) <= CHECK_CLEAR_SHARE * int(np.count_nonzero(area & mine))
 
 
 def _specks_per_in2(drawn: np.ndarray) -> float:
