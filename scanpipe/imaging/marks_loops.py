@@ -141,7 +141,7 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
         check = False
         if score <= 0.0 and check_sized and looks_for_checks:
             own = (labels[y: y + bh, x: x + bw] == k) & drawn[y: y + bh, x: x + bw].astype(bool)
-            check = (not (own & beside_print[y: y + bh, x: x + bw]).sum() > LOOP_MAX_HUG * own.sum()
+            check = ((own & beside_print[y: y + bh, x: x + bw]).sum() <= LOOP_MAX_HUG * own.sum()  # not the print's own rim
                      and not (own & at_targets[y: y + bh, x: x + bw]).any() and _check_like(own) and _alone(drawn, labels, k, at, beside_print))
         if check:
             score = 1.0  # a check (or an X, a tick) drawn beside the option, outside its target
