@@ -136,3 +136,20 @@ def test_loops_round_names_that_found_a_fault_go_to_a_person(election_only: tupl
     circled = [t["option"] for t in card["targets"] if t["mark"] == "circled_name"]
     assert circled, "the card has a circled name"
     assert [o for o in circled if got[o].status.value != "unknown"] == [], why
+
+
+def test_a_long_card_stretched_unevenly_is_fitted_by_its_marks(election_only: tuple[Path, InterpretContext]) -> None:
+    """Seed 4711's card 56: a 19-inch ballot, its stub torn off, scanned 0.7% wider and 1.4%
+    shorter than its blank. The uniform scale of the marks' vote smears the true translation,
+    and the leading ones lie several spacings off along the columns (print correlation 0.58 at
+    best): the fits further off are tried before the card is given up (it was `unknown_style`)."""
+    from tests.fifth_vendor import make_card
+
+    out, context = election_only
+    card = make_card(out, 4711, 55)
+    (page,) = interpret_file(str(out / card["file"]), context, CardHints(), "t")
+    result = page.interpretation
+    assert isinstance(result, ReadCard) and result.style == card["style"], result
+    got = {t.score.option: t.status.value for t in result.targets}
+    clear = [t for t in card["targets"] if t["intent"] != "ambiguous"]
+    assert [t["option"] for t in clear if got[t["option"]] not in (DEFINITE[t["intent"]], "unknown")] == []

@@ -32,7 +32,7 @@ Pure: arrays in, values out.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -87,6 +87,7 @@ MARK_MIN_SHARE = 0.6  # of the blank's marks the fit puts on the card, found
 MARK_MIN_OVERALL = 0.3  # of all the blank's marks found (a scanner may cut a row off, not most)
 MARK_MIN_CC = 0.6  # a fit by the marks stands when the print correlates this well (else the dense steps decide)
 MARK_SURE_CC = 0.8  # ... and below this the dense steps are tried too, the better correlation winning (:func:`surer_of`)
+MARK_FAR_SPACINGS = 8  # ... and where no fit reaches MARK_MIN_CC, fits up to this many spacings off are tried too
 MARK_CLOSE_SHARE = 0.8  # fits finding this share of the most marks found are told apart by the print
 MARK_MIN_SPAN_IN = 1.0  # the marks found span at least this both ways
 ROW_STRETCHES = tuple(1.0 + 0.005 * k for k in range(-6, 7))  # a fit by one row of marks, stretched across it by each of these
@@ -310,6 +311,13 @@ def align_by_marks(view: CardView, model: PageModel, *, dpi_hint: float | None =
             tried, shifts = [(m, t) for _cc, m, t in scored], _spacing_shifts(anchor)
             more = _distinct(tried + [(m @ shift, t) for m, t in tried for shift in shifts], model)[len(tried):]
             scored += [(_coarse_correlation(view, model, m, t), m, t) for m, t in more]
+            if max(f[0] for f in scored) < MARK_MIN_CC:
+                # still no fit: a card stretched unevenly (a percent one way, another the other)
+                # may lead the vote several spacings off along a long column; the fits further
+                # off are tried before the card is given up to the dense steps
+                far = _spacing_shifts(anchor, steps=range(2, MARK_FAR_SPACINGS + 1))
+                more = _distinct(tried + [(m @ shift, t) for m, t in tried for shift in far], model)[len(tried):]
+                scored += [(_coarse_correlation(view, model, m, t), m, t) for m, t in more]
     else:  # one row of marks fixes a similarity: the stretch across the row (a scanner's feed) is searched
         scored = [(*_stretched_across(view, model, m, t, anchor), t) for m, t in close]
     cc, matrix, turn = max(scored, key=lambda f: f[0])
@@ -319,10 +327,10 @@ def align_by_marks(view: CardView, model: PageModel, *, dpi_hint: float | None =
     return Alignment(matrix, turn, cc)
 
 
-def _spacing_shifts(anchor: np.ndarray) -> list[np.ndarray]:
-    """Translations of the blank (3x3, blank px) by one spacing of its marks either way, along
-    its rows and along its columns: the median distance from a mark to its nearest neighbour
-    that way."""
+def _spacing_shifts(anchor: np.ndarray, steps: Sequence[int] = (1,)) -> list[np.ndarray]:
+    """Translations of the blank (3x3, blank px) by ``steps`` spacings of its marks either way,
+    along its rows and along its columns: the median distance from a mark to its nearest
+    neighbour that way."""
     d = anchor[None, :, :] - anchor[:, None, :]
     dist = np.hypot(d[..., 0], d[..., 1])
     np.fill_diagonal(dist, np.inf)
@@ -331,10 +339,11 @@ def _spacing_shifts(anchor: np.ndarray) -> list[np.ndarray]:
     for axis in (0, 1):
         along = np.abs(nearest[np.abs(nearest[:, axis]) > np.abs(nearest[:, 1 - axis]), axis])
         if len(along):
-            for sign in (1.0, -1.0):
-                shift = np.eye(3)
-                shift[axis, 2] = sign * float(np.median(along))
-                shifts.append(shift)
+            for k in steps:
+                for sign in (1.0, -1.0):
+                    shift = np.eye(3)
+                    shift[axis, 2] = sign * k * float(np.median(along))
+                    shifts.append(shift)
     return shifts
 
 
