@@ -116,6 +116,19 @@ def election_only(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Inter
     return out, InterpretContext(election, load_thresholds(), load_references(election))
 
 
+def _drawn_and_read(election_only: tuple[Path, InterpretContext], seed: int, index: int) -> tuple[dict[str, Any], ReadCard]:
+    """Card ``index`` of ``seed`` drawn alone by the renderer and read: its truth and reading
+    (read with its own style, or the test fails)."""
+    from tests.fifth_vendor import make_card
+
+    out, context = election_only
+    card = make_card(out, seed, index)
+    (page,) = interpret_file(str(out / card["file"]), context, CardHints(), "t")
+    result = page.interpretation
+    assert isinstance(result, ReadCard) and result.style == card["style"], (card["file"], result)
+    return card, result
+
+
 @pytest.mark.parametrize("seed, index, why", [
     (4711, 147, "a pencil loop joined to the rule under its row, which a dithered bilevel scan prints thicker"),
     (4711, 75, "a pencil loop touching the rule under its row, on a thresholded scan"),
@@ -125,13 +138,7 @@ def election_only(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Inter
 def test_loops_round_names_that_found_a_fault_go_to_a_person(election_only: tuple[Path, InterpretContext], seed: int,
                                                              index: int, why: str) -> None:
     """Cards of the fifth renderer's seed 4711 whose circled names were read as no vote."""
-    from tests.fifth_vendor import make_card
-
-    out, context = election_only
-    card = make_card(out, seed, index)
-    (page,) = interpret_file(str(out / card["file"]), context, CardHints(), "t")
-    result = page.interpretation
-    assert isinstance(result, ReadCard) and result.style == card["style"], (why, result)
+    card, result = _drawn_and_read(election_only, seed, index)
     got = {t.score.option: t for t in result.targets}
     circled = [t["option"] for t in card["targets"] if t["mark"] == "circled_name"]
     assert circled, "the card has a circled name"
@@ -143,13 +150,7 @@ def test_a_long_card_stretched_unevenly_is_fitted_by_its_marks(election_only: tu
     shorter than its blank. The uniform scale of the marks' vote smears the true translation,
     and the leading ones lie several spacings off along the columns (print correlation 0.58 at
     best): the fits further off are tried before the card is given up (it was `unknown_style`)."""
-    from tests.fifth_vendor import make_card
-
-    out, context = election_only
-    card = make_card(out, 4711, 55)
-    (page,) = interpret_file(str(out / card["file"]), context, CardHints(), "t")
-    result = page.interpretation
-    assert isinstance(result, ReadCard) and result.style == card["style"], result
+    card, result = _drawn_and_read(election_only, 4711, 55)
     got = {t.score.option: t.status.value for t in result.targets}
     clear = [t for t in card["targets"] if t["intent"] != "ambiguous"]
     assert [t["option"] for t in clear if got[t["option"]] not in (DEFINITE[t["intent"]], "unknown")] == []
