@@ -120,7 +120,8 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
     found = component_boxes(cv2.dilate(drawn, np.ones((JOIN_PX, JOIN_PX), np.uint8)))
     if found is None:
         return out
-    labels, pieces = found[0], found[1].tolist()
+    labels, table = found[0], found[1]
+    pieces = table.tolist()
     boxes = np.array([t.box_in for t in targets], np.float64) * LOOP_PPI
     lo, hi = np.array(LOOP_MIN_IN) * LOOP_PPI, np.array(LOOP_MAX_IN) * LOOP_PPI
     check_lo, check_hi = CHECK_IN[0] * LOOP_PPI, CHECK_IN[1] * LOOP_PPI
@@ -134,7 +135,7 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
         if loop_sized and score <= 0.0:
             # a loop the print broke in two (it crosses a letter): with the pieces whose boxes
             # overlap its box, taken together
-            joined = _overlapping(pieces, k, at)
+            joined = _overlapping(table, k, at)
             if joined is not None and lo[0] <= joined[1][2] <= hi[0] and lo[1] <= joined[1][3] <= hi[1]:
                 score = _loop_at(drawn, labels, *joined, blank_dark, beside_print)
                 at = joined[1] if score > 0.0 else at
@@ -165,16 +166,18 @@ def _loop_at(drawn: np.ndarray, labels: np.ndarray, ks: Sequence[int], box: tupl
     return _loop_score(own, blank_dark[y: y + bh, x: x + bw] >= BLANK_PRINT, piece)
 
 
-def _overlapping(pieces: list[list[int]], k: int, box: tuple[int, int, int, int]) -> tuple[tuple[int, ...], tuple[int, int, int, int]] | None:
-    """Piece ``k`` with every other piece whose box overlaps its ``box`` (raster px), and the
-    box of them all; None where no other overlaps."""
+def _overlapping(table: np.ndarray, k: int, box: tuple[int, int, int, int]) -> tuple[tuple[int, ...], tuple[int, int, int, int]] | None:
+    """Piece ``k`` with every other piece whose box overlaps its ``box`` (raster px; ``table``:
+    :func:`~scanpipe.imaging.reference.component_boxes`' rows), and the box of them all; None
+    where no other overlaps."""
     x, y, bw, bh = box
-    ks, x0, y0, x1, y1 = [k], x, y, x + bw, y + bh
-    for j, jx, jy, jw, jh in pieces:
-        if j != k and jx < x + bw and x < jx + jw and jy < y + bh and y < jy + jh:
-            ks.append(j)
-            x0, y0, x1, y1 = min(x0, jx), min(y0, jy), max(x1, jx + jw), max(y1, jy + jh)
-    return None if len(ks) == 1 else (tuple(ks), (x0, y0, x1 - x0, y1 - y0))
+    j, jx, jy, jw, jh = table.T
+    hit = table[(j != k) & (jx < x + bw) & (x < jx + jw) & (jy < y + bh) & (y < jy + jh)]
+    if len(hit) == 0:
+        return None
+    x0, y0 = min(x, int(hit[:, 1].min())), min(y, int(hit[:, 2].min()))
+    x1, y1 = max(x + bw, int((hit[:, 1] + hit[:, 3]).max())), max(y + bh, int((hit[:, 2] + hit[:, 4]).max()))
+    return (k, *(int(v) for v in hit[:, 0])), (x0, y0, x1 - x0, y1 - y0)
 
 
 def _warp(gray: np.ndarray, to_px: np.ndarray, size: tuple[int, int]) -> np.ndarray:

@@ -992,9 +992,10 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
     lines are all compared as well: ink over a name is likelier than another name there): a
     glyph is missing when it correlates under OWN_GLYPH_CORR with the card printing no more
     than OWN_OVER_MASS times its ink there (a stamp or a loop across a name adds far more;
-    another name in the same type about as much), and a line decides where one glyph is missing so and, counting its glyphs the
-    card shows paper over with them, LINE_WRONG_MIN and LINE_WRONG_SHARE of the line's are
-    (another precinct's name, shorter or longer; not one glyph under a voter's loop), or where
+    another name in the same type about as much), and a line decides where one glyph is
+    missing so and, counting its glyphs the card shows paper over with them, LINE_WRONG_MIN
+    and LINE_WRONG_SHARE of the line's are (another precinct's name, shorter or longer; not
+    one glyph under a voter's loop), or where
     LINE_OTHER_MIN of its glyphs are missing so with their own print gone as well (under
     OWN_GLYPH_COVERED of it shown: another word or number where one letter or digit of it
     differs, "02 SOUTH" for "01 NORTH"; ink over a glyph leaves its print, and a fold or a
