@@ -4,6 +4,8 @@ target (a thresholded scan thickens it) are told apart from a voter's mark and f
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import cv2
 import numpy as np
 import pytest
@@ -90,6 +92,41 @@ def test_a_check_drawn_over_a_thick_outline_is_never_a_clear_no_vote() -> None:
     got = [r.status for r in _read(img, blank, reg, page)]
     assert got[4] is not MarkStatus.NO, got
     assert all(s is MarkStatus.NO for i, s in enumerate(got) if i != 4), got
+
+
+def _arrows_to_complete(shape: tuple[int, int], page) -> np.ndarray:
+    """A blank printing, for every target, a broken arrow whose gap is the target's box: a
+    thick tail ending at the box's left edge, a head starting at its right edge (no oval)."""
+    img = np.full(shape, 255, np.uint8)
+    for i in range(len(page.targets)):
+        x, y, w, h = page.targets[i].box_in
+        cy = y + h / 2
+        cv2.line(img, (_px(x - 0.35), _px(cy)), (_px(x), _px(cy)), 0, _px(0.04), cv2.LINE_AA)
+        head = np.array([(_px(x + w), _px(cy - 0.06)), (_px(x + w + 0.12), _px(cy)), (_px(x + w), _px(cy + 0.06))], np.int32)
+        cv2.fillConvexPoly(img, head, 0, cv2.LINE_AA)
+    return img
+
+
+def test_a_line_joining_an_arrows_tail_and_head_is_a_vote_a_short_stroke_in_the_gap_is_not() -> None:
+    """An arrow to complete, its gap boxed: the line a voter draws shows only between the
+    printed tail and head (its ink on them is the blank's print). Its reach is measured
+    against that gap, so a line joining them reaches across the target as a line through an
+    oval does (it read as 0.6 of the oval the box inscribes: for a person)."""
+    shape, reg, ovals = card(EMPTY)[0].shape, *card(EMPTY)[1:]
+    gap_w, gap_h = 0.16, 0.1  # a short gap: the oval it inscribes reaches well past the tail's end and the head's
+    page = replace(ovals, targets=tuple(replace(t, box_in=(t.box_in[0], t.box_in[1], gap_w, gap_h)) for t in ovals.targets))
+    blank = _arrows_to_complete(shape, page)
+    img = blank.copy()
+    for i in (1, 4, 6):  # a ballpoint line from the tail into the head, a little off level
+        x, y, w, h = page.targets[i].box_in
+        cy = y + h / 2
+        cv2.line(img, (_px(x - 0.04), _px(cy + 0.005)), (_px(x + w + 0.03), _px(cy - 0.008)), 60, _px(0.012), cv2.LINE_AA)
+    x, y, w, h = page.targets[3].box_in  # a short stroke in the gap, not reaching the head
+    cv2.line(img, (_px(x + 0.03), _px(y + h / 2)), (_px(x + 0.08), _px(y + h / 2)), 60, _px(0.012), cv2.LINE_AA)
+    got = _read(img, blank, reg, page)
+    assert [r.status for i, r in enumerate(got) if i in (1, 4, 6)] == [MarkStatus.YES] * 3, [(r.status.value, r.why) for r in got]
+    assert got[3].status is not MarkStatus.YES, got[3].why
+    assert all(r.status is MarkStatus.NO for i, r in enumerate(got) if i not in (1, 3, 4, 6)), [(r.status.value, r.why) for r in got]
 
 
 def test_of_two_shifts_fitting_the_blank_about_equally_the_smaller_is_taken() -> None:

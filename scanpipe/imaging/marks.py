@@ -457,16 +457,28 @@ def _knots(values: np.ndarray, knots: tuple[tuple[float, float], ...]) -> np.nda
     return np.interp(values, xs, ys)
 
 
-def _span(ink: np.ndarray, geo: _Geometry, interior_px: int) -> np.ndarray:
+def _span(ink: np.ndarray, geo: _Geometry, interior_px: int, visible: np.ndarray | None = None) -> np.ndarray:
     """Extent of dark ink in the span zone across the oval: max of width and height shares;
     on a speckled card specks are left out (:func:`_without_specks`): a bilevel scan of
     coloured stock thresholded near its paper speckles every box and roughens its printed
-    outline, and a few specks spread the extent of a hesitation dot across the box."""
+    outline, and a few specks spread the extent of a hesitation dot across the box.
+
+    ``visible`` (per target, the window's pixels where added ink can show at all: not the
+    blank's print): the shares are of the oval's axes or, where less, of how far the zone
+    shows across the rows the ink lies in (down: the columns). An arrow's gap, boxed, has its
+    tail and head printed where an oval's zone runs on past its outline: a line joining them
+    shows only between them, and reaches across as a line through an oval does."""
     zone = (ink >= DARK) & geo.span_zone[None]
     zone = _without_specks(zone[:, geo.span_rows, geo.span_cols])
     count = zone.sum(axis=(1, 2))
-    span = np.maximum(_extent_share(zone.sum(axis=1).astype(np.float32), count, geo.axes_px[0]),
-                      _extent_share(zone.sum(axis=2).astype(np.float32), count, geo.axes_px[1]))
+    across: float | np.ndarray = geo.axes_px[0]
+    down: float | np.ndarray = geo.axes_px[1]
+    if visible is not None:
+        shown = visible[:, geo.span_rows, geo.span_cols] & geo.span_zone[None, geo.span_rows, geo.span_cols]
+        across = np.minimum(across, _extent((shown & zone.any(axis=2)[:, :, None]).any(axis=1), across))
+        down = np.minimum(down, _extent((shown & zone.any(axis=1)[:, None, :]).any(axis=2), down))
+    span = np.maximum(_extent_share(zone.sum(axis=1).astype(np.float32), count, across),
+                      _extent_share(zone.sum(axis=2).astype(np.float32), count, down))
     return np.where(count >= SPAN_MIN_SHARE * interior_px, np.clip(span, 0.0, 1.0), 0.0)
 
 
@@ -504,6 +516,14 @@ def small_pieces(zone: np.ndarray, px: int, within: np.ndarray | None = None) ->
         outside[:, :rows] = ~within
         small &= np.bincount(labels[outside.reshape(labels.shape)], minlength=count) == 0
     return small[labels].reshape(n, rows + 1, cols)[:, :rows]
+
+
+def _extent(seen: np.ndarray, otherwise: float) -> np.ndarray:
+    """Per row of ``seen`` (bool), from its first true to its last, in elements; ``otherwise``
+    where none is."""
+    first = np.argmax(seen, axis=1)
+    last = seen.shape[1] - 1 - np.argmax(seen[:, ::-1], axis=1)
+    return np.where(seen.any(axis=1), last - first + 1, otherwise).astype(np.float64)
 
 
 def _extent_share(profile: np.ndarray, count: np.ndarray, size: float | np.ndarray) -> np.ndarray:

@@ -200,7 +200,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     rim = np.where(level >= BEYOND_MIDDLE_LEVEL, _knots(to_edges, LEVEL_KNOTS), np.minimum(_knots(to_edges, LEVEL_KNOTS), HIGH_ANCHOR - 0.02))
     even_score = np.where(share >= OPEN_PAPER_SHARE, _knots(even, LEVEL_KNOTS), np.maximum(_knots(even, RESIDUE_KNOTS), rim))
     obscured = (blank.reshape(n, -1)[:, geo.interior] >= PRINTED).mean(axis=1)
-    stroke = _span(ink, geo, len(geo.interior))
+    stroke = _span(ink, geo, len(geo.interior), visible=~printed)
     if side.boxed is not None:  # targets printed as boxes: a stroke crossing most of the box reaches across it
         in_box = _span_in_box(ink, side.boxed, len(geo.interior))
         stroke = np.where(in_box >= BOX_SPAN_MIN, np.maximum(stroke, in_box), stroke)
