@@ -251,6 +251,26 @@ def test_a_name_written_small_and_light_is_ink_in_the_area(against_blank: bool, 
     assert score_targets(smudged, reg, page, **ref)[0].write_in_score == 0.0
 
 
+@pytest.mark.parametrize("against_blank", [False, True])
+@pytest.mark.parametrize("gray", [170, 180])
+def test_a_name_written_in_light_pencil_is_ink_in_the_area(against_blank: bool, gray: int) -> None:
+    """A name in a light pencil's hairline, scanned soft: at the area's resolution its strokes
+    reach about 0.2, and at the first faint level its letters fall apart into pieces no word
+    wide (the fifth renderer's light-pencil names beside an empty target read as an empty area).
+    A smear of the same gray as long as the name, and the empty area, stay empty."""
+    blank, reg, page = card(["none", "none"], write_in_row=0)
+    x, y, w, h = page.targets[0].write_in_area_in
+    named, smeared = blank.copy(), blank.copy()
+    cv2.putText(named, "Oren Haskins", (int((x + 0.1) * DPI), int((y + h - 0.08) * DPI)), cv2.FONT_HERSHEY_SCRIPT_SIMPLEX, 1.0,
+                gray, 1, cv2.LINE_AA)
+    cv2.line(smeared, (int((x + 0.1) * DPI), int((y + h / 2) * DPI)), (int((x + 1.2) * DPI), int((y + h / 2) * DPI)), gray, 5, cv2.LINE_AA)
+    named, smeared = cv2.GaussianBlur(named, (0, 0), 0.7), cv2.GaussianBlur(smeared, (0, 0), 0.7)
+    ref = {"reference": blank, "reference_dpi": float(DPI)} if against_blank else {}
+    assert score_targets(named, reg, page, **ref)[0].write_in_score >= load_thresholds().write_in
+    assert score_targets(smeared, reg, page, **ref)[0].write_in_score == 0.0
+    assert score_targets(cv2.GaussianBlur(blank, (0, 0), 0.7), reg, page, **ref)[0].write_in_score == 0.0
+
+
 @pytest.mark.parametrize(("angle", "offset"), [(0.0, (0.0, 2.0)), (0.8, (1.0, -2.0)), (-0.8, (-1.0, 3.0))])
 def test_the_printed_write_in_line_inside_the_area_is_not_writing(angle: float, offset: tuple[float, float]) -> None:
     """The area's box reaches the printed write-in line (a board drew it that way, or the scan's

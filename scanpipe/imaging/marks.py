@@ -85,8 +85,11 @@ WRITE_IN_SPECK_PX = 6  # on a speckled card, pieces of ink this small (a speck's
 WRITE_IN_EDGE_IN = 0.03  # the area's rim is not read: print beside it spills in with a scan's error
 # a name written small and light (a blue ballpoint's thin strokes, a pencil) stays under
 # WRITE_IN_INK at SIDE_PPI: fainter ink counts too where it forms a word, a piece (its letters
-# joined a pixel apart) at least WRITE_IN_WORD_IN wide; not on a speckled card, whose specks join so
-WRITE_IN_FAINT_INK = 0.18
+# joined a pixel apart) at least WRITE_IN_WORD_IN wide; not on a speckled card, whose specks join so.
+# Looked for at each of WRITE_IN_FAINT_INK: a light pencil's name reaches 0.2 at most (its letters
+# fall apart at the first level), and at the second the print's fringe or the area's other faint
+# ink may join a darker word into one too tall or too full to be a word (found at the first)
+WRITE_IN_FAINT_INK = (0.18, 0.12)
 WRITE_IN_WORD_IN = 0.3
 WRITE_IN_WORD_MIN_PX = 3  # a word's height at SIDE_PPI (0.05 in): a rule scans 1-2 pixels thick
 WRITE_IN_WORD_FILL = 0.7
@@ -773,7 +776,8 @@ def _write_in_score(gray: np.ndarray, hom: np.ndarray, area: Box | None, referen
     if speckled_card:
         inked &= ~small_pieces(inked[None], WRITE_IN_SPECK_PX)[0]
     else:
-        inked |= _written_words((written >= WRITE_IN_FAINT_INK) & ~ruled[:, None])
+        for level in WRITE_IN_FAINT_INK:
+            inked |= _written_words((written >= level) & ~ruled[:, None])
     edge = max(1, int(round(WRITE_IN_EDGE_IN * SIDE_PPI)))  # what spills in from beside the area
     inked[:edge], inked[-edge:], inked[:, :edge], inked[:, -edge:] = False, False, False, False
     return float(inked.any(axis=0).mean()) if inked.size else 0.0
