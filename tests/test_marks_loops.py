@@ -72,6 +72,22 @@ def test_a_pencil_loop_left_open_a_little_is_still_a_loop() -> None:
     assert _scores(card, blank, targets)[0] >= 0.7
 
 
+@pytest.mark.parametrize(("inset", "width", "ink"), [(10, 3, 40), (12, 3, 60), (9, 4, 110)])
+def test_a_loop_drawn_round_a_name_twice_is_a_loop(inset: int, width: int, ink: int) -> None:
+    """A hand going round a name once more, a little inside the first pass: the second pass
+    crosses the loop's inside near its round ends (drawn ink on up to a tenth of it; a stamp's
+    words fill more), where a single pass leaves paper."""
+    blank, targets, names = _blank(True)
+    card = blank.copy()
+    x0, y0, x1, y1 = names[0]
+    cx, cy = (x0 + x1) // 2, (y0 + y1) // 2
+    ax, ay = (x1 - x0) // 2 + 18, (y1 - y0) // 2 + 10
+    cv2.ellipse(card, (cx, cy), (ax, ay), 0, 0, 360, ink, width, cv2.LINE_AA)
+    cv2.ellipse(card, (cx + inset // 2, cy + inset // 3), (ax - inset, ay - inset // 2), 3, 150, 420, ink, width, cv2.LINE_AA)
+    scores = _scores(card, blank, targets)
+    assert scores[0] >= 0.7 and (scores[1:] < 0.7).all(), scores
+
+
 def test_a_blank_card_and_a_voted_card_show_no_loop() -> None:
     blank, targets, _names = _blank(True)
     assert not _scores(blank.copy(), blank, targets).any()

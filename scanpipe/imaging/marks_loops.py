@@ -68,7 +68,7 @@ SIDE_BAND_MAX_IN = 0.15  # ... at most this wide
 INNER_COLS = 0.8  # top and bottom coverage counted over this middle share of the columns ...
 INNER_ROWS = 0.5  # ... left and right over this of the rows (a loop's ends are round)
 ENCLOSED_PRINT = 0.03  # the blank prints on at least this share of the loop's inside ...
-ENCLOSED_DRAWN = 0.05  # ... and the card adds ink on at most this share of it
+ENCLOSED_DRAWN = 0.12  # ... and the card adds ink on at most this share of it
 ROW_SLACK_IN = 0.05  # a target is on the loop's row when its centre lies within the loop's rows, this grown
 NAME_REACH_IN = 2.0  # a loop belongs to a target at most this far from it
 NAME_BESIDE_IN = 0.25  # a page's names begin (or end) this close to most of its targets ...
@@ -132,13 +132,13 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
             continue
         at: tuple[int, int, int, int] = (x, y, bw, bh)
         score = _loop_at(drawn, labels, (k,), at, blank_dark, beside_print) if loop_sized else 0.0
-        if loop_sized and score <= 0.0:
+        if loop_sized and score < 1.0:
             # a loop the print broke in two (it crosses a letter): with the pieces whose boxes
-            # overlap its box, taken together
+            # overlap its box, taken together (the piece alone may be some of it)
             joined = _overlapping(table, k, at)
             if joined is not None and lo[0] <= joined[1][2] <= hi[0] and lo[1] <= joined[1][3] <= hi[1]:
-                score = _loop_at(drawn, labels, *joined, blank_dark, beside_print)
-                at = joined[1] if score > 0.0 else at
+                together = _loop_at(drawn, labels, *joined, blank_dark, beside_print)
+                score, at = (together, joined[1]) if together > score else (score, at)
         check = False
         if score <= 0.0 and check_sized and looks_for_checks:
             own = (labels[y: y + bh, x: x + bw] == k) & drawn[y: y + bh, x: x + bw].astype(bool)
