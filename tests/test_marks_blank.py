@@ -247,6 +247,22 @@ def test_thin_x_and_check_in_a_printed_box_are_votes() -> None:
     assert got == [MarkStatus.YES, MarkStatus.NO, MarkStatus.YES, MarkStatus.NO, MarkStatus.YES], got
 
 
+@pytest.mark.parametrize("dot_in", [0.03, 0.04])
+def test_a_dot_in_a_box_a_scan_prints_thicker_is_no_vote(dot_in: float) -> None:
+    """A bilevel scan thresholded dark prints every box thicker than its blank: the rim
+    that leaves at the box's corners lies in the zone beyond the oval the box inscribes, at
+    opposite sides, and with a hesitation dot in the middle it spanned the box (a vote: the
+    fourth renderer's seed 9191, a Hart-like box at 150 dpi). Checks and X's in boxes stay votes."""
+    img, blank, reg, page = _boxes_card(["none", "x", "none", "check", "none"])
+    img = cv2.erode(img, np.ones((5, 5), np.uint8))  # the print (and the marks) two pixels thicker all round
+    for i in (0, 2):
+        x, y, w, h = page.targets[i].box_in
+        cv2.circle(img, (_px(x + w / 2), _px(y + h / 2)), max(1, _px(dot_in / 2)), 30, -1, cv2.LINE_AA)
+    got = [r.status for r in _read(img, blank, reg, page)]
+    assert got[1] is MarkStatus.YES and got[3] is MarkStatus.YES, got
+    assert got[0] is not MarkStatus.YES and got[2] is not MarkStatus.YES and got[4] is MarkStatus.NO, got
+
+
 def _speckled(img: np.ndarray, seed: int, per_in2: float = 200.0) -> np.ndarray:
     """``img`` with a bilevel scan's specks of coloured stock thresholded near its paper: black
     dots of two to six pixels (0.01-0.015 in) scattered all over, beside every target."""

@@ -460,7 +460,8 @@ def _knots(values: np.ndarray, knots: tuple[tuple[float, float], ...]) -> np.nda
     return np.interp(values, xs, ys)
 
 
-def _span(ink: np.ndarray, geo: _Geometry, interior_px: int, visible: np.ndarray | None = None) -> np.ndarray:
+def _span(ink: np.ndarray, geo: _Geometry, interior_px: int, visible: np.ndarray | None = None,
+          ignore: np.ndarray | None = None) -> np.ndarray:
     """Extent of dark ink in the span zone across the oval: max of width and height shares;
     on a speckled card specks are left out (:func:`_without_specks`): a bilevel scan of
     coloured stock thresholded near its paper speckles every box and roughens its printed
@@ -470,8 +471,11 @@ def _span(ink: np.ndarray, geo: _Geometry, interior_px: int, visible: np.ndarray
     blank's print): the shares are of the oval's axes or, where less, of how far the zone
     shows across the rows the ink lies in (down: the columns). An arrow's gap, boxed, has its
     tail and head printed where an oval's zone runs on past its outline: a line joining them
-    shows only between them, and reaches across as a line through an oval does."""
+    shows only between them, and reaches across as a line through an oval does. ``ignore`` (per
+    target, as ``ink``): pixels whose ink does not count at all."""
     zone = (ink >= DARK) & geo.span_zone[None]
+    if ignore is not None:
+        zone &= ~ignore
     zone = _without_specks(zone[:, geo.span_rows, geo.span_cols])
     count = zone.sum(axis=(1, 2))
     across: float | np.ndarray = geo.axes_px[0]

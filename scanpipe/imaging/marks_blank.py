@@ -200,7 +200,15 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     rim = np.where(level >= BEYOND_MIDDLE_LEVEL, _knots(to_edges, LEVEL_KNOTS), np.minimum(_knots(to_edges, LEVEL_KNOTS), HIGH_ANCHOR - 0.02))
     even_score = np.where(share >= OPEN_PAPER_SHARE, _knots(even, LEVEL_KNOTS), np.maximum(_knots(even, RESIDUE_KNOTS), rim))
     obscured = (blank.reshape(n, -1)[:, geo.interior] >= PRINTED).mean(axis=1)
-    stroke = _span(ink, geo, len(geo.interior), visible=~printed)
+    fringe = None
+    if side.boxed is not None:
+        # a box's printed corners lie in the oval's zone, beyond the oval it inscribes: the rim a
+        # thicker scan of that print leaves there, at opposite corners, spans the box with any
+        # dot in its middle; the print's neighbourhood is left out for boxes
+        boxed = side.boxed.any(axis=(1, 2))
+        fringe = cv2.dilate(printed.reshape(n * ch, cw).view(np.uint8), np.ones((3, 3), np.uint8)).reshape(printed.shape).astype(bool)
+        fringe &= boxed[:, None, None]
+    stroke = _span(ink, geo, len(geo.interior), visible=~printed, ignore=fringe)
     if side.boxed is not None:  # targets printed as boxes: a stroke crossing most of the box reaches across it
         in_box = _span_in_box(ink, side.boxed, len(geo.interior))
         stroke = np.where(in_box >= BOX_SPAN_MIN, np.maximum(stroke, in_box), stroke)
