@@ -493,7 +493,9 @@ def interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHint
         result = _interpret_content(gray, page, codes, context, hints)
     if isinstance(result, ReadCard):
         codes = _stated_label(_without_vendor_codes(codes, result, gray, context), hints)
-    if streaks := vertical_streaks(gray):
+    # looked for on the scan as it came, a dark bed round the page and all: a streak runs from the
+    # paper's top edge to its bottom edge, and the bed painted as paper would make it stop short
+    if streaks := vertical_streaks(page.image):
         result = _with_streaks(result, streaks, gray, context)
     kind, kind_reasons = _kind_of(codes, hints)
     if isinstance(result, ReadCard | MachinePrintedCard):

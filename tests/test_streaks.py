@@ -155,6 +155,28 @@ def test_empty_targets_a_black_streak_crosses_go_to_a_person(vendor_election: El
            [True] * sum(crossed)
 
 
+def test_a_black_streak_on_a_card_scanned_on_a_dark_bed_sends_its_targets_to_a_person(vendor_election: Election,
+                                                                                     context: InterpretContext, tmp_path: Path) -> None:
+    """The reader paints a dark scanner bed round a skewed page as paper before reading it;
+    the streak is still looked for on the scan as it came (from the paper's top edge to its
+    bottom edge: on the painted bed it stopped short, the card said nothing of it, and its line
+    through empty targets read as votes, the fourth renderer's seed 7373). A thin line with
+    nothing beside it hides no stroke: those targets read as no vote."""
+    from tests.test_page_bed import _on_bed
+
+    gray, boxes = _blank_card(vendor_election, "H-13")
+    card = _on_bed(gray, 0.7, 25, margin=70)  # a dark bed all round the sheet, turned a little
+    x0, _y, w, _h = boxes[0]
+    x = int(x0 + w / 2) + 70
+    paper = card[:, x: x + 2] > 100
+    card[:, x: x + 2][paper] = 30  # the glass's dirt darkens two columns wherever the paper passed
+    _read_card, result = _read(card, context, tmp_path)
+    assert result.style == "H-13"
+    assert Reason.SCANNER_STREAK in result.reasons
+    statuses = [r.status for r in result.targets]
+    assert MarkStatus.YES not in statuses, [(r.score.option, r.why) for r in result.targets]
+
+
 def test_a_vote_a_black_streak_crosses_reads_and_its_empty_neighbours_go_to_a_person(vendor_election: Election,
                                                                                     context: InterpretContext, tmp_path: Path) -> None:
     """With the streak painted over from beside it, a target the voter filled beyond the line
