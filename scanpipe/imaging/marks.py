@@ -482,8 +482,9 @@ def _span(ink: np.ndarray, geo: _Geometry, interior_px: int, visible: np.ndarray
     down: float | np.ndarray = geo.axes_px[1]
     if visible is not None:
         shown = visible[:, geo.span_rows, geo.span_cols] & geo.span_zone[None, geo.span_rows, geo.span_cols]
-        across = np.minimum(across, _extent((shown & zone.any(axis=2)[:, :, None]).any(axis=1), across))
-        down = np.minimum(down, _extent((shown & zone.any(axis=1)[:, None, :]).any(axis=2), down))
+        ink_rows, ink_cols = np.asarray(zone.any(axis=2)), np.asarray(zone.any(axis=1))
+        across = np.minimum(across, _extent(np.asarray((shown & ink_rows[:, :, None]).any(axis=1)), geo.axes_px[0]))
+        down = np.minimum(down, _extent(np.asarray((shown & ink_cols[:, None, :]).any(axis=2)), geo.axes_px[1]))
     span = np.maximum(_extent_share(zone.sum(axis=1).astype(np.float32), count, across),
                       _extent_share(zone.sum(axis=2).astype(np.float32), count, down))
     return np.where(count >= SPAN_MIN_SHARE * interior_px, np.clip(span, 0.0, 1.0), 0.0)

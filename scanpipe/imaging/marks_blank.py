@@ -205,7 +205,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
         # a box's printed corners lie in the oval's zone, beyond the oval it inscribes: the rim a
         # thicker scan of that print leaves there, at opposite corners, spans the box with any
         # dot in its middle; the print's neighbourhood is left out for boxes
-        boxed = side.boxed.any(axis=(1, 2))
+        boxed = np.asarray(side.boxed.any(axis=(1, 2)))
         fringe = cv2.dilate(printed.reshape(n * ch, cw).view(np.uint8), np.ones((3, 3), np.uint8)).reshape(printed.shape).astype(bool)
         fringe &= boxed[:, None, None]
     stroke = _span(ink, geo, len(geo.interior), visible=~printed, ignore=fringe)
