@@ -12,13 +12,14 @@ the blank does not print is looked at across the whole page, at LOOP_PPI:
    the print): what a voter drew away from the targets.
 2. Each connected piece of it the size of a loop around a name is a **loop** when it runs
    along at least three of its bounding box's four sides (an underline, a crossing line, an
-   X or a check does not), encloses the blank's print (a name), holds almost no drawn ink
-   inside (a stamp or a signature does) and runs mostly through paper, not along the print
+   X or a check does not), encloses the blank's print (a name), holds little drawn ink
+   inside (a loop drawn round twice crosses its round ends; a stamp's words or a signature
+   hold more) and runs mostly through paper, not along the print
    (a scan printing every stroke thicker than its blank rims a printed bar with "drawn" ink).
    Its score is the third-best side's coverage: the share of the box's columns (top,
-   bottom) or rows (left, right) its ink reaches there. A piece that is no loop alone is
-   taken together with the pieces whose boxes overlap its own (a loop the print cuts in two
-   where it runs along tall letters).
+   bottom) or rows (left, right) its ink reaches there. A piece that is not surely a loop alone
+   (under 1) is also taken together with the pieces whose boxes overlap its own, the better
+   score kept (a loop the print cuts in two where it runs along tall letters).
 3. The loop belongs to the target on its row on the names' side: the side of its targets on
    which the page prints a glyph right beside most of them (within NAME_BESIDE_IN, not
    touching the box), learned once per blank. Where the page shows neither side (a broken
