@@ -145,6 +145,18 @@ def test_loops_round_names_that_found_a_fault_go_to_a_person(election_only: tupl
     assert [o for o in circled if got[o].status.value != "unknown"] == [], why
 
 
+def test_a_thin_name_a_thresholded_scan_breaks_up_is_a_write_in(election_only: tuple[Path, InterpretContext]) -> None:
+    """Seed 9191's card 167: "Rosa Delgado" written in a fine ballpoint on the write-in line of a
+    19-inch ballot, target empty, scanned thresholded bilevel: the strokes come out a pixel wide
+    and broken, which the area's blurred darkness dilutes under every level a word is looked for
+    at (read as an empty area, so no vote). Its darkest samples unblurred show the name: a
+    person decides (contract section 3)."""
+    card, result = _drawn_and_read(election_only, 9191, 166)
+    (written,) = [t for t in card["targets"] if t["mark"] == "write_in_only"]
+    got = {t.score.option: t for t in result.targets}[written["option"]]
+    assert got.score.write_in_score >= load_thresholds().write_in and got.status.value == "unknown"
+
+
 def test_a_long_card_stretched_unevenly_is_fitted_by_its_marks(election_only: tuple[Path, InterpretContext]) -> None:
     """Seed 4711's card 56: a 19-inch ballot, its stub torn off, scanned 0.7% wider and 1.4%
     shorter than its blank. The uniform scale of the marks' vote smears the true translation,
