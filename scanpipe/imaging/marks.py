@@ -460,7 +460,7 @@ def _knots(values: np.ndarray, knots: tuple[tuple[float, float], ...]) -> np.nda
     return np.interp(values, xs, ys)
 
 
-def _span(ink: np.ndarray, geo: _Geometry, interior_px: int, visible: np.ndarray | None = None,
+def _span(ink: np.ndarray, geo: _Geometry, interior_px: float | np.ndarray, visible: np.ndarray | None = None,
           ignore: np.ndarray | None = None) -> np.ndarray:
     """Extent of dark ink in the span zone across the oval: max of width and height shares;
     on a speckled card specks are left out (:func:`_without_specks`): a bilevel scan of

@@ -107,6 +107,13 @@ BEYOND_MIDDLE_LEVEL = 0.03  # level a fill of a small middle shows over the outl
 MIN_PAPER_SHARE = 0.25
 OPEN_PAPER_SHARE = 0.75
 THIN_FILL = 0.08  # fill under this with a long span: a line across, not a mark
+# The dark ink a stroke needs (SPAN_MIN_SHARE) is a share of the inside that shows added ink at
+# all: where the blank prints in the target (a ballot number inside the oval, a thick outline),
+# a pen's check shows only over the paper. Counted as SHOWING_MIN of the inside at least (a
+# target printed over more is obscured, for a person). THIN_FILL stays a share of the whole
+# inside: a stamp's light letter across an empty oval fills as little as such a check, and
+# both go to a person.
+SHOWING_MIN = 0.25
 RING_MIN_OPEN = 8  # sectors of the ring (of 16) that must be paper on the blank to judge a loop
 RESIDUE_KNOTS = ((0.0, 0.0), (0.06, LOW_ANCHOR), (0.3, HIGH_ANCHOR - 0.02), (1.0, HIGH_ANCHOR - 0.02))
 # Crossing (a stamp's letter, a signature, a line across the card over a target): one stroke
@@ -208,7 +215,8 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
         boxed = np.asarray(side.boxed.any(axis=(1, 2)))
         fringe = cv2.dilate(printed.reshape(n * ch, cw).view(np.uint8), np.ones((3, 3), np.uint8)).reshape(printed.shape).astype(bool)
         fringe &= boxed[:, None, None]
-    stroke = _span(ink, geo, len(geo.interior), visible=~printed, ignore=fringe)
+    showing = np.maximum(share, SHOWING_MIN)
+    stroke = _span(ink, geo, len(geo.interior) * showing, visible=~printed, ignore=fringe)
     if side.boxed is not None:  # targets printed as boxes: a stroke crossing most of the box reaches across it
         in_box = _span_in_box(ink, side.boxed, len(geo.interior))
         stroke = np.where(in_box >= BOX_SPAN_MIN, np.maximum(stroke, in_box), stroke)
