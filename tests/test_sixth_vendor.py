@@ -19,7 +19,7 @@ from scanpipe.classify import load_thresholds
 from scanpipe.election import load_election
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
 from scanpipe.types import CardHints, ReadCard
-from tests.sixth_vendor import make_deck
+from tests.sixth_vendor import make_deck, write_election
 
 DEFINITE = {"vote": "yes", "no_vote": "no"}
 SEED = 15  # 10 sheets: both frames, a two-page TIFF, a back fed upside down, bleed-through, a stain, an auto-cropped scan
@@ -115,3 +115,18 @@ def test_bleed_through_and_stains_are_never_read_as_votes(readings: list[tuple[d
                 seen += 1
                 assert got[t["option"]] != "yes", (card["file"], t)
     assert seen > 0
+
+
+def test_blanks_differing_in_one_letter_differ_in_detail_there(tmp_path: Path) -> None:
+    """``DM-0301`` and ``DM-0302`` print "Split A" and "Split B" (twice, in one line), nothing
+    else apart: blurred, an A and a B in one bold type differ by half the ink on a pixel or two
+    only, and they correlate 0.65-0.68, so the look-alike comparison found no difference at all
+    and every card of either style was `ambiguous_style`. Two scans of one glyph correlate 0.9
+    and more: the letters are where the two differ, nowhere else."""
+    election = load_election(write_election(tmp_path))
+    index = load_references(election, cache=False)
+    (group,) = [g for g in index.groups if g.anchor.style.startswith("DM")]
+    detail = group.detail_of(0, 1)
+    assert detail is not None and 1 <= len(detail.boxes) <= 2
+    dpi = group.anchor.dpi
+    assert all(1.3 < y / dpi < 1.5 and h / dpi < 0.2 for _x, y, _w, h in detail.boxes)  # the split line, under the ballot ID
