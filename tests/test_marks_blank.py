@@ -350,6 +350,25 @@ def test_grey_rules_a_bilevel_scan_prints_black_on_some_rows_are_no_loop_round_a
     assert got[1].status is MarkStatus.UNKNOWN and got[1].score.ring_score >= 0.7, got[1]
 
 
+CHECKED = (1, 4, 6)
+
+
+def _checked_card(*, numbered: bool, ink: int, width_px: int):
+    """Eight empty ovals (each with its ballot number printed inside, if ``numbered``) and a
+    ballpoint check ``width_px`` wide through those of CHECKED: the blank, the card, its
+    registration and layout page."""
+    blank, reg, page = card(EMPTY)
+    for i in range(len(page.targets)) if numbered else ():
+        cx, cy = _centre(page, i)
+        cv2.putText(blank, str(11 + i), (_px(cx - 0.045), _px(cy + 0.025)), cv2.FONT_HERSHEY_SIMPLEX, 0.42, 0, 1, cv2.LINE_AA)
+    img = blank.copy()
+    for i in CHECKED:
+        cx, cy = _centre(page, i)
+        stroke = [(_px(cx - 0.07), _px(cy - 0.01)), (_px(cx - 0.02), _px(cy + 0.045)), (_px(cx + 0.12), _px(cy - 0.14))]
+        cv2.polylines(img, [np.array(stroke, np.int32)], False, ink, width_px, cv2.LINE_AA)
+    return blank, img, reg, page
+
+
 @pytest.mark.parametrize("ink", [90, 110])
 def test_a_check_through_an_oval_with_its_ballot_number_printed_inside_is_never_no_vote(ink: int) -> None:
     """A Premier-like oval prints the option's ballot number inside it: with the print taken
@@ -358,19 +377,11 @@ def test_a_check_through_an_oval_with_its_ballot_number_printed_inside_is_never_
     the sixth renderer's seeds 1606 and 2707 read 59 such checks and X's as no vote). That
     share is of the inside that shows added ink; the fill it leaves is a thin line's, so a person
     may have to look, never a clear no vote. The empty numbered ovals stay no vote."""
-    blank, reg, page = card(EMPTY)
-    for i in range(len(page.targets)):
-        cx, cy = _centre(page, i)
-        cv2.putText(blank, str(11 + i), (_px(cx - 0.045), _px(cy + 0.025)), cv2.FONT_HERSHEY_SIMPLEX, 0.42, 0, 1, cv2.LINE_AA)
-    img = blank.copy()
-    for i in (1, 4, 6):
-        cx, cy = _centre(page, i)
-        stroke = [(_px(cx - 0.07), _px(cy - 0.01)), (_px(cx - 0.02), _px(cy + 0.045)), (_px(cx + 0.12), _px(cy - 0.14))]
-        cv2.polylines(img, [np.array(stroke, np.int32)], False, ink, 2, cv2.LINE_AA)
+    blank, img, reg, page = _checked_card(numbered=True, ink=ink, width_px=2)
     got = _read(img, blank, reg, page)
-    assert all(got[i].score.stroke_score >= 0.6 and got[i].status is not MarkStatus.NO for i in (1, 4, 6)), \
+    assert all(got[i].score.stroke_score >= 0.6 and got[i].status is not MarkStatus.NO for i in CHECKED), \
         [(r.status.value, r.score.stroke_score) for r in got]
-    assert all(got[i].status is MarkStatus.NO for i in range(8) if i not in (1, 4, 6)), [r.status.value for r in got]
+    assert all(got[i].status is MarkStatus.NO for i in range(8) if i not in CHECKED), [r.status.value for r in got]
 
 
 @pytest.mark.xfail(strict=True, reason="issue 8: a check about a pixel wide at 200 dpi (a fine pen, or a blue ballpoint a "
@@ -382,16 +393,7 @@ def test_a_check_through_an_oval_with_its_ballot_number_printed_inside_is_never_
 def test_a_check_a_pixel_wide_is_never_a_clear_no_vote(numbered: bool) -> None:
     """A check about a pixel wide at 200 dpi, through a plain oval or one with its number printed
     inside, is a vote or a person's call, never a clear no vote."""
-    blank, reg, page = card(EMPTY)
-    if numbered:
-        for i in range(len(page.targets)):
-            cx, cy = _centre(page, i)
-            cv2.putText(blank, str(11 + i), (_px(cx - 0.045), _px(cy + 0.025)), cv2.FONT_HERSHEY_SIMPLEX, 0.42, 0, 1, cv2.LINE_AA)
-    img = blank.copy()
-    for i in (1, 4, 6):
-        cx, cy = _centre(page, i)
-        stroke = [(_px(cx - 0.07), _px(cy - 0.01)), (_px(cx - 0.02), _px(cy + 0.045)), (_px(cx + 0.12), _px(cy - 0.14))]
-        cv2.polylines(img, [np.array(stroke, np.int32)], False, 40, 1, cv2.LINE_AA)
+    blank, img, reg, page = _checked_card(numbered=numbered, ink=40, width_px=1)
     got = [r.status for r in _read(img, blank, reg, page)]
-    assert all(got[i] is not MarkStatus.NO for i in (1, 4, 6)), got
-    assert all(got[i] is MarkStatus.NO for i in range(8) if i not in (1, 4, 6)), got
+    assert all(got[i] is not MarkStatus.NO for i in CHECKED), got
+    assert all(got[i] is MarkStatus.NO for i in range(8) if i not in CHECKED), got
