@@ -759,7 +759,7 @@ def _write_in_score(gray: np.ndarray, hom: np.ndarray, area: Box | None, referen
     dark = np.clip(1.0 - win / _paper(win[None])[0], 0.0, 1.0)
     # ink is also looked for WRITE_IN_FINE times finer, each block's darkest kept: a pen line
     # finer than a window pixel (a ballpoint's 0.01 in) is then never missed between samples
-    fine_card, fine = _fine_darkness(gray, hom, area, shape, reference, ref_dpi, tints_black)
+    (fine_card, fine), (_sharp_card, sharp) = _fine_darkness(gray, hom, area, shape, reference, ref_dpi, tints_black, (0.8, 0.0))
     ruled = (dark >= 0.3).mean(axis=1) > 0.6  # a printed underline crossing the area
     if reference is not None and ref_dpi is not None:
         # against a blank, also as the card shows it finely and as it is left after the blank's
@@ -786,7 +786,6 @@ def _write_in_score(gray: np.ndarray, hom: np.ndarray, area: Box | None, referen
         # and the finer darkness unblurred: a fine pen's name on a thresholded scan comes out in
         # strokes a pixel wide and broken, which the blur dilutes under every level above (its
         # letters sit on the printed line, so only straight runs are left out, not whole rows)
-        _sharp_card, sharp = _fine_darkness(gray, hom, area, shape, reference, ref_dpi, tints_black, blur=0.0)
         inked |= _written_words((sharp >= WRITE_IN_INK) & ~_straight_lines(sharp))
     edge = max(1, int(round(WRITE_IN_EDGE_IN * SIDE_PPI)))  # what spills in from beside the area
     inked[:edge], inked[-edge:], inked[:, :edge], inked[:, -edge:] = False, False, False, False
@@ -810,27 +809,36 @@ def _written_words(faint: np.ndarray) -> np.ndarray:
 
 
 def _fine_darkness(gray: np.ndarray, hom: np.ndarray, area: Box, shape: tuple[int, int], reference: np.ndarray | None,
-                   ref_dpi: float | None, tints_black: bool = False, blur: float = 0.8) -> tuple[np.ndarray, np.ndarray]:
+                   ref_dpi: float | None, tints_black: bool = False,
+                   blurs: tuple[float, ...] = (0.8,)) -> list[tuple[np.ndarray, np.ndarray]]:
     """The write-in area's darkness at SIDE_PPI (``shape``), each pixel the darkest of the
     WRITE_IN_FINE x WRITE_IN_FINE samples it covers: as the card shows it, and less the
-    blank's print measured alike; both blurred ``blur`` (window pixels; 0: not at all)."""
+    blank's print measured alike; per sigma of ``blurs`` (window pixels; 0: not blurred), both
+    blurred so, from one sampling of the card and the blank."""
     x, y, w, h = area
     k = WRITE_IN_FINE
     fine = (shape[0] * k, shape[1] * k)
     win, _ = _windows(gray, hom, np.array([[x, y]]), np.array([[w, h]]), fine, SIDE_PPI * k)
-    win = _blurred(_darkest_of_blocks(win[0], k), blur)
-    dark = np.clip(1.0 - win / _paper(win[None])[0], 0.0, 1.0)
-    if reference is None or ref_dpi is None:
-        return dark, dark
-    scale = ref_dpi / (SIDE_PPI * k)
-    ref = cv2.warpAffine(reference, np.array([[scale, 0.0, x * ref_dpi], [0.0, scale, y * ref_dpi]]), (fine[1], fine[0]),
-                         flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
-    ref = np.asarray(_blurred(_darkest_of_blocks(ref, k), blur), np.float32)
-    ref_dark = np.clip(1.0 - ref / _paper(ref[None])[0], 0.0, 1.0)
-    near = cv2.dilate(ref_dark, np.ones((3, 3), np.uint8))
-    if tints_black:
-        return dark, np.asarray(np.where(near >= LIGHT_PRINT[0], 0.0, dark))
-    return dark, np.asarray(np.clip(dark - near, 0.0, 1.0))
+    card_blocks = _darkest_of_blocks(win[0], k)
+    ref_blocks = None
+    if reference is not None and ref_dpi is not None:
+        scale = ref_dpi / (SIDE_PPI * k)
+        ref = cv2.warpAffine(reference, np.array([[scale, 0.0, x * ref_dpi], [0.0, scale, y * ref_dpi]]), (fine[1], fine[0]),
+                             flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
+        ref_blocks = _darkest_of_blocks(ref, k)
+    out = []
+    for blur in blurs:
+        card = _blurred(card_blocks, blur)
+        dark = np.clip(1.0 - card / _paper(card[None])[0], 0.0, 1.0)
+        if ref_blocks is None:
+            out.append((dark, dark))
+            continue
+        ref = np.asarray(_blurred(ref_blocks, blur), np.float32)
+        ref_dark = np.clip(1.0 - ref / _paper(ref[None])[0], 0.0, 1.0)
+        near = cv2.dilate(ref_dark, np.ones((3, 3), np.uint8))
+        less = np.where(near >= LIGHT_PRINT[0], 0.0, dark) if tints_black else np.clip(dark - near, 0.0, 1.0)
+        out.append((dark, np.asarray(less)))
+    return out
 
 
 def _blurred(image: np.ndarray, sigma: float) -> np.ndarray:
