@@ -842,6 +842,7 @@ def _fine_darkness(gray: np.ndarray, hom: np.ndarray, area: Box, shape: tuple[in
 
 
 def _blurred(image: np.ndarray, sigma: float) -> np.ndarray:
+    """``image`` blurred by a Gaussian of ``sigma`` pixels; as it is for 0."""
     return image if sigma <= 0 else np.asarray(cv2.GaussianBlur(image, (0, 0), sigma))
 
 
