@@ -18,6 +18,7 @@ from scanpipe.classify import load_thresholds
 from scanpipe.election import load_election
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
 from scanpipe.types import CardHints, ReadCard
+from tests.deck_readings import read_deck
 from tests.fifth_vendor import make_deck, write_election
 from tests.leave_out import read_without_style
 
@@ -34,14 +35,7 @@ def deck(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def readings(deck: Path) -> list[tuple[dict[str, Any], Any]]:
-    truth = json.loads((deck / "expected.json").read_text())
-    election = load_election(deck / truth["election"])
-    context = InterpretContext(election, load_thresholds(), load_references(election))
-    out = []
-    for card in truth["cards"]:
-        pages = interpret_file(str(deck / card["file"]), context, CardHints(), "t")
-        out.append((card, pages[card["page_of_file"] - 1].interpretation))
-    return out
+    return read_deck(deck)
 
 
 def test_the_fifth_renderer_is_seeded(deck: Path, tmp_path: Path) -> None:

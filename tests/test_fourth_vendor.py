@@ -21,6 +21,7 @@ from scanpipe.classify import load_thresholds
 from scanpipe.election import load_election
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
 from scanpipe.types import CardHints, ReadCard, UnreadableCard
+from tests.deck_readings import read_deck
 from tests.fourth_vendor import make_deck
 
 DEFINITE = {"vote": "yes", "no_vote": "no", "ambiguous": "unknown"}
@@ -36,14 +37,7 @@ def deck(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def readings(deck: Path) -> list[tuple[dict[str, Any], Any]]:
-    truth = json.loads((deck / "expected.json").read_text())
-    election = load_election(deck / truth["election"])
-    context = InterpretContext(election, load_thresholds(), load_references(election))
-    out = []
-    for card in truth["cards"]:
-        pages = interpret_file(str(deck / card["file"]), context, CardHints(), "t")
-        out.append((card, pages[card["page_of_file"] - 1].interpretation))
-    return out
+    return read_deck(deck)
 
 
 def test_the_fourth_renderer_is_seeded(deck: Path, tmp_path: Path) -> None:

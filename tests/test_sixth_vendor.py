@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from scanpipe.classify import load_thresholds
 from scanpipe.election import load_election
-from scanpipe.interpret import InterpretContext, interpret_file, load_references
-from scanpipe.types import CardHints, ReadCard
+from scanpipe.interpret import load_references
+from scanpipe.types import ReadCard
+from tests.deck_readings import read_deck
 from tests.sixth_vendor import make_deck, write_election
 
 DEFINITE = {"vote": "yes", "no_vote": "no"}
@@ -32,16 +32,7 @@ def deck(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def readings(deck: Path) -> list[tuple[dict[str, Any], Any]]:
-    truth = json.loads((deck / "expected.json").read_text())
-    election = load_election(deck / truth["election"])
-    context = InterpretContext(election, load_thresholds(), load_references(election))
-    files: dict[str, list[Any]] = {}
-    out = []
-    for card in truth["cards"]:
-        if card["file"] not in files:
-            files[card["file"]] = interpret_file(str(deck / card["file"]), context, CardHints(), "t")
-        out.append((card, files[card["file"]][card["page_of_file"] - 1].interpretation))
-    return out
+    return read_deck(deck)
 
 
 def test_the_sixth_renderer_is_seeded(deck: Path, tmp_path: Path) -> None:
