@@ -759,7 +759,9 @@ def _write_in_score(gray: np.ndarray, hom: np.ndarray, area: Box | None, referen
     dark = np.clip(1.0 - win / _paper(win[None])[0], 0.0, 1.0)
     # ink is also looked for WRITE_IN_FINE times finer, each block's darkest kept: a pen line
     # finer than a window pixel (a ballpoint's 0.01 in) is then never missed between samples
-    (fine_card, fine), (_sharp_card, sharp) = _fine_darkness(gray, hom, area, shape, reference, ref_dpi, tints_black, (0.8, 0.0))
+    # (and unblurred, below, where the card is not speckled)
+    finer = _fine_darkness(gray, hom, area, shape, reference, ref_dpi, tints_black, (0.8,) if speckled_card else (0.8, 0.0))
+    fine_card, fine = finer[0]
     ruled = (dark >= 0.3).mean(axis=1) > 0.6  # a printed underline crossing the area
     if reference is not None and ref_dpi is not None:
         # against a blank, also as the card shows it finely and as it is left after the blank's
@@ -786,6 +788,7 @@ def _write_in_score(gray: np.ndarray, hom: np.ndarray, area: Box | None, referen
         # and the finer darkness unblurred: a fine pen's name on a thresholded scan comes out in
         # strokes a pixel wide and broken, which the blur dilutes under every level above (its
         # letters sit on the printed line, so only straight runs are left out, not whole rows)
+        sharp = finer[1][1]
         inked |= _written_words((sharp >= WRITE_IN_INK) & ~_straight_lines(sharp))
     edge = max(1, int(round(WRITE_IN_EDGE_IN * SIDE_PPI)))  # what spills in from beside the area
     inked[:edge], inked[-edge:], inked[:, :edge], inked[:, -edge:] = False, False, False, False
