@@ -139,6 +139,21 @@ LEAVE_BOX_GROW_PX = 2
 LEAVE_AWAY_PX = 4  # canonical px (0.033 in): past the fringe a thicker scan of the print leaves
 LEAVE_MIN_PX = 8
 LEAVES_OUTLINE_SCORE = (LOW_ANCHOR + HIGH_ANCHOR) / 2
+# A pen's fine line (a pixel wide at 200 dpi; a blue ballpoint a thresholded scan breaks up)
+# blurs under DARK in the canonical windows: such strokes are looked for unblurred at FINE_PPI
+# (:func:`_fine_stroke_reach`); reaching FINE_REACH of the oval's width, they keep a target
+# that would read no vote at FINE_STROKE_SCORE (for a person).
+FINE_PPI = 2 * CANON_PPI
+FINE_DARK = DARK
+FINE_PRINT_GROW_PX = 3  # FINE_PPI px: a registration's residual and a thicker scan of the print
+FINE_PIECE_PX = 6  # FINE_PPI px (0.025 in): a stroke's piece at least this long
+FINE_ELONGATION = 4.0  # a piece's length squared over its area (a line w px wide: its length / w; a round dot: 1.3)
+FINE_REACH = 0.5
+FINE_SQUARE_DEG = 12.0  # a piece outside the oval within this of level or upright is no stroke (a rule's edge)
+FINE_BAND_IN = 0.05  # strokes counted this far beyond the span zone too (a check's tail past the outline)
+FINE_STROKE_SCORE = LEAVES_OUTLINE_SCORE
+CROSSED_REACH_IN = 0.025  # a fill's strokes reaching this far past its box ...
+CROSSED_EXITS = 3  # ... this many apart, on opposite sides, cross it out (:func:`_crossed_out`; a slash leaves it once a side, an X twice)
 # Fold baseline: in a group of at least FOLD_BASELINE_MIN targets, the fold measure less its
 # FOLD_BASELINE_Q quantile (a crease crosses a few targets; the print's stroke width in a
 # thresholded scan shows beside every one).
@@ -255,6 +270,16 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     # a stroke that leaves the target's own printed outline (a check or an X drawn over a thick
     # outline, whose ink on the print the blank hides) is never a clear no vote
     score = np.where(_leaves_outline(ink, printed, geo), np.maximum(score, LEAVES_OUTLINE_SCORE), score)
+    # a fill crossed out (a zigzag across it) took the vote back, or not: for a person
+    voted = np.asarray(score) >= HIGH_ANCHOR
+    score = np.where(_crossed_out(ink, printed, geo, voted), np.minimum(score, HIGH_ANCHOR - 0.02), score)
+    quiet = score < LOW_ANCHOR
+    if quiet.any():
+        fine = _fine_stroke_reach(gray, hom, boxes, geo, dx, dy, reference, ref_dpi, quiet, speckled_card,
+                                  {} if memo is None else memo, {} if blank_memo is None else blank_memo)
+        thin = fine >= FINE_REACH
+        score = np.where(thin, np.maximum(score, FINE_STROKE_SCORE), score)
+        stroke = np.where(thin, np.maximum(stroke, fine), stroke)
     name_ring = _name_rings_against_blank(gray, hom, reference, ref_hom, targets, tints_black)
     shift_px = np.einsum("nij,nj->ni", jac, np.stack([dx, dy], 1) / CANON_PPI)
     corners_all = _boxes_px(hom, boxes)
@@ -517,6 +542,110 @@ def _passes_through(labels: np.ndarray, touching: np.ndarray, ink: np.ndarray, o
     return False
 
 
+def _crossed_out(ink: np.ndarray, printed: np.ndarray, geo: _Geometry, which: np.ndarray) -> np.ndarray:
+    """Per target (of ``which``; else False): strokes drawn across it that run on past its box
+    on opposite sides (above and below, or left and right), CROSSED_REACH_IN or more beyond it
+    and CROSSED_EXITS apart on each, joined to the ink inside (through the printed outline): a
+    fill the voter crossed out with a zigzag. A fill's overflow, a felt pen's blot and a
+    stroke's tail leave the box on one side or not as far; a slash through the target (a vote)
+    leaves it once a side, an X twice (an X over a fill is not told from an X vote so, and
+    stays a vote: left)."""
+    n, ch, cw = ink.shape
+    out = np.zeros(n, bool)
+    m = int(round(MARGIN_IN * CANON_PPI))
+    off = m - SEARCH_PX  # the box's origin in the crop
+    bh, bw = geo.shape[0] - 2 * m, geo.shape[1] - 2 * m
+    far = CROSSED_REACH_IN * CANON_PPI
+    rows, cols = np.mgrid[0:ch, 0:cw]
+    beyond = (off - rows, rows - (off + bh - 1), off - cols, cols - (off + bw - 1))  # above, below, left, right
+    inside = np.zeros((ch, cw), bool)
+    inside.flat[geo.interior] = True
+    g = LEAVE_BOX_GROW_PX
+    own = np.zeros((ch, cw), bool)  # the target's own print: its outline (and what it prints inside)
+    own[max(0, off - g): off + bh + g, max(0, off - g): off + bw + g] = True
+    for k in np.flatnonzero(which):
+        stroke = (ink[k] >= RING_STROKE) & ~printed[k]
+        joined = (stroke | (printed[k] & own)).astype(np.uint8)
+        count, labels = cv2.connectedComponents(joined, connectivity=8)
+        mine = np.zeros(count, bool)
+        mine[np.unique(labels[inside & stroke])] = True
+        mine[0] = False
+        reach = (stroke & mine[labels]).astype(np.uint8)
+        exits = [cv2.connectedComponents(reach * (b >= far).astype(np.uint8), connectivity=8)[0] - 1 for b in beyond]
+        out[k] = min(exits[0], exits[1]) >= CROSSED_EXITS or min(exits[2], exits[3]) >= CROSSED_EXITS
+    return out
+
+
+def _fine_stroke_reach(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, geo: _Geometry, dx: np.ndarray,
+                       dy: np.ndarray, reference: np.ndarray, ref_dpi: float, which: np.ndarray, speckled_card: bool,
+                       memo: dict[str, tuple[np.ndarray, np.ndarray]], blank_memo: dict[tuple[object, ...], object]) -> np.ndarray:
+    """Per target (of ``which``; else 0): how far strokes a pen's fine line draws reach across
+    the span zone, as a share of the oval's width, measured unblurred at FINE_PPI on the bare
+    paper FINE_PRINT_GROW_PX or more from the blank's print. A stroke is a piece of added ink
+    FINE_DARK or darker (joined over a pixel's gap) at least FINE_PIECE_PX long and
+    FINE_ELONGATION times as long as its mean width: a hesitation dot, a speck or a blot is no
+    stroke. The reach is the extent of all such pieces together (a check that the ballot number
+    printed inside the oval cuts in two)."""
+    n = len(boxes)
+    out = np.zeros(n)
+    idx = np.flatnonzero(which)
+    f = int(round(FINE_PPI / CANON_PPI))
+    ch, cw = geo.crop
+    shape = (ch * f, cw * f)
+    corner = boxes[idx, :2] - MARGIN_IN + SEARCH_PX / CANON_PPI  # the aligned crop's origin on the blank
+    sizes = np.repeat([[cw / CANON_PPI, ch / CANON_PPI]], len(idx), axis=0)
+    if "fine source" not in memo:
+        memo["fine source"] = _reduced(gray, hom, FINE_PPI)
+    shift = np.stack([dx[idx], dy[idx]], axis=1) / CANON_PPI
+    card, _ = _windows(*memo["fine source"], corner + shift, sizes, shape, FINE_PPI)
+    card_dark = 1.0 - card / _paper(card)[:, None, None]
+    key = ("fine print", ref_dpi, boxes.tobytes(), geo.shape)
+    if key not in blank_memo:
+        if ("fine source", ref_dpi) not in blank_memo:
+            blank_memo[("fine source", ref_dpi)] = _reduced(reference, np.diag([ref_dpi, ref_dpi, 1.0]), FINE_PPI)
+        every = boxes[:, :2] - MARGIN_IN + SEARCH_PX / CANON_PPI
+        src: tuple[np.ndarray, np.ndarray] = blank_memo[("fine source", ref_dpi)]  # type: ignore[assignment]
+        blank, _ = _windows(*src, every, np.repeat(sizes[:1], n, axis=0), shape, FINE_PPI)
+        blank_dark = (1.0 - blank / _paper(blank)[:, None, None]).reshape(n * shape[0], shape[1])
+        grow = np.ones((2 * FINE_PRINT_GROW_PX + 1,) * 2, np.uint8)
+        near = cv2.dilate((blank_dark >= BLANK_NOISE).astype(np.uint8), grow).reshape(n, *shape).astype(bool)
+        near.setflags(write=False)
+        blank_memo[key] = near
+    printed: np.ndarray = blank_memo[key]  # type: ignore[assignment]
+    zone = np.repeat(np.repeat(geo.span_zone, f, axis=0), f, axis=1).astype(np.uint8)
+    band = int(round(FINE_BAND_IN * FINE_PPI))
+    zone = cv2.dilate(zone, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * band + 1,) * 2)).astype(bool)
+    inner = np.zeros(geo.crop, bool)
+    inner.flat[geo.interior] = True
+    inner = np.repeat(np.repeat(inner, f, axis=0), f, axis=1)
+    width = geo.axes_px[0] * f
+    for j, k in enumerate(idx):
+        dark = (card_dark[j] >= FINE_DARK) & zone & ~printed[k]
+        if np.count_nonzero(dark) < FINE_PIECE_PX:
+            continue
+        # pieces joined over a pixel's gap (a thresholded line's breaks); on a speckled card not
+        # (specks a pixel apart are no line)
+        joined = dark.astype(np.uint8) if speckled_card else cv2.dilate(dark.astype(np.uint8), np.ones((3, 3), np.uint8))
+        count, labels = cv2.connectedComponents(joined, connectivity=8)
+        labels = np.where(dark, labels, 0)
+        strokes = []
+        for lab in range(1, count):
+            pts = np.argwhere(labels == lab)
+            if len(pts) < FINE_PIECE_PX:
+                continue
+            (_, _), (a, b), angle = cv2.minAreaRect(pts[:, ::-1].astype(np.float32))
+            length = max(a, b) + 1.0
+            if length < FINE_PIECE_PX or length * length < FINE_ELONGATION * len(pts):
+                continue
+            if min(angle % 90.0, 90.0 - angle % 90.0) < FINE_SQUARE_DEG and not inner[pts[:, 0], pts[:, 1]].any():
+                continue  # level or upright beside the oval: a printed rule's edge the blank shows a pixel off
+            strokes.append(pts)
+        if strokes:
+            (_, _), (a, b), _ = cv2.minAreaRect(np.concatenate(strokes)[:, ::-1].astype(np.float32))
+            out[k] = (max(a, b) + 1.0) / width
+    return out
+
+
 def _leaves_outline(ink: np.ndarray, printed: np.ndarray, geo: _Geometry) -> np.ndarray:
     """Per target: added ink (DARK or darker, on the blank's paper) joined to the target's own
     printed outline that reaches LEAVE_AWAY_PX or more from any print, LEAVE_MIN_PX pixels of
@@ -543,11 +672,11 @@ def _leaves_outline(ink: np.ndarray, printed: np.ndarray, geo: _Geometry) -> np.
     return out
 
 
-def _reduced(image: np.ndarray, hom: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``image`` area-reduced by the whole factor that keeps at least CROSS_SOURCE_PPI (a
+def _reduced(image: np.ndarray, hom: np.ndarray, least_ppi: float = CROSS_SOURCE_PPI) -> tuple[np.ndarray, np.ndarray]:
+    """``image`` area-reduced by the whole factor that keeps at least ``least_ppi`` (a
     dithered scan's dots averaged, OpenCV's fast path) and ``hom`` (inches -> its pixels) to match."""
     scale = float(np.sqrt(abs(np.linalg.det(hom[:2, :2]))))  # pixels per inch (the perspective part is tiny)
-    k = int(scale // CROSS_SOURCE_PPI) if scale > 0 else 1
+    k = int(scale // least_ppi) if scale > 0 else 1
     h, w = image.shape[:2]
     if k < 2 or h < 2 * k or w < 2 * k:
         return image, hom
