@@ -279,7 +279,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
                                   {} if memo is None else memo, {} if blank_memo is None else blank_memo)
         thin = fine >= FINE_REACH
         score = np.where(thin, np.maximum(score, FINE_STROKE_SCORE), score)
-        stroke = np.where(thin, np.maximum(stroke, fine), stroke)
+        stroke = np.where(thin, np.maximum(stroke, np.minimum(fine, 1.0)), stroke)  # a share, in [0, 1]
     name_ring = _name_rings_against_blank(gray, hom, reference, ref_hom, targets, tints_black)
     shift_px = np.einsum("nij,nj->ni", jac, np.stack([dx, dy], 1) / CANON_PPI)
     corners_all = _boxes_px(hom, boxes)
@@ -626,10 +626,10 @@ def _fine_stroke_reach(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, geo
         # pieces joined over a pixel's gap (a thresholded line's breaks); on a speckled card not
         # (specks a pixel apart are no line)
         joined = dark.astype(np.uint8) if speckled_card else cv2.dilate(dark.astype(np.uint8), np.ones((3, 3), np.uint8))
-        count, labels = cv2.connectedComponents(joined, connectivity=8)
+        _, labels, stats, _ = cv2.connectedComponentsWithStats(joined, connectivity=8)
         labels = np.where(dark, labels, 0)
         strokes = []
-        for lab in range(1, count):
+        for lab in np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] >= FINE_PIECE_PX) + 1:  # a piece has fewer pixels than its joined area
             pts = np.argwhere(labels == lab)
             if len(pts) < FINE_PIECE_PX:
                 continue
