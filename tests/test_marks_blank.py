@@ -397,6 +397,32 @@ def test_a_check_a_pixel_wide_is_never_a_clear_no_vote(numbered: bool) -> None:
     assert all(got[i] is MarkStatus.NO for i in range(8) if i not in CHECKED), got
 
 
+def test_a_ballpoint_check_cut_short_by_a_printed_number_is_still_a_stroke_and_a_dot_is_not() -> None:
+    """A black ballpoint's check through an oval whose ballot number covers the crossing (the
+    sixth renderer's fresh seed 4949 read two such as no vote): with the print taken out, what
+    is left are pieces about 16 px long and 4 px wide at the finer look's resolution, four times
+    as long as wide at most. A piece that long needs only three times its width; a hesitation
+    dot, a short blot and a speck do not pass, nor a printed rule's level edge beside the oval."""
+    from scanpipe.imaging.marks_blank import fine_strokes
+
+    def mask(draw) -> np.ndarray:
+        m = np.zeros((80, 120), np.uint8)
+        draw(m)
+        return m.astype(bool)
+
+    inner = np.zeros((80, 120), bool)
+    inner[25:55, 30:90] = True
+    arm = mask(lambda m: cv2.line(m, (70, 30), (77, 20), 1, 4))  # the arm past the number, cut by the outline: 16.5 by 4.4
+    assert len(fine_strokes(arm, inner)) == 1
+    assert len(fine_strokes(arm, inner, joined=False)) == 1
+    for blob in (lambda m: cv2.circle(m, (60, 40), 4, 1, -1),  # a hesitation dot
+                 lambda m: cv2.line(m, (60, 40), (65, 34), 1, 4),  # a short blot
+                 lambda m: cv2.line(m, (60, 40), (62, 38), 1, 2)):  # a speck
+        assert fine_strokes(mask(blob), inner) == []
+    rule = mask(lambda m: cv2.line(m, (5, 70), (40, 70), 1, 2))  # level, outside the interior
+    assert fine_strokes(rule, inner) == []
+
+
 @pytest.mark.parametrize("peaks", [5, 7])
 def test_a_fill_crossed_out_with_a_zigzag_is_for_a_person_and_a_slash_or_x_stays_a_vote(peaks: int) -> None:
     """A voter who filled an oval and then scribbled a zigzag across it, past the oval above

@@ -148,6 +148,8 @@ FINE_DARK = DARK
 FINE_PRINT_GROW_PX = 3  # FINE_PPI px: a registration's residual and a thicker scan of the print
 FINE_PIECE_PX = 6  # FINE_PPI px (0.025 in): a stroke's piece at least this long
 FINE_ELONGATION = 4.0  # a piece's length squared over its area (a line w px wide: its length / w; a round dot: 1.3)
+FINE_LONG_PIECE_PX = 12  # a piece this long (0.05 in) ...
+FINE_LONG_ELONGATION = 3.0  # ... needs only this (a ballpoint's 4-px stroke cut short by the print; a speck is shorter)
 FINE_REACH = 0.5
 FINE_SQUARE_DEG = 12.0  # a piece outside the oval within this of level or upright is no stroke (a rule's edge)
 FINE_BAND_IN = 0.05  # strokes counted this far beyond the span zone too (a check's tail past the outline)
@@ -582,8 +584,7 @@ def _fine_stroke_reach(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, geo
     """Per target (of ``which``; else 0): how far strokes a pen's fine line draws reach across
     the span zone, as a share of the oval's width, measured unblurred at FINE_PPI on the bare
     paper FINE_PRINT_GROW_PX or more from the blank's print. A stroke is a piece of added ink
-    FINE_DARK or darker (joined over a pixel's gap) at least FINE_PIECE_PX long and
-    FINE_ELONGATION times as long as its mean width: a hesitation dot, a speck or a blot is no
+    FINE_DARK or darker (:func:`fine_strokes`): a hesitation dot, a speck or a blot is no
     stroke. The reach is the extent of all such pieces together (a check that the ballot number
     printed inside the oval cuts in two)."""
     n = len(boxes)
@@ -620,30 +621,40 @@ def _fine_stroke_reach(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, geo
     inner = np.repeat(np.repeat(inner, f, axis=0), f, axis=1)
     width = geo.axes_px[0] * f
     for j, k in enumerate(idx):
-        dark = (card_dark[j] >= FINE_DARK) & zone & ~printed[k]
-        if np.count_nonzero(dark) < FINE_PIECE_PX:
-            continue
-        # pieces joined over a pixel's gap (a thresholded line's breaks); on a speckled card not
-        # (specks a pixel apart are no line)
-        joined = dark.astype(np.uint8) if speckled_card else cv2.dilate(dark.astype(np.uint8), np.ones((3, 3), np.uint8))
-        _, labels, stats, _ = cv2.connectedComponentsWithStats(joined, connectivity=8)
-        labels = np.where(dark, labels, 0)
-        strokes = []
-        for lab in np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] >= FINE_PIECE_PX) + 1:  # a piece has fewer pixels than its joined area
-            pts = np.argwhere(labels == lab)
-            if len(pts) < FINE_PIECE_PX:
-                continue
-            (_, _), (a, b), angle = cv2.minAreaRect(pts[:, ::-1].astype(np.float32))
-            length = max(a, b) + 1.0
-            if length < FINE_PIECE_PX or length * length < FINE_ELONGATION * len(pts):
-                continue
-            if min(angle % 90.0, 90.0 - angle % 90.0) < FINE_SQUARE_DEG and not inner[pts[:, 0], pts[:, 1]].any():
-                continue  # level or upright beside the oval: a printed rule's edge the blank shows a pixel off
-            strokes.append(pts)
+        strokes = fine_strokes((card_dark[j] >= FINE_DARK) & zone & ~printed[k], inner, joined=not speckled_card)
         if strokes:
             (_, _), (a, b), _ = cv2.minAreaRect(np.concatenate(strokes)[:, ::-1].astype(np.float32))
             out[k] = (max(a, b) + 1.0) / width
     return out
+
+
+def fine_strokes(dark: np.ndarray, inner: np.ndarray, *, joined: bool = True) -> list[np.ndarray]:
+    """The pieces of ``dark`` (added ink at FINE_PPI) that are a pen's stroke, each as its
+    (row, column) points: at least FINE_PIECE_PX long and FINE_ELONGATION times as long as its
+    mean width, or FINE_LONG_PIECE_PX long and FINE_LONG_ELONGATION times (a ballpoint's
+    stroke four pixels wide that the print cuts into short pieces); a piece outside ``inner``
+    (the target's interior) within FINE_SQUARE_DEG of level or upright is a printed rule's
+    edge. ``joined``: pieces a pixel apart are one (a thresholded line's breaks; not on a
+    speckled card, whose specks a pixel apart are no line)."""
+    if np.count_nonzero(dark) < FINE_PIECE_PX:
+        return []
+    grown = cv2.dilate(dark.astype(np.uint8), np.ones((3, 3), np.uint8)) if joined else dark.astype(np.uint8)
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
+    labels = np.where(dark, labels, 0)
+    strokes = []
+    for lab in np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] >= FINE_PIECE_PX) + 1:  # a piece has fewer pixels than its joined area
+        pts = np.argwhere(labels == lab)
+        if len(pts) < FINE_PIECE_PX:
+            continue
+        (_, _), (a, b), angle = cv2.minAreaRect(pts[:, ::-1].astype(np.float32))
+        length = max(a, b) + 1.0
+        elongation = FINE_LONG_ELONGATION if length >= FINE_LONG_PIECE_PX else FINE_ELONGATION
+        if length < FINE_PIECE_PX or length * length < elongation * len(pts):
+            continue
+        if min(angle % 90.0, 90.0 - angle % 90.0) < FINE_SQUARE_DEG and not inner[pts[:, 0], pts[:, 1]].any():
+            continue  # level or upright beside the oval: a printed rule's edge the blank shows a pixel off
+        strokes.append(pts)
+    return strokes
 
 
 def _leaves_outline(ink: np.ndarray, printed: np.ndarray, geo: _Geometry) -> np.ndarray:
