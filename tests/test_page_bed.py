@@ -78,3 +78,23 @@ def test_a_blank_sheet_on_a_dark_bed_is_a_blank_page() -> None:
     scan = _on_bed(np.full((11 * DPI, int(8.5 * DPI)), 240, np.uint8), 2.5, bed=35)
     assert (printed_share(scan) or 0.0) > BLANK_PAGE_PRINTED  # the wedges counted as print
     assert (printed_share(without_bed(scan)) or 0.0) < BLANK_PAGE_PRINTED
+
+
+def test_a_border_printed_round_the_page_leaves_its_margin_to_the_page_not_the_bed() -> None:
+    """A Dominion-like sheet prints a frame round its content a tenth of an inch inside its
+    edges; on a dark bed, scanned half a degree askew with its top and right cut off by the
+    scanner (the sixth renderer's seed 5151: five such cards matched no blank), the paper
+    outside the frame is cut from the paper inside it. It is still page: the bed on the other
+    two sides is found and painted, the frame and the margin outside it stay."""
+    sheet = _sheet()
+    h, w = sheet.shape
+    cv2.rectangle(sheet, (20, 20), (w - 21, h - 21), 0, 8)  # the frame, 0.1 in in, 0.04 in wide
+    turn = cv2.getRotationMatrix2D((w / 2, h / 2), 0.5, 1.0)
+    turn[:, 2] += (50, -30)  # the bed 0.25 in wide on the left and below, the top and right cut
+    scan = cv2.warpAffine(sheet, turn, (w + 20, h + 10), flags=cv2.INTER_LINEAR, borderValue=30)
+    bed = find_bed(scan)
+    assert bed is not None and 0.01 < bed.share < 0.1
+    painted = without_bed(scan)
+    assert int(painted[-5:, :5].min()) >= 200 and int(painted[h // 2, :40].min()) >= 200  # the bed is paper now
+    frame = np.count_nonzero(painted[h // 2, 60:120] < 60)
+    assert frame >= 6 and frame == np.count_nonzero(scan[h // 2, 60:120] < 60)  # the frame kept as scanned

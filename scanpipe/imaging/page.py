@@ -13,7 +13,8 @@ page's paper level, before anything else looks at the image:
    and darker ones.
 2. The page is the largest connected piece of the light pixels (the paper; its print is
    holes in it), grown to its convex hull (a sheet is convex; its print, even print at a
-   cut edge, lies between paper).
+   cut edge, lies between paper), with the wide light pieces just outside it (the margin
+   outside a border printed round the page: MARGIN_WIDE_PX).
 3. What lies outside the hull is the bed when it is more than BED_MIN_SHARE of the image
    and nearly all dark (BED_DARK_SHARE): a white bed, a page filling the image, a light
    margin the scanner left, all leave the image as it was (the same array, not a copy).
@@ -45,6 +46,15 @@ BED_RUN_MIN = 0.25  # the quick look: a bed shows along an edge of the image dar
 PAGE_MIN_SHARE = 0.5  # the page's hull covers at least this share of the image (else no page is told)
 BED_MIN_SHARE = 0.01  # a bed is at least this share of the image (printed corner blocks a scanner cut into are less) ...
 BED_DARK_SHARE = 0.9  # ... and this share of it is dark
+# A border printed round the page (a Dominion-like frame) parts the paper outside it from the
+# paper inside: pieces as light as paper (MARGIN_PAPER of its level: a grey bed, lit unevenly,
+# is darker), at least MARGIN_WIDE_PX working pixels wide (about 0.06 in), MARGIN_MIN_SHARE
+# of the image, within MARGIN_GAP_PX of the page's hull (the border's width) are page too
+MARGIN_PAPER = 0.8
+EDGE_BLUR_PX = 2  # the bed is judged this many working pixels or more from the page's outline
+MARGIN_WIDE_PX = 3
+MARGIN_GAP_PX = 6
+MARGIN_MIN_SHARE = 0.002
 
 
 @dataclass(frozen=True)
@@ -75,18 +85,36 @@ def find_bed(gray: np.ndarray) -> Bed | None:
     if count < 2:
         return None
     largest = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
-    contours, _ = cv2.findContours((labels == largest).astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    hull = cv2.convexHull(np.concatenate(contours))
-    hull_mask = np.zeros_like(light)
-    cv2.fillConvexPoly(hull_mask, hull, 1)
+    hull_mask = _hull_mask(labels == largest)
+    # a border printed round the page cuts the paper outside it (a margin a few working
+    # pixels wide) from the paper inside: such pieces, wide and touching the page, are page
+    # too (a scanner's streak across the bed is no wider than a working pixel or two)
+    paper_like = (small >= MARGIN_PAPER * paper).astype(np.uint8) & (1 - hull_mask)
+    wide = cv2.morphologyEx(paper_like, cv2.MORPH_OPEN, np.ones((MARGIN_WIDE_PX,) * 2, np.uint8))
+    count, pieces, sizes, _ = cv2.connectedComponentsWithStats(wide, connectivity=8)
+    near = cv2.dilate(hull_mask, np.ones((2 * MARGIN_GAP_PX + 1,) * 2, np.uint8)).astype(bool)
+    margin = np.unique(pieces[near & (pieces > 0)])
+    margin = margin[sizes[margin, cv2.CC_STAT_AREA] >= MARGIN_MIN_SHARE * light.size]
+    if margin.size:
+        hull_mask = _hull_mask(np.isin(pieces, margin) | (labels == largest))
     page = cv2.erode(hull_mask, np.ones((3, 3), np.uint8), borderType=cv2.BORDER_CONSTANT, borderValue=1)  # less its edge's shadow
     outside = page == 0
     share = float(outside.mean())
-    if 1.0 - share < PAGE_MIN_SHARE or share < BED_MIN_SHARE or float(1 - light[outside].mean()) < BED_DARK_SHARE:
+    # judged away from the page's edge (its blur, lighter than the bed, darker than paper)
+    away = outside & (cv2.dilate(page, np.ones((2 * EDGE_BLUR_PX + 1,) * 2, np.uint8)) == 0)
+    if 1.0 - share < PAGE_MIN_SHARE or share < BED_MIN_SHARE or not away.any() or float(1 - light[away].mean()) < BED_DARK_SHARE:
         return None
     shrunk, _ = cv2.findContours(page, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     outline = cv2.convexHull(np.concatenate(shrunk)).reshape(-1, 2).astype(np.float64) * k + (k - 1) / 2.0
     return Bed(np.round(outline).astype(np.int32), int(round(paper)), share)
+
+
+def _hull_mask(piece: np.ndarray) -> np.ndarray:
+    """The convex hull of a bool mask's pixels, filled (uint8)."""
+    contours, _ = cv2.findContours(piece.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    mask = np.zeros(piece.shape, np.uint8)
+    cv2.fillConvexPoly(mask, cv2.convexHull(np.concatenate(contours)), 1)
+    return mask
 
 
 def _outer_ring(gray: np.ndarray, k: int) -> tuple[np.ndarray, ...]:
