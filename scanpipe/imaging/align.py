@@ -51,7 +51,12 @@ from scanpipe.imaging.reference import (
 )
 
 SCALE_RANGE = (0.3, 4.0)  # card pixels per blank pixel considered at all
-SCALE_DEDUP = 0.03  # hypotheses closer than this (relative) are one
+PRINT_INK = 0.12  # the print's extent (:func:`print_extent`): coarse ink this dark ...
+PRINT_PIECE_PX = 4  # ... in pieces this large (COARSE_DPI px) ...
+PRINT_MIN_PX = 200  # ... this many pixels of it at least
+PRINT_SIDES_AGREE = 0.05  # the card's two sides give scales within this of each other (a scanner stretches 1-2%)
+SCALE_DEDUP = 0.03  # hypotheses closer than this (relative) are one ...
+DENSE_SCALE_DEDUP = 0.01  # ... for the dense steps, this (a side ratio a margin and a skew inflate by 2-3% is another scale)
 MAX_IMAGE_EXTENT = 1.75  # a scale making the image this many times the blank's size both ways is none (a 72 or 96 dpi tag on a 200 dpi scan)
 SKEW_STEPS_DEG = (0.0, -1.0, 1.0, -2.0, 2.0, -3.0, 3.0, -4.0, 4.0)
 ECC_ITERATIONS = (20,)  # coarse (local refinement corrects the rest: ~0.2 in)
@@ -659,12 +664,13 @@ def align_densely(view: CardView, model: PageModel, *, dpi_hint: float | None = 
                   turned: bool | None = None, thorough: bool = True) -> Alignment | AlignmentFailure:
     """Steps 1-3: scale hypotheses, phase correlation, ECC. ``thorough``: where ECC settles
     no fit (DENSE_SETTLED_CC), the next scales, ECC on halved inks first and the phase
-    correlation's next peaks are tried too; without, the next scales only where ECC finds no
+    correlation's next peaks are tried too, and where none is a fit (MIN_COARSE_CC), all that
+    in the other feed direction as well; without, the next scales only where ECC finds no
     fit at all (MIN_COARSE_CC): a second opinion on a fit the timing marks found
     (:func:`surer_of`) need not search as hard as the only alignment a card gets."""
     gray = view.gray
     peaks: list[tuple[float, float, bool]] = []
-    for scale in scale_hypotheses(gray, model, dpi_hint, view):
+    for scale in scale_hypotheses(gray, model, dpi_hint, view, dense=thorough):
         for turn in ((False, True) if turned is None else (turned,)):
             ink = view.coarse_ink(scale * model.dpi / COARSE_DPI)
             _shift, peak = _phase_shift(model.coarse, np.rot90(ink, 2) if turn else ink)
@@ -675,29 +681,40 @@ def align_densely(view: CardView, model: PageModel, *, dpi_hint: float | None = 
     # (under MIN_COARSE_CC: a scale a few percent off, the timing marks' size misread), the next
     # scales too (in the feed direction that won), the best correlation winning
     peaks.sort(key=lambda p: -p[0])
-    turn = peaks[0][2]
-    scales = [scale for _peak, scale, t in peaks if t == turn][:DENSE_SCALES_TRIED]
+    first_turn = peaks[0][2]
+    # searching (``thorough``), the other feed direction too where the first finds no fit: a
+    # card askew by a few degrees may correlate a little more strongly upside down
+    turns = (first_turn, not first_turn) if thorough and turned is None else (first_turn,)
     upright_shape = gray.shape
     found = _NO_FIT  # correlation, warp, the coarse card it was found on
-    for scale in scales:
-        coarse_card = view.coarse_ink(scale * model.dpi / COARSE_DPI, turn)
-        starts = [_translation_start, _rotation_start] if not model.has_timing_marks else [_rotation_start]
-        for start in starts:  # without timing marks ECC finds the skew from the translation alone, mostly
-            begin = start(model.coarse, coarse_card)
-            for ecc in (_ecc, _ecc_halved_first) if thorough else (_ecc,):  # the second where the first settles no fit
-                if (found := _better_fit(found, ecc, model.coarse, coarse_card, begin))[0] >= DENSE_SETTLED_CC:
+    turn = first_turn  # the feed direction of ``found``
+    for this_turn in turns:
+        scales = [scale for _peak, scale, t in peaks if t == this_turn][:DENSE_SCALES_TRIED]
+        best, found = found, _NO_FIT
+        for scale in scales:
+            coarse_card = view.coarse_ink(scale * model.dpi / COARSE_DPI, this_turn)
+            starts = [_translation_start, _rotation_start] if not model.has_timing_marks else [_rotation_start]
+            for start in starts:  # without timing marks ECC finds the skew from the translation alone, mostly
+                begin = start(model.coarse, coarse_card)
+                for ecc in (_ecc, _ecc_halved_first) if thorough else (_ecc,):  # the second where the first settles no fit
+                    if (found := _better_fit(found, ecc, model.coarse, coarse_card, begin))[0] >= DENSE_SETTLED_CC:
+                        break
+                if found[0] >= DENSE_SETTLED_CC:
                     break
-            if found[0] >= DENSE_SETTLED_CC:
-                break
-        if thorough and found[0] < MIN_COARSE_CC:
-            # no fit from the highest peak: the print repeats (rows of contests, a row of marks)
-            # and correlates a row off more strongly than in place; ECC from the next peaks
-            for dx, dy in _phase_peaks(model.coarse, coarse_card, DENSE_PEAKS_TRIED + 1)[1:]:
-                begin = np.array([[1.0, 0.0, dx], [0.0, 1.0, dy]], np.float32)
-                if (found := _better_fit(found, _ecc, model.coarse, coarse_card, begin))[0] >= DENSE_SETTLED_CC:
-                    break
-        if found[0] >= (DENSE_SETTLED_CC if thorough else MIN_COARSE_CC):
-            break  # a fit under it may be a scale off (the marks' size misread): the next scales too, the best winning
+            if thorough and found[0] < MIN_COARSE_CC:
+                # no fit from the highest peak: the print repeats (rows of contests, a row of marks)
+                # and correlates a row off more strongly than in place; ECC from the next peaks
+                for dx, dy in _phase_peaks(model.coarse, coarse_card, DENSE_PEAKS_TRIED + 1)[1:]:
+                    begin = np.array([[1.0, 0.0, dx], [0.0, 1.0, dy]], np.float32)
+                    if (found := _better_fit(found, _ecc, model.coarse, coarse_card, begin))[0] >= DENSE_SETTLED_CC:
+                        break
+            if found[0] >= (DENSE_SETTLED_CC if thorough else MIN_COARSE_CC):
+                break  # a fit under it may be a scale off (the marks' size misread): the next scales too, the best winning
+        if best is _NO_FIT or found[0] >= MIN_COARSE_CC and found[0] > best[0]:
+            best, turn = found, this_turn  # the other direction only for a fit (a fit short of the gate may still stand)
+        found = best
+        if found[0] >= MIN_COARSE_CC:
+            break
     if found is _NO_FIT:
         return AlignmentFailure("the card's print could not be aligned with the blank (no correlation)")
     cc, warp, coarse_card = found
@@ -708,26 +725,77 @@ def align_densely(view: CardView, model: PageModel, *, dpi_hint: float | None = 
     return Alignment(matrix, turn, float(cc))
 
 
-def scale_hypotheses(gray: np.ndarray, model: PageModel, dpi_hint: float | None, view: CardView | None = None) -> list[float]:
-    """Card pixels per blank pixel: side ratios, the dpi tag, the timing marks' size; none
+def scale_hypotheses(gray: np.ndarray, model: PageModel, dpi_hint: float | None, view: CardView | None = None, *,
+                     dense: bool = False) -> list[float]:
+    """Card pixels per blank pixel: the timing marks' size, the side ratios, the dpi tag; none
     that makes the image more than MAX_IMAGE_EXTENT times the blank's size both ways (a
     scanner images a sheet, not a desk: such a scale comes from a wrong dpi tag, and the
-    dense alignment would search it on an image several times the blank's size for nothing)."""
+    dense alignment would search it on an image several times the blank's size for nothing).
+    Of hypotheses within SCALE_DEDUP of each other the first is kept.
+
+    ``dense`` (the dense steps searching hard, a card no blank matched quickly: no timing
+    marks fix its scale, or they do not fit): the marks' size, the dpi
+    tag, the extent of the print (:func:`print_extent`), then the side ratios, kept apart down
+    to DENSE_SCALE_DEDUP: a margin and a skew inflate a side ratio by a few percent, where a
+    right tag is exact and the print's extent is the page's."""
     h, w = gray.shape
     ref_h, ref_w = model.image.shape
+    view = view if view is not None else CardView(gray)
     found = [w / ref_w, h / ref_h]
-    if dpi_hint and dpi_hint > 0:
+    if dense:
+        printed = _print_scale(view, model)
+        found[:0] = ([dpi_hint / model.dpi] if dpi_hint and dpi_hint > 0 else []) + ([printed] if printed is not None else [])
+    elif dpi_hint and dpi_hint > 0:
         found.append(dpi_hint / model.dpi)
     if model.mark_size_in is not None:
-        marks = _mark_scale(view if view is not None else CardView(gray), model)
+        marks = _mark_scale(view, model)
         if marks is not None:
             found.insert(0, marks)
+    apart = DENSE_SCALE_DEDUP if dense else SCALE_DEDUP
     out: list[float] = []
     for s in found:
         if (SCALE_RANGE[0] <= s <= SCALE_RANGE[1] and min(w / (s * ref_w), h / (s * ref_h)) <= MAX_IMAGE_EXTENT
-                and all(abs(s - o) > SCALE_DEDUP * o for o in out)):
+                and all(abs(s - o) > apart * o for o in out)):
             out.append(s)
     return out
+
+
+def _print_scale(view: CardView, model: PageModel) -> float | None:
+    """Card pixels per blank pixel from the extent of the print (:func:`print_extent`) on the
+    card and on the blank, at COARSE_DPI as if the card had the blank's resolution; None where
+    either shows too little print or the two sides disagree by more than PRINT_SIDES_AGREE (a
+    stain or a signature beyond the print, a cut side)."""
+    key = ("print extent",)
+    if key not in model.memo:
+        model.memo[key] = print_extent(model.coarse)
+    blank: tuple[float, float] | None = model.memo[key]  # type: ignore[assignment]  # what this function put there
+    ink = view.ink(model.dpi / COARSE_DPI)
+    card = print_extent(ink)
+    if blank is None or card is None:
+        return None
+    card_px = view.gray.shape[1] / ink.shape[1]  # card pixels per reduced pixel
+    blank_px = model.image.shape[1] / model.coarse.shape[1]
+    ratios = [c * card_px / (b * blank_px) for c, b in zip(card, blank, strict=True)]
+    if abs(ratios[0] / ratios[1] - 1.0) > PRINT_SIDES_AGREE:
+        return None
+    return float(np.mean(ratios))
+
+
+def print_extent(ink: np.ndarray) -> tuple[float, float] | None:
+    """The sides (shorter first, pixels) of the smallest rectangle, turned as it fits best,
+    holding the print of a coarse ink image: its pieces of PRINT_PIECE_PX or more (a speck
+    left out) darker than PRINT_INK; None with fewer than PRINT_MIN_PX such pixels. A skew
+    turns the rectangle with the page; a margin, a scanner's backing or the image's size do
+    not change it."""
+    mask = (ink >= PRINT_INK).astype(np.uint8)
+    _count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    keep = stats[:, cv2.CC_STAT_AREA] >= PRINT_PIECE_PX
+    keep[0] = False
+    pts = np.argwhere(keep[labels])
+    if len(pts) < PRINT_MIN_PX:
+        return None
+    (_, _), (a, b), _angle = cv2.minAreaRect(pts[:, ::-1].astype(np.float32))
+    return (float(min(a, b)) + 1.0, float(max(a, b)) + 1.0)
 
 
 def _mark_scale(view: CardView, model: PageModel) -> float | None:
