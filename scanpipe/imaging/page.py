@@ -13,8 +13,9 @@ page's paper level, before anything else looks at the image:
    and darker ones.
 2. The page is the largest connected piece of the light pixels (the paper; its print is
    holes in it), grown to its convex hull (a sheet is convex; its print, even print at a
-   cut edge, lies between paper), with the wide light pieces just outside it (the margin
-   outside a border printed round the page: MARGIN_WIDE_PX).
+   cut edge, lies between paper), with the wide pieces as light as paper just outside it
+   (the margin outside a border printed round the page: MARGIN_WIDE_PX); the bed is judged
+   EDGE_BLUR_PX or more from the hull (the page's blurred edge).
 3. What lies outside the hull is the bed when it is more than BED_MIN_SHARE of the image
    and nearly all dark (BED_DARK_SHARE): a white bed, a page filling the image, a light
    margin the scanner left, all leave the image as it was (the same array, not a copy).
@@ -91,7 +92,7 @@ def find_bed(gray: np.ndarray) -> Bed | None:
     # too (a scanner's streak across the bed is no wider than a working pixel or two)
     paper_like = (small >= MARGIN_PAPER * paper).astype(np.uint8) & (1 - hull_mask)
     wide = cv2.morphologyEx(paper_like, cv2.MORPH_OPEN, np.ones((MARGIN_WIDE_PX,) * 2, np.uint8))
-    count, pieces, sizes, _ = cv2.connectedComponentsWithStats(wide, connectivity=8)
+    _n, pieces, sizes, _ = cv2.connectedComponentsWithStats(wide, connectivity=8)
     near = cv2.dilate(hull_mask, np.ones((2 * MARGIN_GAP_PX + 1,) * 2, np.uint8)).astype(bool)
     margin = np.unique(pieces[near & (pieces > 0)])
     margin = margin[sizes[margin, cv2.CC_STAT_AREA] >= MARGIN_MIN_SHARE * light.size]
