@@ -16,9 +16,11 @@ from typing import Any
 import pytest
 
 from scanpipe.election import load_election
+from scanpipe.imaging.page_text import ocr_available
 from scanpipe.interpret import load_references
 from scanpipe.types import ReadCard
 from tests.deck_readings import read_deck
+from tests.leave_out import read_without_style
 from tests.sixth_vendor import make_deck, write_election
 
 DEFINITE = {"vote": "yes", "no_vote": "no"}
@@ -121,3 +123,16 @@ def test_blanks_differing_in_one_letter_differ_in_detail_there(tmp_path: Path) -
     assert detail is not None and 1 <= len(detail.boxes) <= 2
     dpi = group.anchor.dpi
     assert all(1.3 < y / dpi < 1.5 and h / dpi < 0.2 for _x, y, _w, h in detail.boxes)  # the split line, under the ballot ID
+
+
+@pytest.mark.skipif(not ocr_available(), reason="the ocr extra reads the glyph")
+def test_a_card_of_a_split_the_election_lacks_is_queued_not_read_as_the_lone_blank(deck: Path) -> None:
+    """The election without ``DM-0302``: ``DM-0301`` is then the only blank of its frame, and a
+    DM-0302 card differs from it in one bold capital (a "B" over its "A", twice), which covers
+    the A's print and correlates with it about as well as a noisy scan of an A (0.72-0.83).
+    Read by the OCR extra on both, the glyphs differ: the card is queued with what each reads,
+    never read as DM-0301."""
+    readings = read_without_style(deck, "DM-0302")
+    for card, result in readings:
+        assert not isinstance(result, ReadCard), f"{card['file']} (DM-0302 left out) read as {result.style}"
+    assert any("where the blank reads 'A'" in result.detail for _card, result in readings)

@@ -64,6 +64,22 @@ def ocr_available() -> bool:
     return True
 
 
+def recognise(images: Sequence[np.ndarray]) -> tuple[tuple[str, float], ...]:
+    """Each grey image (one line or glyph of print, uint8) read as text, with the recogniser's
+    own confidence (no detection: the caller knows where the print is).
+
+    Raises
+    ------
+    OcrUnavailable
+        when the ``ocr`` extra is not installed.
+    """
+    engine = _engine()
+    if not images:
+        return ()
+    results, _ = engine.text_rec([cv2.cvtColor(im, cv2.COLOR_GRAY2BGR) for im in images])
+    return tuple((str(text).strip(), float(score)) for text, score in results)
+
+
 def read_page_text(gray: np.ndarray, dpi: float, *, paint_out: Sequence[Rect] = ()) -> tuple[TextLine, ...]:
     """Every text line of a page, top to bottom, with the boxes ``paint_out`` made paper first.
 

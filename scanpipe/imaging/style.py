@@ -62,6 +62,7 @@ from scanpipe.imaging.align import (
     refine,
     surer_of,
 )
+from scanpipe.imaging.glyph_text import read_apart, read_glyphs
 from scanpipe.imaging.mark_code import code_mismatch
 from scanpipe.imaging.reference import FRAME_DPI, PageModel, ink_of, paper_level, reduce_to, warp_in_tiles
 from scanpipe.types import Box
@@ -137,6 +138,15 @@ OWN_UNLIKE_CORR = 0.3  # any glyph below this is missing, however much the card 
 OWN_PRINT_SHARE = 0.5  # solid print counts as shown where the card is this share of its line's print darkness ...
 OWN_PRINT_PCT = 99  # ... (this percentile of the card's ink in the line; INK_LEVEL at most, PAPER_LEVEL at least)
 OWN_BAND_PX = 6  # each line is kept with this much of the blank around it (its glyphs' search stays inside)
+# ... and where a lone blank's glyph correlates under OWN_READ_CORR with the card (a bold B over
+# a bold A: 0.72-0.83; two scans of one glyph mostly 0.9 and more) without being printed over
+# (OWN_NARROW_MASS), the OWN_READ_MAX worst such glyphs are read on both, blank and card, by
+# the OCR extra (:mod:`~scanpipe.imaging.glyph_text`): read surely and differently, the card
+# prints another glyph there. Not a solid block (a corner mark: OWN_READ_SOLID of its box solid)
+OWN_READ_CORR = 0.85
+OWN_READ_MAX = 3
+OWN_READ_SOLID = 0.6
+OWN_READ_PAPER_PX = 4  # paper round each crop read
 ACROSS_GROUPS_MARGIN = 0.1  # a card fitting blanks of several frames: the clearly (this much) better alignment wins
 
 
@@ -432,6 +442,7 @@ def identify_style(gray: np.ndarray, groups: Sequence[StyleGroup], *, dpi_hint: 
     """The style and page whose blank this card is, or why that cannot be said; only pages
     ``accept`` admits are candidates (``--style``, a card bearing our fiducials)."""
     best_failure = "no layout has a blank reference scan of this kind of page"
+    told: tuple[float, str] | None = None  # the reason given by the frame the card fitted best, with that fit's score
     results: list[StyleMatch | StyleAmbiguous] = []
     view = CardView(gray)
     # the frames' marks voted for first (cheap), then fitted in order of the votes: the frame
@@ -472,16 +483,16 @@ def identify_style(gray: np.ndarray, groups: Sequence[StyleGroup], *, dpi_hint: 
         # (:func:`~scanpipe.imaging.align.align_densely`'s ``thorough``): a card that reads pays
         # nothing for the search that a hard one needs
         quick: list[StyleMatch | StyleAmbiguous] = []
-        best_failure = _compare(view, batch, quick, dpi_hint, thorough=False) or best_failure
+        told = _better(told, _compare(view, batch, quick, dpi_hint, thorough=False))
         if not any(isinstance(r, StyleMatch) for r in quick):
             searched: list[StyleMatch | StyleAmbiguous] = []
-            best_failure = _compare(view, batch, searched, dpi_hint, thorough=True) or best_failure
+            told = _better(told, _compare(view, batch, searched, dpi_hint, thorough=True))
             quick = searched or quick
         results.extend(quick)
         if any(isinstance(r, StyleMatch) for r in results):
             break
     if not results:
-        return StyleUnknown(best_failure)
+        return StyleUnknown(told[1] if told is not None else best_failure)
     matches = [r for r in results if isinstance(r, StyleMatch)]
     if len(results) > 1 or not matches:
         return results[0] if len(results) == 1 else _across_groups(results)
@@ -505,21 +516,29 @@ def frames_apart(a: PageModel, b: PageModel) -> bool:
     return bool(a.memo[key])
 
 
+def _better(told: tuple[float, str] | None, other: tuple[float, str] | None) -> tuple[float, str] | None:
+    """Of two reasons a card was not read, the one from the frame it fitted better (a frame
+    whose print the card matched, refused for a glyph, says more than one it did not fit)."""
+    return other if told is None or (other is not None and other[0] > told[0]) else told
+
+
 def _compare(view: CardView, batch: list[tuple[StyleGroup, list[int], Alignment | None]],
-             results: list[StyleMatch | StyleAmbiguous], dpi_hint: float | None, *, thorough: bool = True) -> str | None:
+             results: list[StyleMatch | StyleAmbiguous], dpi_hint: float | None, *,
+             thorough: bool = True) -> tuple[float, str] | None:
     """Align the card to each frame of ``batch`` not yet aligned (None), then refine and
-    compare it with the members, best-aligned frame first, appending to ``results``; the last
-    reason a frame did not fit, if any. Once a style matched, a frame aligned
+    compare it with the members, best-aligned frame first, appending to ``results``; the
+    reason the best-fitting frame that did not match gave, with its fit's score (a frame
+    not fitted at all: -1), if any. Once a style matched, a frame aligned
     ACROSS_GROUPS_MARGIN worse cannot win (:func:`_across_groups`): it is not refined or
     compared at all."""
-    failure = None
+    failure: tuple[float, str] | None = None
     # ..., aligned by the timing marks, why the print's correlation fell short (a dense fit under the gate)
     candidates: list[tuple[StyleGroup, list[int], Alignment, bool, str | None]] = []
     for group, members, found in batch:
         aligned = (align_densely(view, group.anchor, dpi_hint=dpi_hint, thorough=thorough) if found is None
                    else surer_of(found, view, group.anchor, dpi_hint=dpi_hint))
         if isinstance(aligned, AlignmentFailure):
-            failure = aligned.detail
+            failure = _better(failure, (-1.0 if aligned.fit is None else aligned.fit.score, aligned.detail))
             if aligned.fit is not None:  # a stamp or heavy ink over empty parts lowers the correlation of a right fit
                 candidates.append((group, members, aligned.fit, False, aligned.detail))
             continue
@@ -548,7 +567,7 @@ def _compare(view: CardView, batch: list[tuple[StyleGroup, list[int], Alignment 
             if result is None:
                 result = _settle(view, group, members, aligned, refined, group.anchor, short)
         if isinstance(result, StyleUnknown):
-            failure = result.detail
+            failure = _better(failure, (aligned.score, result.detail))
             continue
         assert result is not None
         results.append(result)
@@ -1002,6 +1021,8 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
     stain that fades one glyph seldom fades another of the line as well)."""
     s, g, band = DETAIL_SHIFT_PX, OWN_GLYPH_SHIFT_PX, OWN_BAND_PX
     pad = LINE_PAD_PX
+    screen = OWN_GLYPH_CORR if whole_line else max(OWN_GLYPH_CORR, OWN_READ_CORR)  # lone: glyphs to read searched too
+    suspects: list[tuple[float, np.ndarray, np.ndarray, np.ndarray, str]] = []  # correlation, the blank's glyph, the card's (as scanned, blurred), where
     scanned: np.ndarray | None = None  # where the card has pixels, made once if a line runs off it
     card_h, card_w = upright.shape[:2]
     for (x, y, bw, bh), first_bytes, glyphs_of in zip(detail.lines, detail.line_first, detail.line_blanks(dpi), strict=True):
@@ -1049,7 +1070,7 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
                 absent += 1
                 continue  # paper on the card (torn, cut, faded): no other print
             judged += 1
-            if (_box_sum(sum_cf, r0, r1, c0, c1) / n - (c / n) * (f / n)) / np.sqrt(var_c * var_f) >= OWN_GLYPH_CORR:
+            if (_box_sum(sum_cf, r0, r1, c0, c1) / n - (c / n) * (f / n)) / np.sqrt(var_c * var_f) >= screen:
                 continue  # at the line's shift already (the search below only finds better)
             glyph = first[r0:r1, c0:c1]
             here = card[r0:r1, c0:c1]
@@ -1057,12 +1078,18 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
             fit = cv2.matchTemplate(around, glyph, cv2.TM_CCOEFF_NORMED)
             by, bx = np.unravel_index(int(np.argmax(fit)), fit.shape)
             corr = float(fit[by, bx])
-            if corr >= OWN_GLYPH_CORR:
+            if corr >= screen:
                 continue
             solid = glyph >= SOLID_LEVEL
             if not solid.any():
                 continue
             where = f"({(x + gx) / dpi:.2f} in, {(y + gy) / dpi:.2f} in)"
+            if not whole_line and c <= OWN_NARROW_MASS * f and np.count_nonzero(solid) < OWN_READ_SOLID * solid.size:
+                sharp = window[oy + r0 - g + by: oy + r1 - g + by, ox + c0 - g + bx: ox + c1 - g + bx]  # the card unblurred
+                suspects.append((corr, glyph, np.clip(1.0 - sharp.astype(np.float32) / np.float32(paper), 0.0, 1.0),
+                                 around[by: by + r1 - r0, bx: bx + c1 - c0], where))
+            if corr >= OWN_GLYPH_CORR:
+                continue  # only to be read
             if whole_line:  # unlike, and not printed over (a stamp, a loop: far more ink than the glyph's)
                 if c > OWN_OVER_MASS * f:
                     continue
@@ -1087,6 +1114,33 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
         # paper are not there either (a shorter name in place of a longer one)
         if whole_line and wrong and wrong + absent >= LINE_WRONG_MIN and wrong + absent >= LINE_WRONG_SHARE * (judged + absent):
             return at
+    return _read_apart(suspects)
+
+
+def _read_apart(suspects: list[tuple[float, np.ndarray, np.ndarray, np.ndarray, str]]) -> str | None:
+    """Where the OCR extra reads one of the OWN_READ_MAX worst-correlating ``suspects``
+    (correlation, the blank's glyph blurred, the card's there as scanned and blurred, where)
+    differently on blank and card (the card's either way: a thresholded scan reads better as
+    scanned, a dithered one blurred), with what each reads; None where none differs or the
+    extra is not installed."""
+    worst = sorted(suspects, key=lambda t: t[0])[:OWN_READ_MAX]
+    if not worst:
+        return None
+    e = OWN_READ_PAPER_PX
+    crops = []
+    for _corr, *inks, _where in worst:
+        for ink in inks:
+            crop = np.zeros((ink.shape[0] + 2 * e, ink.shape[1] + 2 * e), np.float32)
+            crop[e:-e, e:-e] = ink / max(float(ink.max()), INK_LEVEL)  # its darkest black: a grey scan's print reads as well
+            crops.append(crop)
+    read = read_glyphs(crops)
+    if read is None:
+        return None
+    for k, (*_glyph, where) in enumerate(worst):
+        on_blank, *on_card = read[3 * k: 3 * k + 3]
+        for seen in on_card:
+            if read_apart(on_blank, seen):
+                return f"{where} (it reads {seen[0]!r} where the blank reads {on_blank[0]!r})"
     return None
 
 

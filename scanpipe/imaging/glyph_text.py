@@ -1,0 +1,58 @@
+"""Read single glyphs of print where a card and its blank disagree (the ``ocr`` extra).
+
+A style the election lacks may differ from the nearest blank in one letter or digit of a
+line ("Split B" where the blank prints "Split A"; "0602" for "0601"). Blurred at 200 dpi, a
+bold B laid over a bold A covers the A's print and correlates with it about as well as a
+noisy scan of the A itself, so no pixel measure tells the two apart. A recogniser does: the
+glyph's crop from the blank and from the card at the same place, each read as text; where
+both read surely and differently, the card prints another glyph there.
+
+The engine is the one :mod:`scanpipe.imaging.page_text` loads (``rapidocr-onnxruntime``: PP-OCR
+models inside the wheel, on the CPU). Without the extra, :func:`read_glyphs` says so (None)
+and the caller decides without it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from scanpipe.imaging.page_text import OcrUnavailable, recognise
+
+BLANK_MIN_SCORE = 0.9  # the recogniser's own confidence the blank's reading needs ...
+CARD_MIN_SCORE = 0.8  # ... and the card's (a scan's glyph is rougher: a dithered B read as "B" at 0.8-0.99)
+LATIN_END = 0x250  # a letter past Latin Extended-B (a recogniser trained on Chinese too guessing a blot): no reading
+# glyphs a recogniser confuses on a noisy scan (case folded): read alike
+_ALIKE = str.maketrans({"0": "o", "1": "l", "i": "l", "|": "l", "!": "l", "5": "s"})
+
+
+def read_glyphs(crops: Sequence[np.ndarray]) -> tuple[tuple[str, float], ...] | None:
+    """Each crop (ink in [0, 1], 1 solid; a glyph with paper round it) read as text with the
+    recogniser's confidence; None where the OCR extra is not installed."""
+    try:
+        return recognise([np.round(255.0 * (1.0 - np.clip(c, 0.0, 1.0))).astype(np.uint8) for c in crops])
+    except OcrUnavailable:
+        return None
+
+
+def read_apart(blank: tuple[str, float], card: tuple[str, float]) -> bool:
+    """Whether a glyph as the blank prints it and as the card prints it read as different
+    letters or digits, each surely (BLANK_MIN_SCORE, CARD_MIN_SCORE), once case and glyphs a
+    noisy scan confuses (0/O, 1/l/I, 5/S) are set aside. Only one letter or digit against
+    one: a piece of letters the scan ran together ("othe") is read less surely on a rough
+    scan (a real card's "othe" read "athe" at 0.86), and a reading with a letter more or
+    less (a neighbour's edge seen on one side only) or a letter of no Latin alphabet (the
+    recogniser guessing at a blot) decides nothing."""
+    a, b = _normal(blank[0]), _normal(card[0])
+    return (a is not None and b is not None and len(a) == 1 and len(b) == 1 and a != b
+            and blank[1] >= BLANK_MIN_SCORE and card[1] >= CARD_MIN_SCORE)
+
+
+def _normal(text: str) -> str | None:
+    """The letters and digits of a reading, case folded, confusable glyphs made one; None
+    where one is no Latin letter."""
+    kept = [ch for ch in text.casefold() if ch.isalnum()]
+    if any(ord(ch) >= LATIN_END for ch in kept):
+        return None
+    return "".join(kept).translate(_ALIKE)

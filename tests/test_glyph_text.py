@@ -1,0 +1,74 @@
+"""One glyph of print read on the blank and on the card (issue 8: a style the election lacks
+that differs from a lone blank in one letter or digit)."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+
+from scanpipe.imaging.glyph_text import read_apart, read_glyphs
+from scanpipe.imaging.page_text import ocr_available
+
+BOLD = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"  # fonts-dejavu-core
+
+
+@pytest.mark.parametrize("blank, card, apart", [
+    (("A", 0.99), ("B", 0.95), True),
+    (("A", 0.99), ("B", 0.85), True),  # a rough scan's glyph is read less surely
+    (("A", 0.99), ("B", 0.6), False),  # not surely enough
+    (("A", 0.7), ("B", 0.99), False),  # the blank's own reading unsure
+    (("1", 0.99), ("2", 0.99), True),
+    (("O", 0.99), ("0", 0.99), False),  # glyphs a noisy scan confuses
+    (("l", 0.99), ("1", 0.99), False),
+    (("I", 0.99), ("l", 0.99), False),
+    (("S", 0.99), ("5", 0.99), False),
+    (("a", 0.99), ("A", 0.99), False),  # case
+    (("A", 0.99), ("", 0.99), False),  # nothing read
+    (("A", 0.99), ("■", 0.99), False),  # a blot
+    (("S", 0.99), ("编", 0.99), False),  # a recogniser trained on Chinese too guessing at a blot
+    (("lA", 0.99), ("A", 0.99), False),  # a neighbour's edge on one side only
+    (("Ó", 0.99), ("O", 0.99), True),  # Spanish headers: accented letters are letters
+    (("othe", 0.99), ("athe", 0.86), False),  # letters a scan ran together: read less surely (a real card)
+    (("Split A", 0.99), ("Split B", 0.99), False),  # one glyph against one only
+])
+def test_two_readings_differ_only_when_both_are_sure_and_unlike(blank: tuple[str, float], card: tuple[str, float],
+                                                                 apart: bool) -> None:
+    assert read_apart(blank, card) is apart
+
+
+def _glyph(text: str, height_px: int, *, noise: float, seed: int) -> np.ndarray:
+    """``text`` in a bold sans at about ``height_px`` tall (a header capital at 200 dpi), as
+    ink in [0, 1], blurred and speckled like a scan."""
+    font = ImageFont.truetype(BOLD, int(height_px * 1.4))
+    image = Image.new("L", (height_px * 2, height_px * 2), 0)
+    ImageDraw.Draw(image).text((height_px // 3, 0), text, fill=255, font=font)
+    ink = np.asarray(image, np.float32) / 255.0
+    ys, xs = np.nonzero(ink > 0.5)
+    ink = ink[ys.min() - 2: ys.max() + 3, xs.min() - 2: xs.max() + 3]
+    rng = np.random.default_rng(seed)
+    ink = cv2.GaussianBlur(ink, (0, 0), 1.0) + rng.normal(0.0, noise, ink.shape).astype(np.float32)
+    return np.clip(ink, 0.0, 1.0)
+
+
+@pytest.mark.skipif(not ocr_available(), reason="needs the ocr extra")
+def test_a_bold_b_in_place_of_a_bold_a_reads_apart_and_two_scans_of_one_glyph_do_not() -> None:
+    crops = [_glyph("A", 20, noise=0.0, seed=1), _glyph("B", 20, noise=0.08, seed=2), _glyph("A", 20, noise=0.08, seed=3),
+             _glyph("2", 20, noise=0.08, seed=4)]
+    read = read_glyphs(crops)
+    assert read is not None
+    blank, b, a, two = read
+    assert read_apart(blank, b), read
+    assert not read_apart(blank, a), read
+    assert read_apart(blank, two), read
+
+
+def test_without_the_ocr_extra_nothing_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scanpipe.imaging import page_text
+
+    def unavailable() -> object:
+        raise page_text.OcrUnavailable("No module named 'rapidocr_onnxruntime'")
+
+    monkeypatch.setattr(page_text, "_engine", unavailable)
+    assert read_glyphs([np.zeros((20, 20), np.float32)]) is None
