@@ -99,6 +99,14 @@ def init(ctx: Ctx, election_path: Path, force: bool, accept_blank_marks: bool) -
         click.echo(f"  --force: loaded over {loaded.cards} stored card(s) (logged); run `scanpipe reconcile` and check the queue", err=True)
     for warning in loaded.warnings:
         click.echo(f"  look at the layout: {warning}", err=True)
+    if any(not page.fiducials_in for s in election.ballot_styles for page in s.layout.pages):
+        from scanpipe.imaging.page_text import ocr_available
+
+        if not ocr_available():
+            click.echo("  note: OCR is not installed, so a card that differs from a vendor blank in one letter or digit "
+                       "alone (\"Split B\" where the blank prints \"Split A\") is told from it only where the election "
+                       "has that other style too; a card of a style it lacks may then be read as the blank. Install it: "
+                       "pip install --no-deps 'rapidocr-onnxruntime>=1.4' && pip install 'scanpipe[ocr]'", err=True)
     styles = len(election.ballot_styles)
     verb = ("loaded" if not loaded.changes else "loaded (changed)") if loaded.changed else "already loaded (unchanged)"
     click.echo(f"election {election.id} ({election.name}): {verb}; {len(election.precincts)} precincts, {len(election.contests)} contests, {styles} ballot styles")

@@ -3,6 +3,8 @@ that differs from a lone blank in one letter or digit)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import cv2
 import numpy as np
 import pytest
@@ -17,7 +19,9 @@ BOLD = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"  # fonts-dejavu-co
 @pytest.mark.parametrize("blank, card, apart", [
     (("A", 0.99), ("B", 0.95), True),
     (("A", 0.99), ("B", 0.85), True),  # a rough scan's glyph is read less surely
+    (("A", 0.99), ("B", 0.745), True),  # a dithered B, blurred (the sixth renderer's seed 6464)
     (("A", 0.99), ("B", 0.6), False),  # not surely enough
+    (("N", 0.65), ("M", 0.32), False),  # a genuine card's glyph misread (the surest such reading seen)
     (("A", 0.7), ("B", 0.99), False),  # the blank's own reading unsure
     (("1", 0.99), ("2", 0.99), True),
     (("O", 0.99), ("0", 0.99), False),  # glyphs a noisy scan confuses
@@ -72,3 +76,19 @@ def test_without_the_ocr_extra_nothing_is_read(monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.setattr(page_text, "_engine", unavailable)
     assert read_glyphs([np.zeros((20, 20), np.float32)]) is None
+
+
+@pytest.mark.parametrize("installed", [False, True])
+def test_init_says_when_a_vendor_election_is_loaded_without_ocr(installed: bool, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from scanpipe import cli
+    from scanpipe.imaging import page_text
+
+    monkeypatch.setattr(page_text, "ocr_available", lambda: installed)
+    election = Path(__file__).resolve().parents[1] / "fixtures" / "realballots" / "cedar2008primary" / "election.json"
+    r = CliRunner().invoke(cli.cli, ["--db", f"sqlite:///{tmp_path / 'x.db'}", "init", "--election", str(election)])
+    assert r.exit_code == 0, r.output
+    assert ("OCR is not installed" in r.output) is not installed
+    assert "ballot styles" in r.output
