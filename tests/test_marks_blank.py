@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from scanpipe.classify import classify_target, load_thresholds
-from scanpipe.imaging.marks import score_targets
+from scanpipe.imaging.marks import HIGH_ANCHOR, score_targets
 from scanpipe.types import MarkStatus
 from tests.test_marks import BOX_H, BOX_W, DPI, card
 
@@ -449,3 +449,30 @@ def test_a_fill_crossed_out_with_a_zigzag_is_for_a_person_and_a_slash_or_x_stays
     assert [r.status for r in got[:4]] == [MarkStatus.YES, MarkStatus.UNKNOWN, MarkStatus.YES, MarkStatus.YES], \
         [(r.status.value, r.why) for r in got[:4]]
     assert all(r.status is MarkStatus.NO for r in got[4:]), [r.status.value for r in got]
+
+
+def test_a_dot_with_a_neighbours_loop_passing_under_the_oval_is_no_vote_of_its_own() -> None:
+    """A hesitation dot in an ES&S-like flat oval (thick outline, a small bare middle) and the
+    felt loop a voter drew round the next option passing just under it (the fifth renderer's
+    seed 6464): together their ink spanned the oval's bare middle and its band, and read as a
+    vote. Ink inside reaching under half across it, with ink round it on one side only, is
+    beside the target: for a person at most. A check and an X on the same ovals stay votes."""
+    blank, reg, page = card(EMPTY)
+    for i in range(len(page.targets)):  # thicken every outline, as an ES&S-like flat oval
+        cx, cy = _centre(page, i)
+        cv2.ellipse(blank, (_px(cx), _px(cy)), (_px(BOX_W / 2 - 0.012), _px(BOX_H / 2 - 0.012)), 0, 0, 360, 20, _px(0.024), cv2.LINE_AA)
+    img = blank.copy()
+    cx, cy = _centre(page, 3)
+    cv2.circle(img, (_px(cx), _px(cy)), _px(0.018), 15, -1, cv2.LINE_AA)  # the dot
+    nx, ny = _centre(page, 4)  # the loop round option 4, its top just under option 3's oval
+    cv2.circle(img, (_px(nx), _px(ny)), _px(ny - cy - BOX_H / 2 - 0.022), 15, _px(0.03), cv2.LINE_AA)
+    cx, cy = _centre(page, 0)  # an X and a check on the others, each a vote
+    for d in (-1, 1):
+        cv2.line(img, (_px(cx - 0.14), _px(cy - 0.09 * d)), (_px(cx + 0.14), _px(cy + 0.09 * d)), 15, _px(0.02), cv2.LINE_AA)
+    cx, cy = _centre(page, 6)
+    pts = np.array([(_px(cx - 0.13), _px(cy - 0.02)), (_px(cx - 0.03), _px(cy + 0.08)), (_px(cx + 0.16), _px(cy - 0.13))], np.int32)
+    cv2.polylines(img, [pts], False, 15, _px(0.02), cv2.LINE_AA)
+    got = _read(img, blank, reg, page)
+    seen = [(r.status.value, round(r.score.score, 3)) for r in got]
+    assert got[3].score.score < HIGH_ANCHOR, seen  # 0.859 before: the loop's arc counted as the dot's reach
+    assert got[0].status is MarkStatus.YES and got[6].status is MarkStatus.YES, seen

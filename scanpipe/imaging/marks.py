@@ -132,6 +132,7 @@ class _Geometry:
     match: tuple[int, int, int, int]  # match region (r0, r1, c0, c1) in crop coordinates
     interior: np.ndarray  # flat indices (crop) of the interior
     span_zone: np.ndarray  # bool crop mask: interior plus a band outside the outline
+    inside: np.ndarray  # bool crop mask: the interior
     ring: tuple[np.ndarray, np.ndarray, np.ndarray]  # annulus pixels (flat, sorted by sector), sector starts, counts
     near: np.ndarray  # (4, k) flat crop indices of the grown box's quadrants
     outline: tuple[np.ndarray, np.ndarray, np.ndarray]  # pixels by (sector, bin), group starts, counts
@@ -322,7 +323,7 @@ def _geometry(w_in: float, h_in: float) -> _Geometry:
     zone_rows = np.flatnonzero(span_zone.any(axis=1))
     for a in (blank, template, interior, span_zone, near, *ring, *outline):
         a.setflags(write=False)
-    return _Geometry(shape, crop, blank, template, (r0, r1, c0, c1), np.flatnonzero(interior.ravel()), span_zone,
+    return _Geometry(shape, crop, blank, template, (r0, r1, c0, c1), np.flatnonzero(interior.ravel()), span_zone, interior,
                      ring, near, outline, bins, fold_rows, fold_cols, len(left_cols), fold_shear, (2 * half[0], 2 * half[1]),
                      slice(zone_cols[0], zone_cols[-1] + 1), slice(zone_rows[0], zone_rows[-1] + 1))
 

@@ -107,6 +107,8 @@ BEYOND_MIDDLE_LEVEL = 0.03  # level a fill of a small middle shows over the outl
 MIN_PAPER_SHARE = 0.25
 OPEN_PAPER_SHARE = 0.75
 THIN_FILL = 0.08  # fill under this with a long span: a line across, not a mark
+BESIDE_INSIDE_MAX = 0.5  # ink inside reaching at most this share across the interior, either way ...
+BESIDE_ARC_DEG = 90.0  # ... with the band's ink round it within this arc: ink beside the target, not across it
 # The dark ink a stroke needs (SPAN_MIN_SHARE) is a share of the inside that shows added ink at
 # all: where the blank prints in the target (a ballot number inside the oval, a thick outline),
 # a pen's check shows only over the paper. Counted as SHOWING_MIN of the inside at least (a
@@ -241,6 +243,13 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     # stroke): for a person, never a vote by itself
     span_score = np.where(fill < THIN_FILL, np.minimum(_knots(stroke, SPAN_KNOTS), HIGH_ANCHOR - 0.02),
                           _knots(stroke, SPAN_KNOTS))
+    # a span that ink beside the target makes long (a neighbour's loop passing under it, with a
+    # dot inside) crosses no target: for a person, never a vote by itself
+    spanned = span_score >= HIGH_ANCHOR
+    if side.boxed is not None:
+        spanned &= in_box < BOX_SPAN_MIN  # a stroke across the box itself
+    if spanned.any():
+        span_score = np.where(_beside(ink, printed, geo, spanned), HIGH_ANCHOR - 0.02, span_score)
     ring = _ring_where_paper(flat, printed.reshape(n, -1), geo)
     centers_px = _jacobians(hom, boxes[:, :2] + boxes[:, 2:] / 2)[0]
     shade = None
@@ -575,6 +584,33 @@ def _crossed_out(ink: np.ndarray, printed: np.ndarray, geo: _Geometry, which: np
         reach = (stroke & mine[labels]).astype(np.uint8)
         exits = [cv2.connectedComponents(reach * (b >= far).astype(np.uint8), connectivity=8)[0] - 1 for b in beyond]
         out[k] = min(exits[0], exits[1]) >= CROSSED_EXITS or min(exits[2], exits[3]) >= CROSSED_EXITS
+    return out
+
+
+def _beside(ink: np.ndarray, printed: np.ndarray, geo: _Geometry, which: np.ndarray) -> np.ndarray:
+    """Per target (of ``which``; else False), whether its span is ink beside it: inside, ink
+    reaching at most BESIDE_INSIDE_MAX across the interior either way (a hesitation dot), and
+    round it, dark ink in the band on one side only, within
+    BESIDE_ARC_DEG of it (a neighbour's loop passing under the oval). A stroke across the
+    target reaches across its interior, or leaves ink on two sides of it (a check's or
+    an X's arms past the outline)."""
+    out = np.zeros(len(ink), bool)
+    rows, cols = np.nonzero(geo.inside)
+    cy, cx = float(rows.mean()), float(cols.mean())
+    ay, ax = float(np.ptp(rows)) + 1.0, float(np.ptp(cols)) + 1.0
+    for k in np.flatnonzero(which):
+        dark = ink[k] >= DARK
+        band = dark & geo.span_zone & ~geo.inside
+        inner = dark & geo.inside
+        if not band.any() or not inner.any():
+            continue
+        iy, ix = np.nonzero(inner)
+        if np.ptp(ix) + 1 > BESIDE_INSIDE_MAX * ax or np.ptp(iy) + 1 > BESIDE_INSIDE_MAX * ay:
+            continue
+        py, px = np.nonzero(band)
+        angles = np.sort(np.degrees(np.arctan2((py - cy) / ay, (px - cx) / ax)) % 360.0)
+        gaps = np.diff(np.concatenate([angles, angles[:1] + 360.0]))
+        out[k] = 360.0 - float(gaps.max()) <= BESIDE_ARC_DEG  # the smallest arc holding all the band's ink
     return out
 
 
