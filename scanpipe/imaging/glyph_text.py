@@ -22,7 +22,7 @@ from scanpipe.imaging.page_text import OcrUnavailable, recognise
 
 BLANK_MIN_SCORE = 0.9  # the recogniser's own confidence the blank's reading needs ...
 CARD_MIN_SCORE = 0.7  # ... and the card's (a scan's glyph is rougher: a dithered B read as "B" at 0.745-0.99;
-#   where a genuine card's glyph read as another letter, at most 0.32 over ~470 cards of two renderers)
+#   where a genuine card's glyph read as another letter, at most 0.39 over ~850 cards of two renderers)
 LATIN_END = 0x250  # a letter past Latin Extended-B (a recogniser trained on Chinese too guessing a blot): no reading
 # glyphs a recogniser confuses on a noisy scan (case folded): read alike
 _ALIKE = str.maketrans({"0": "o", "1": "l", "i": "l", "|": "l", "!": "l", "5": "s"})
