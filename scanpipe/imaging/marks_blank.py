@@ -249,7 +249,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     if side.boxed is not None:
         spanned &= in_box < BOX_SPAN_MIN  # a stroke across the box itself
     if spanned.any():
-        span_score = np.where(_beside(ink, printed, geo, spanned), HIGH_ANCHOR - 0.02, span_score)
+        span_score = np.where(_beside(ink, geo, spanned), HIGH_ANCHOR - 0.02, span_score)
     ring = _ring_where_paper(flat, printed.reshape(n, -1), geo)
     centers_px = _jacobians(hom, boxes[:, :2] + boxes[:, 2:] / 2)[0]
     shade = None
@@ -587,13 +587,13 @@ def _crossed_out(ink: np.ndarray, printed: np.ndarray, geo: _Geometry, which: np
     return out
 
 
-def _beside(ink: np.ndarray, printed: np.ndarray, geo: _Geometry, which: np.ndarray) -> np.ndarray:
-    """Per target (of ``which``; else False), whether its span is ink beside it: inside, ink
-    reaching at most BESIDE_INSIDE_MAX across the interior either way (a hesitation dot), and
-    round it, dark ink in the band on one side only, within
-    BESIDE_ARC_DEG of it (a neighbour's loop passing under the oval). A stroke across the
-    target reaches across its interior, or leaves ink on two sides of it (a check's or
-    an X's arms past the outline)."""
+def _beside(ink: np.ndarray, geo: _Geometry, which: np.ndarray) -> np.ndarray:
+    """Per target (of ``which``; else False), whether its span is ink beside it: inside, dark
+    ink reaching at most BESIDE_INSIDE_MAX across the interior either way, or none (a
+    hesitation dot, a light smudge), and round it, dark ink in the band on one side only,
+    within BESIDE_ARC_DEG of it (a neighbour's loop passing under the oval). A stroke across
+    the target reaches across its interior, or leaves ink on two sides of it (a check's or an
+    X's arms past the outline)."""
     out = np.zeros(len(ink), bool)
     rows, cols = np.nonzero(geo.inside)
     cy, cx = float(rows.mean()), float(cols.mean())
@@ -602,10 +602,10 @@ def _beside(ink: np.ndarray, printed: np.ndarray, geo: _Geometry, which: np.ndar
         dark = ink[k] >= DARK
         band = dark & geo.span_zone & ~geo.inside
         inner = dark & geo.inside
-        if not band.any() or not inner.any():
+        if not band.any():
             continue
         iy, ix = np.nonzero(inner)
-        if np.ptp(ix) + 1 > BESIDE_INSIDE_MAX * ax or np.ptp(iy) + 1 > BESIDE_INSIDE_MAX * ay:
+        if inner.any() and (np.ptp(ix) + 1 > BESIDE_INSIDE_MAX * ax or np.ptp(iy) + 1 > BESIDE_INSIDE_MAX * ay):
             continue
         py, px = np.nonzero(band)
         angles = np.sort(np.degrees(np.arctan2((py - cy) / ay, (px - cx) / ax)) % 360.0)
