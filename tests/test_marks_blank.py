@@ -476,3 +476,64 @@ def test_a_dot_with_a_neighbours_loop_passing_under_the_oval_is_no_vote_of_its_o
     seen = [(r.status.value, round(r.score.score, 3)) for r in got]
     assert got[3].score.score < HIGH_ANCHOR, seen  # 0.859 before: the loop's arc counted as the dot's reach
     assert got[0].status is MarkStatus.YES and got[6].status is MarkStatus.YES, seen
+
+
+def _numbered_card():
+    """Eight empty ovals, each with its ballot number printed inside (a Premier-like oval):
+    the blank, its registration and layout page."""
+    blank, reg, page = card(EMPTY)
+    for i in range(len(page.targets)):
+        cx, cy = _centre(page, i)
+        cv2.putText(blank, str(11 + i), (_px(cx - 0.045), _px(cy + 0.025)), cv2.FONT_HERSHEY_SIMPLEX, 0.42, 0, 1, cv2.LINE_AA)
+    return blank, reg, page
+
+
+def test_a_check_or_an_x_over_a_printed_number_is_a_vote_a_single_line_or_an_arc_is_not() -> None:
+    """With the number printed inside taken out, a ballpoint check or X leaves under a tenth of
+    the oval's inside dark, as a crease or a stray line across it does (the sixth renderer's
+    seeds 6464 and 7575 sent 150 such checks and X's to a person). Two straight strokes that
+    meet or cross in the target, each running on to the crossing over ink or the print that
+    hides it, are a vote; one straight line, and the arc of a loop drawn round something else,
+    stay with a person. The empty ovals stay no vote."""
+    blank, reg, page = _numbered_card()
+    img = blank.copy()
+    ink, width = 90, 3
+    cx, cy = _centre(page, 1)  # a check: the short arm from the oval's left, the vertex under it, the long arm up and right
+    check = [(_px(cx - 0.1), _px(cy - 0.03)), (_px(cx - 0.03), _px(cy + 0.09)), (_px(cx + 0.14), _px(cy - 0.16))]
+    cv2.polylines(img, [np.array(check, np.int32)], False, ink, width, cv2.LINE_AA)
+    cx, cy = _centre(page, 3)  # an X, a finer pen
+    for d in (-1, 1):
+        cv2.line(img, (_px(cx - 0.15), _px(cy - 0.1 * d)), (_px(cx + 0.15), _px(cy + 0.1 * d)), ink, width - 1, cv2.LINE_AA)
+    cx, cy = _centre(page, 5)  # one straight line across
+    cv2.line(img, (_px(cx - 0.15), _px(cy + 0.1)), (_px(cx + 0.15), _px(cy - 0.1)), ink, width, cv2.LINE_AA)
+    cx, cy = _centre(page, 7)  # the arc of a loop round something below and right of the oval
+    cv2.circle(img, (_px(cx + 0.2), _px(cy + 0.22)), _px(0.3), ink, width, cv2.LINE_AA)
+    got = _read(img, blank, reg, page)
+    seen = [(r.status.value, round(r.score.score, 3), round(r.score.fill_score, 3)) for r in got]
+    assert all(got[i].score.fill_score < 0.08 for i in (1, 3, 5, 7)), seen  # the thin fill the rule is about
+    assert got[1].status is MarkStatus.YES and got[3].status is MarkStatus.YES, seen
+    assert got[5].status is MarkStatus.UNKNOWN and got[7].status is MarkStatus.UNKNOWN, seen
+    assert all(got[i].status is MarkStatus.NO for i in (0, 2, 4, 6)), seen
+
+
+def test_two_straight_pieces_meet_only_where_the_print_or_ink_joins_them() -> None:
+    """The geometry of :func:`_meeting_pair`: a check's two arms, the vertex hidden under print,
+    meet; the same two pieces with bare paper between them and the crossing do not (a curve's
+    pieces, extended, leave it over paper); pieces under 45 degrees apart never; an X's half
+    strokes on either side of the crossing add up to one stroke."""
+    from scanpipe.imaging.marks_blank import _meeting_pair
+
+    zone = np.ones((100, 140), bool)
+    paper = np.zeros((100, 140), bool)
+    hidden = paper.copy()
+    hidden[40:75, 30:80] = True  # the print over the vertex
+    arms = np.array([[20.0, 45.0, 38.0, 60.0], [62.0, 58.0, 110.0, 5.0]])  # short arm down-right, long arm up-right
+    assert _meeting_pair(arms, 60.0, zone, hidden)
+    assert not _meeting_pair(arms, 60.0, zone, paper)
+    assert not _meeting_pair(np.array([[20.0, 50.0, 60.0, 50.0], [62.0, 52.0, 100.0, 40.0]]), 60.0, zone, hidden)
+    halves = np.array([[10.0, 10.0, 30.0, 30.0], [70.0, 70.0, 90.0, 90.0], [10.0, 90.0, 30.0, 70.0]])
+    assert not _meeting_pair(halves, 60.0, zone, paper)
+    ink = paper.copy()
+    cv2.line(ink.view(np.uint8), (10, 10), (90, 90), 1, 3)
+    cv2.line(ink.view(np.uint8), (10, 90), (50, 50), 1, 3)
+    assert _meeting_pair(halves, 60.0, zone, ink)

@@ -109,6 +109,25 @@ OPEN_PAPER_SHARE = 0.75
 THIN_FILL = 0.08  # fill under this with a long span: a line across, not a mark
 BESIDE_INSIDE_MAX = 0.5  # ink inside reaching at most this share across the interior, either way ...
 BESIDE_ARC_DEG = 90.0  # ... with the band's ink round it within this arc: ink beside the target, not across it
+# Two strokes: a check or an X a fine pen draws over a target with a number printed inside (a
+# ballot position) or a thin outline fills under THIN_FILL of the interior, as a crease or a
+# stray line does. Two straight strokes that meet or cross in it are neither: among the pen's
+# strokes in and round the target (:func:`fine_strokes`, at FINE_PPI; a blot, a stain's dots
+# and a speck are none), two straight pieces (an arc's piece bends out of line by more than
+# TWO_STROKES_STRAIGHT_PX) TWO_STROKES_DEG or more apart in direction whose lines cross in the
+# span zone, each running on to the crossing over ink or the target's own print (a number
+# printed inside hides a stroke), TWO_STROKES_PASS of the way at least; the strokes so drawn
+# (with the pieces on their lines, either side of the crossing) TWO_STROKES_LONG and
+# TWO_STROKES_SHORT of the oval's width long. Ink inside at least STROKES_MIN_FILL (a loop
+# round the oval leaves none).
+TWO_STROKES_LONG = 0.7
+TWO_STROKES_SHORT = 0.3
+TWO_STROKES_DEG = 45.0
+TWO_STROKES_PASS = 0.85
+TWO_STROKES_ALIGN_DEG = 10.0  # pieces on one stroke: this close in direction ...
+TWO_STROKES_ALIGN_PX = 3.0  # ... and their lines passing this close to the crossing (FINE_PPI px)
+TWO_STROKES_STRAIGHT_PX = 2.0  # FINE_PPI px: a straight piece's spread across its axis (a 4-px stroke's: 1.2)
+STROKES_MIN_FILL = 0.03
 # The dark ink a stroke needs (SPAN_MIN_SHARE) is a share of the inside that shows added ink at
 # all: where the blank prints in the target (a ballot number inside the oval, a thick outline),
 # a pen's check shows only over the paper. Counted as SHOWING_MIN of the inside at least (a
@@ -234,31 +253,6 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
         boxed = np.asarray(side.boxed.any(axis=(1, 2)))
         fringe = cv2.dilate(printed.reshape(n * ch, cw).view(np.uint8), np.ones((3, 3), np.uint8)).reshape(printed.shape).astype(bool)
         fringe &= boxed[:, None, None]
-    showing = np.maximum(share, SHOWING_MIN)
-    stroke = _span(ink, geo, len(geo.interior) * showing, visible=~printed, ignore=fringe)
-    if side.boxed is not None:  # targets printed as boxes: a stroke crossing most of the box reaches across it
-        in_box = _span_in_box(ink, side.boxed, len(geo.interior))
-        stroke = np.where(in_box >= BOX_SPAN_MIN, np.maximum(stroke, in_box), stroke)
-    # a span with almost no ink inside is a thin line across the target (a crease, a stray
-    # stroke): for a person, never a vote by itself
-    span_score = np.where(fill < THIN_FILL, np.minimum(_knots(stroke, SPAN_KNOTS), HIGH_ANCHOR - 0.02),
-                          _knots(stroke, SPAN_KNOTS))
-    # a span that ink beside the target makes long (a neighbour's loop passing under it, with a
-    # dot inside) crosses no target: for a person, never a vote by itself
-    spanned = span_score >= HIGH_ANCHOR
-    if side.boxed is not None:
-        spanned &= in_box < BOX_SPAN_MIN  # a stroke across the box itself
-    if spanned.any():
-        span_score = np.where(_beside(ink, geo, spanned), HIGH_ANCHOR - 0.02, span_score)
-    ring = _ring_where_paper(flat, printed.reshape(n, -1), geo)
-    centers_px = _jacobians(hom, boxes[:, :2] + boxes[:, 2:] / 2)[0]
-    shade = None
-    if page_size is not None and memo is not None:
-        if "shade columns" not in memo:  # the paper's shade along the sheet's edges, once per page
-            memo["shade columns"], memo["shade rows"] = paper_shade(gray, hom, page_size, plane)
-        shade = shade_at((memo["shade columns"], memo["shade rows"]), centers_px)
-    stain = np.clip(_stain(gray_aligned, plane, centers_px, geo, sides=STAIN_SIDES, shade=shade) - side.stain, 0.0, 1.0)
-    tear = _tear_against_blank(aligned, blank)
     # a fold is a long light line: looked for with the blank's print widened two pixels, so a
     # printed rule a pixel off its blank leaves no fringe that looks like one
     wide = cv2.dilate(blank.reshape(n * ch, cw), np.ones((5, 5), np.uint8)).reshape(blank.shape)
@@ -273,6 +267,37 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     if speckled_card:  # most targets show specks beside them: a crease is a line, not its specks (nor their blur)
         specks = small_pieces(faint, FOLD_SPECK_PX).reshape(n * ch, cw).astype(np.uint8)
         beyond_print[cv2.dilate(specks, np.ones((3, 3), np.uint8)).reshape(faint.shape) > 0] = 0.0
+    showing = np.maximum(share, SHOWING_MIN)
+    stroke = _span(ink, geo, len(geo.interior) * showing, visible=~printed, ignore=fringe)
+    if side.boxed is not None:  # targets printed as boxes: a stroke crossing most of the box reaches across it
+        in_box = _span_in_box(ink, side.boxed, len(geo.interior))
+        stroke = np.where(in_box >= BOX_SPAN_MIN, np.maximum(stroke, in_box), stroke)
+    # a span with almost no ink inside is a thin line across the target (a crease, a stray
+    # stroke): for a person, never a vote by itself
+    thin = fill < THIN_FILL
+    crossed = thin & (fill >= STROKES_MIN_FILL) & (_knots(stroke, SPAN_KNOTS) >= HIGH_ANCHOR)
+    two = np.zeros(n, bool)
+    if crossed.any():  # ... unless it is two strokes meeting or crossing (a check, an X)
+        two = _two_strokes(_fine_windows(gray, hom, boxes, geo, dx, dy, reference, ref_dpi, crossed,
+                                         {} if memo is None else memo, {} if blank_memo is None else blank_memo), speckled_card)
+        thin &= ~two
+    span_score = np.where(thin, np.minimum(_knots(stroke, SPAN_KNOTS), HIGH_ANCHOR - 0.02), _knots(stroke, SPAN_KNOTS))
+    # a span that ink beside the target makes long (a neighbour's loop passing under it, with a
+    # dot inside) crosses no target: for a person, never a vote by itself
+    spanned = (span_score >= HIGH_ANCHOR) & ~two  # two strokes meeting in it cross it
+    if side.boxed is not None:
+        spanned &= in_box < BOX_SPAN_MIN  # a stroke across the box itself
+    if spanned.any():
+        span_score = np.where(_beside(ink, geo, spanned), HIGH_ANCHOR - 0.02, span_score)
+    ring = _ring_where_paper(flat, printed.reshape(n, -1), geo)
+    centers_px = _jacobians(hom, boxes[:, :2] + boxes[:, 2:] / 2)[0]
+    shade = None
+    if page_size is not None and memo is not None:
+        if "shade columns" not in memo:  # the paper's shade along the sheet's edges, once per page
+            memo["shade columns"], memo["shade rows"] = paper_shade(gray, hom, page_size, plane)
+        shade = shade_at((memo["shade columns"], memo["shade rows"]), centers_px)
+    stain = np.clip(_stain(gray_aligned, plane, centers_px, geo, sides=STAIN_SIDES, shade=shade) - side.stain, 0.0, 1.0)
+    tear = _tear_against_blank(aligned, blank)
     fold = _above_baseline(_fold(beyond_print, geo), speckled_card)
     crossing = _crossing(gray, hom, boxes, _paper(card_win), side, {} if memo is None else memo)
     damage = np.maximum.reduce([stain, fold, tear, crossing, np.where(obscured > MIN_VISIBLE, 1.0, 0.0)])
@@ -286,8 +311,9 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     score = np.where(_crossed_out(ink, printed, geo, voted), np.minimum(score, HIGH_ANCHOR - 0.02), score)
     quiet = score < LOW_ANCHOR
     if quiet.any():
-        fine = _fine_stroke_reach(gray, hom, boxes, geo, dx, dy, reference, ref_dpi, quiet, speckled_card,
-                                  {} if memo is None else memo, {} if blank_memo is None else blank_memo)
+        fine = _fine_stroke_reach(_fine_windows(gray, hom, boxes, geo, dx, dy, reference, ref_dpi, quiet,
+                                                {} if memo is None else memo, {} if blank_memo is None else blank_memo),
+                                  speckled_card)
         thin = fine >= FINE_REACH
         score = np.where(thin, np.maximum(score, FINE_STROKE_SCORE), score)
         stroke = np.where(thin, np.maximum(stroke, np.minimum(fine, 1.0)), stroke)  # a share, in [0, 1]
@@ -614,17 +640,25 @@ def _beside(ink: np.ndarray, geo: _Geometry, which: np.ndarray) -> np.ndarray:
     return out
 
 
-def _fine_stroke_reach(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, geo: _Geometry, dx: np.ndarray,
-                       dy: np.ndarray, reference: np.ndarray, ref_dpi: float, which: np.ndarray, speckled_card: bool,
-                       memo: dict[str, tuple[np.ndarray, np.ndarray]], blank_memo: dict[tuple[object, ...], object]) -> np.ndarray:
-    """Per target (of ``which``; else 0): how far strokes a pen's fine line draws reach across
-    the span zone, as a share of the oval's width, measured unblurred at FINE_PPI on the bare
-    paper FINE_PRINT_GROW_PX or more from the blank's print. A stroke is a piece of added ink
-    FINE_DARK or darker (:func:`fine_strokes`): a hesitation dot, a speck or a blot is no
-    stroke. The reach is the extent of all such pieces together (a check that the ballot number
-    printed inside the oval cuts in two)."""
+@dataclass(frozen=True)
+class _FineWindows:
+    """Some targets' windows on the card unblurred at FINE_PPI (:func:`_fine_windows`)."""
+
+    which: np.ndarray  # indices of the targets (of the group's n)
+    dark: np.ndarray  # (len(which), H, W) the card's darkness
+    printed: np.ndarray  # (n, H, W) the blank's print, grown FINE_PRINT_GROW_PX
+    zone: np.ndarray  # (H, W) the span zone grown FINE_BAND_IN
+    inner: np.ndarray  # (H, W) the interior
+    width: float  # the oval's width, FINE px
+    n: int
+
+
+def _fine_windows(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, geo: _Geometry, dx: np.ndarray, dy: np.ndarray,
+                  reference: np.ndarray, ref_dpi: float, which: np.ndarray, memo: dict[str, tuple[np.ndarray, np.ndarray]],
+                  blank_memo: dict[tuple[object, ...], object]) -> _FineWindows:
+    """The windows of the targets ``which`` (bool) at FINE_PPI, each shifted as the canonical
+    refinement found (``dx``, ``dy``), with the blank's print there (kept in ``blank_memo``)."""
     n = len(boxes)
-    out = np.zeros(n)
     idx = np.flatnonzero(which)
     f = int(round(FINE_PPI / CANON_PPI))
     ch, cw = geo.crop
@@ -655,13 +689,134 @@ def _fine_stroke_reach(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, geo
     inner = np.zeros(geo.crop, bool)
     inner.flat[geo.interior] = True
     inner = np.repeat(np.repeat(inner, f, axis=0), f, axis=1)
-    width = geo.axes_px[0] * f
-    for j, k in enumerate(idx):
-        strokes = fine_strokes((card_dark[j] >= FINE_DARK) & zone & ~printed[k], inner, joined=not speckled_card)
+    return _FineWindows(idx, card_dark, printed, zone, inner, geo.axes_px[0] * f, n)
+
+
+def _fine_pieces(fine: _FineWindows, j: int, speckled_card: bool, *, whole: bool = False) -> list[np.ndarray]:
+    """The pen's strokes (:func:`fine_strokes`) on the bare paper of the ``j``-th window, in
+    the span zone (``whole``: anywhere in the window)."""
+    k = fine.which[j]
+    dark = (fine.dark[j] >= FINE_DARK) & ~fine.printed[k]
+    return fine_strokes(dark if whole else dark & fine.zone, fine.inner, joined=not speckled_card)
+
+
+def _fine_stroke_reach(fine: _FineWindows, speckled_card: bool) -> np.ndarray:
+    """Per target (of those ``fine`` holds; else 0): how far strokes a pen's fine line draws
+    reach across the span zone, as a share of the oval's width, measured unblurred at FINE_PPI
+    on the bare paper FINE_PRINT_GROW_PX or more from the blank's print. A stroke is a piece of
+    added ink FINE_DARK or darker (:func:`fine_strokes`): a hesitation dot, a speck or a blot
+    is no stroke. The reach is the extent of all such pieces together (a check that the ballot
+    number printed inside the oval cuts in two)."""
+    out = np.zeros(fine.n)
+    for j, k in enumerate(fine.which):
+        strokes = _fine_pieces(fine, j, speckled_card)
         if strokes:
             (_, _), (a, b), _ = cv2.minAreaRect(np.concatenate(strokes)[:, ::-1].astype(np.float32))
-            out[k] = (max(a, b) + 1.0) / width
+            out[k] = (max(a, b) + 1.0) / fine.width
     return out
+
+
+def _two_strokes(fine: _FineWindows, speckled_card: bool) -> np.ndarray:
+    """Per target (of those ``fine`` holds; else False), whether the pen's strokes in and round
+    it (:func:`fine_strokes`, anywhere in the window) hold two straight strokes that meet or
+    cross in the span zone: straight pieces (:func:`_straight_pieces`; an arc's piece bends
+    out of line, a V or an X joined on bare paper is no one piece either) TWO_STROKES_DEG or
+    more apart in direction, whose lines cross in the zone, each running on to that crossing
+    over ink or the blank's print in the zone (the target's own: a number printed inside, the
+    outline, hide a stroke; a rule or a neighbour's print beside it, no); the strokes so drawn
+    (:func:`_stroke_through`) one TWO_STROKES_LONG of the oval's width long or more, the other
+    TWO_STROKES_SHORT (a check's short arm)."""
+    out = np.zeros(fine.n, bool)
+    for j, k in enumerate(fine.which):
+        strokes = _fine_pieces(fine, j, speckled_card, whole=True)
+        if not strokes:
+            continue
+        segments = _straight_pieces(strokes)
+        if len(segments) < 2:
+            continue
+        # a stroke runs on hidden under the target's own print (its outline, a number inside), not other print
+        hiding = fine.printed[k] & fine.zone
+        passable = cv2.dilate(((fine.dark[j] >= FINE_DARK) | hiding).astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+        out[k] = _meeting_pair(np.array(segments), fine.width, fine.zone, passable)
+    return out
+
+
+def _straight_pieces(strokes: list[np.ndarray]) -> list[np.ndarray]:
+    """The strokes' pieces that are straight lines (the spread across their main axis at most
+    TWO_STROKES_STRAIGHT_PX), each as the segment (x1, y1, x2, y2) it covers."""
+    out = []
+    for pts in strokes:
+        xy = pts[:, ::-1].astype(np.float64)
+        centre = xy.mean(axis=0)
+        values, vectors = np.linalg.eigh(np.cov((xy - centre).T))
+        if np.sqrt(max(values[0], 0.0)) > TWO_STROKES_STRAIGHT_PX:
+            continue
+        axis = vectors[:, 1]
+        along = (xy - centre) @ axis
+        out.append(np.concatenate([centre + along.min() * axis, centre + along.max() * axis]))
+    return out
+
+
+def _meeting_pair(segments: np.ndarray, width: float, zone: np.ndarray, passable: np.ndarray) -> bool:
+    """Whether two of ``segments`` (x1, y1, x2, y2 rows), TWO_STROKES_DEG or more apart in
+    direction, cross in ``zone`` (bool, rows x columns) as two strokes (:func:`_stroke_through`)
+    TWO_STROKES_LONG and TWO_STROKES_SHORT of ``width`` long or more."""
+    along = segments[:, 2:] - segments[:, :2]
+    angle = np.degrees(np.arctan2(along[:, 1], along[:, 0])) % 180.0
+    for i in range(len(segments)):
+        apart = np.abs(angle - angle[i])
+        apart = np.minimum(apart, 180.0 - apart)
+        for m in np.flatnonzero((apart >= TWO_STROKES_DEG) & (np.arange(len(segments)) > i)):
+            # where the two lines cross: a_i + t * d_i = a_m + u * d_m
+            system = np.array([[along[i, 0], -along[m, 0]], [along[i, 1], -along[m, 1]]])
+            t, _u = np.linalg.solve(system, segments[m, :2] - segments[i, :2])
+            cross = segments[i, :2] + t * along[i]
+            x, y = int(round(cross[0])), int(round(cross[1]))
+            if not (0 <= y < zone.shape[0] and 0 <= x < zone.shape[1] and zone[y, x]):
+                continue
+            lengths = sorted(_stroke_through(segments, int(e), cross, passable) for e in (i, m))
+            if lengths[1] >= TWO_STROKES_LONG * width and lengths[0] >= TWO_STROKES_SHORT * width:
+                return True
+    return False
+
+
+def _stroke_through(segments: np.ndarray, e: int, cross: np.ndarray, passable: np.ndarray) -> float:
+    """The length of the stroke that segment ``e`` draws through the point ``cross`` (x, y):
+    the segments on its line (within TWO_STROKES_ALIGN_DEG of its direction, their lines passing
+    within TWO_STROKES_ALIGN_PX of ``cross``, more as far as that angle allows over their gap)
+    that run on to ``cross`` over ``passable`` pixels (:func:`_runs_over`), their reach from
+    it on either side added; 0 where segment ``e`` itself does not run on to it."""
+    d = segments[e, 2:] - segments[e, :2]
+    d = d / np.hypot(*d)
+    reach = {1: 0.0, -1: 0.0}
+    for s in range(len(segments)):
+        a, b = segments[s, :2], segments[s, 2:]
+        if s != e:  # on the stroke: as steep, its line passing the crossing (a short piece's direction is off a few degrees)
+            ds = (b - a) / max(float(np.hypot(*(b - a))), 1e-9)
+            off = abs(float((cross - a) @ np.array([-ds[1], ds[0]])))
+            gap = min(float(np.hypot(*(a - cross))), float(np.hypot(*(b - cross))))
+            if abs(float(ds @ d)) < np.cos(np.radians(TWO_STROKES_ALIGN_DEG)) or off > TWO_STROKES_ALIGN_PX + gap * np.tan(np.radians(TWO_STROKES_ALIGN_DEG)):
+                continue
+        pa, pb = float((a - cross) @ d), float((b - cross) @ d)
+        if pa * pb > 0:  # on one side of the crossing: it must run on to it
+            near = a if abs(pa) < abs(pb) else b
+            if not _runs_over(near, cross, passable):
+                if s == e:
+                    return 0.0
+                continue
+        for p in (pa, pb):
+            side = 1 if p > 0 else -1
+            reach[side] = max(reach[side], abs(p))
+    return reach[1] + reach[-1]
+
+
+def _runs_over(start: np.ndarray, end: np.ndarray, passable: np.ndarray) -> bool:
+    """Whether the straight path from ``start`` to ``end`` (x, y) lies over ``passable``
+    pixels, TWO_STROKES_PASS of its samples (a pixel apart) at least."""
+    steps = int(np.ceil(np.hypot(*(end - start)))) + 1
+    xs = np.round(np.linspace(start[0], end[0], steps)).astype(int).clip(0, passable.shape[1] - 1)
+    ys = np.round(np.linspace(start[1], end[1], steps)).astype(int).clip(0, passable.shape[0] - 1)
+    return float(passable[ys, xs].mean()) >= TWO_STROKES_PASS
 
 
 def fine_strokes(dark: np.ndarray, inner: np.ndarray, *, joined: bool = True) -> list[np.ndarray]:
