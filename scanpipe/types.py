@@ -267,7 +267,7 @@ class TargetScore:
     contest: str
     option: str
     score: float  # the mark score in [0, 1] that classification compares with thresholds
-    fill_score: float  # mean ink darkness inside the target, in [0, 1]
+    fill_score: float  # mean ink darkness inside the target (against a blank: where it leaves paper), in [0, 1]
     stroke_score: float  # how far dark strokes run through the target, in [0, 1]
     ring_score: float  # ink around but outside the target (circled option), in [0, 1]
     damage_score: float  # broad smooth darkening over the target (fold, stain), in [0, 1]

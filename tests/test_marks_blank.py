@@ -537,3 +537,27 @@ def test_two_straight_pieces_meet_only_where_the_print_or_ink_joins_them() -> No
     cv2.line(ink.view(np.uint8), (10, 10), (90, 90), 1, 3)
     cv2.line(ink.view(np.uint8), (10, 90), (50, 50), 1, 3)
     assert _meeting_pair(halves, 60.0, zone, ink)
+
+
+def test_an_overfilled_oval_with_its_number_printed_inside_stores_the_fill_of_its_bare_paper() -> None:
+    """A felt pen's overfill spills round the whole oval, which the ring measure sees as a loop
+    drawn round it; a fill of the oval's own inside says it is the fill's overflow. Where the
+    ballot number is printed inside, that fill was the mean over the whole inside, the number's
+    share counted as paper (the sixth renderer's seeds 6464 and 7575 sent 58 overfills so to a
+    person, their fill 0.40-0.49); the fill stored is the mean over the paper the blank leaves bare. A
+    loop round an empty numbered oval still fills nothing and stays with a person."""
+    blank, reg, page = card(EMPTY)
+    for i in range(len(page.targets)):
+        cx, cy = _centre(page, i)
+        cv2.putText(blank, str(11 + i), (_px(cx - 0.035), _px(cy + 0.02)), cv2.FONT_HERSHEY_SIMPLEX, 0.32, 0, 1, cv2.LINE_AA)
+    img = blank.copy()
+    cx, cy = _centre(page, 3)
+    cv2.ellipse(img, (_px(cx), _px(cy)), (_px(BOX_W / 2 + 0.06), _px(BOX_H / 2 + 0.06)), 0, 0, 360, 60, -1, cv2.LINE_AA)
+    cx, cy = _centre(page, 7)
+    cv2.ellipse(img, (_px(cx), _px(cy)), (_px(BOX_W / 2 + 0.06), _px(BOX_H / 2 + 0.06)), 0, 0, 360, 60, 3, cv2.LINE_AA)
+    got = _read(img, blank, reg, page)
+    darkness = 1.0 - 60 / 255
+    assert got[3].score.ring_score >= 0.7 and got[3].score.fill_score >= 0.9 * darkness, got[3]  # 0.517 before: the number's share counted
+    assert got[3].status is MarkStatus.YES, got[3]
+    assert got[7].status is MarkStatus.UNKNOWN and got[7].score.fill_score < 0.05, got[7]
+    assert all(got[i].status is MarkStatus.NO for i in range(8) if i not in (3, 7)), [r.status.value for r in got]

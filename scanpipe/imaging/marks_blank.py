@@ -237,6 +237,10 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     paper = ~printed.reshape(n, -1)[:, geo.interior]  # where the blank shows bare paper inside
     residue = _quantile_where(inner, paper, 0.5)
     share = paper.mean(axis=1)
+    # the fill stored (fill_score): the mean over the inside the blank leaves bare, where that is
+    # MIN_PAPER_SHARE of it or more (a full fill of an oval with its number printed inside is
+    # full; over the whole inside, the number's share would count as paper)
+    bare_fill = np.where(share >= MIN_PAPER_SHARE, (inner * paper).sum(axis=1) / np.maximum(paper.sum(axis=1), 1), fill)
     even = np.where(share >= MIN_PAPER_SHARE, _quantile_where(inner, paper, 1.0 - EVEN_SHARE), 0.0)
     edge = _paper_edge(printed, paper, geo)  # the bare paper next to the printed outline
     to_edges = np.minimum(residue, _quantile_where(inner, edge, 1.0 - EVEN_SHARE))
@@ -325,7 +329,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
         corners = corners_all[i]
         sx, sy = float(shift_px[i, 0]), float(shift_px[i, 1])
         out.append(TargetScore(
-            contest=t.contest, option=t.option, score=float(score[i]), fill_score=float(fill[i]),
+            contest=t.contest, option=t.option, score=float(score[i]), fill_score=float(bare_fill[i]),
             stroke_score=float(stroke[i]), ring_score=float(max(ring[i], name_ring[i])),
             damage_score=float(damage[i]),
             write_in_score=_write_in_score(gray, hom, t.write_in_area_in, reference, ref_dpi, tints_black, speckled_card),
