@@ -62,7 +62,7 @@ from scanpipe.imaging.align import (
     refine,
     surer_of,
 )
-from scanpipe.imaging.glyph_text import read_apart, read_glyphs
+from scanpipe.imaging.glyph_text import read_apart_in_places, read_glyphs
 from scanpipe.imaging.mark_code import code_mismatch
 from scanpipe.imaging.reference import FRAME_DPI, PageModel, ink_of, paper_level, reduce_to, warp_in_tiles
 from scanpipe.types import Box
@@ -1121,8 +1121,9 @@ def _read_apart(suspects: list[tuple[float, np.ndarray, np.ndarray, np.ndarray, 
     """Where the OCR extra reads one of the OWN_READ_MAX worst-correlating ``suspects``
     (correlation, the blank's glyph blurred, the card's there as scanned and blurred, where)
     differently on blank and card (the card's either way: a thresholded scan reads better as
-    scanned, a dithered one blurred), with what each reads; None where none differs or the
-    extra is not installed."""
+    scanned, a dithered one blurred), with what each reads; or, none surely so, several of
+    them read as one other glyph (:func:`~scanpipe.imaging.glyph_text.read_apart_in_places`:
+    a line the blank prints twice); None where none differs or the extra is not installed."""
     worst = sorted(suspects, key=lambda t: t[0])[:OWN_READ_MAX]
     if not worst:
         return None
@@ -1136,11 +1137,15 @@ def _read_apart(suspects: list[tuple[float, np.ndarray, np.ndarray, np.ndarray, 
     read = read_glyphs(crops)
     if read is None:
         return None
+    places = [(read[3 * k], read[3 * k + 1: 3 * k + 3]) for k in range(len(worst))]
     for k, (*_glyph, where) in enumerate(worst):
-        on_blank, *on_card = read[3 * k: 3 * k + 3]
-        for seen in on_card:
-            if read_apart(on_blank, seen):
-                return f"{where} (it reads {seen[0]!r} where the blank reads {on_blank[0]!r})"
+        apart = read_apart_in_places([places[k]])
+        if apart is not None:
+            return f"{where} (it reads {apart[1]!r} where the blank reads {apart[0]!r})"
+    apart = read_apart_in_places(places)  # one glyph misread alike in several places
+    if apart is not None:
+        at = ", ".join(where for *_g, where in worst)
+        return f"{at} (it reads {apart[1]!r} in several places where the blank reads {apart[0]!r})"
     return None
 
 
