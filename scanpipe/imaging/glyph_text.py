@@ -47,11 +47,11 @@ def read_glyphs(crops: Sequence[np.ndarray]) -> tuple[tuple[str, float], ...] | 
 def read_apart(blank: tuple[str, float], card: tuple[str, float]) -> bool:
     """Whether a glyph as the blank prints it and as the card prints it read as different
     letters or digits, each surely (BLANK_MIN_SCORE, CARD_MIN_SCORE), once case and glyphs a
-    noisy scan confuses (0/O, 1/l/I, 5/S, 8/B: a dithered B read "8" at 0.55) are set aside. Only one letter or digit against
-    one: a piece of letters the scan ran together ("othe") is read less surely on a rough
-    scan (a real card's "othe" read "athe" at 0.86), and a reading with a letter more or
-    less (a neighbour's edge seen on one side only) or a letter of no Latin alphabet (the
-    recogniser guessing at a blot) decides nothing."""
+    noisy scan confuses (0/O, 1/l/I, 5/S, 8/B: a dithered B read "8" at 0.55) are set aside.
+    Only one letter or digit against one: a piece of letters the scan ran together ("othe") is
+    read less surely on a rough scan (a real card's "othe" read "athe" at 0.86), and a reading
+    with a letter more or less (a neighbour's edge seen on one side only) or a letter of no
+    Latin alphabet (the recogniser guessing at a blot) decides nothing."""
     a, b = _normal(blank[0]), _normal(card[0])
     return (a is not None and b is not None and len(a) == 1 and len(b) == 1 and a != b
             and blank[1] >= BLANK_MIN_SCORE and card[1] >= CARD_MIN_SCORE)
