@@ -799,7 +799,8 @@ def _stroke_through(segments: np.ndarray, e: int, cross: np.ndarray, passable: n
             ds = (b - a) / max(float(np.hypot(*(b - a))), 1e-9)
             off = abs(float((cross - a) @ np.array([-ds[1], ds[0]])))
             gap = min(float(np.hypot(*(a - cross))), float(np.hypot(*(b - cross))))
-            if abs(float(ds @ d)) < np.cos(np.radians(TWO_STROKES_ALIGN_DEG)) or off > TWO_STROKES_ALIGN_PX + gap * np.tan(np.radians(TWO_STROKES_ALIGN_DEG)):
+            slack = TWO_STROKES_ALIGN_PX + gap * np.tan(np.radians(TWO_STROKES_ALIGN_DEG))
+            if abs(float(ds @ d)) < np.cos(np.radians(TWO_STROKES_ALIGN_DEG)) or off > slack:
                 continue
         pa, pb = float((a - cross) @ d), float((b - cross) @ d)
         if pa * pb > 0:  # on one side of the crossing: it must run on to it
