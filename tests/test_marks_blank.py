@@ -212,6 +212,45 @@ def test_a_thin_stroke_crossing_a_target_between_other_print_is_for_a_person() -
     assert all(r.status is MarkStatus.NO for i, r in enumerate(got) if i not in (2, 4)), got
 
 
+def _band_between_print(img: np.ndarray, page, i: int, *, printed: bool) -> None:
+    """A stamp letter's broad gray stroke across target ``i``, seen only beyond print on either
+    side of it (a rule and a party code left of the oval, the name right of it, printed black
+    over the stroke) when ``printed``; without the print, the stroke's two pieces stop short of
+    the oval on bare paper."""
+    cx, cy = _centre(page, i)
+    x0, x1 = cx - BOX_W / 2, cx + BOX_W / 2
+    band = np.full_like(img, 255)
+    cv2.line(band, (_px(x0 - 0.6), _px(cy + 0.08)), (_px(x1 + 0.6), _px(cy - 0.08)), 110, _px(0.045), cv2.LINE_AA)
+    if not printed:  # the stroke stops 0.15 in short of the oval on both sides
+        band[:, _px(x0 - 0.15): _px(x1 + 0.15)] = 255
+    np.minimum(img, band, out=img)
+    if printed:
+        for a, b in ((x0 - 0.22, x0 - 0.05), (x1 + 0.05, x1 + 0.22)):
+            cv2.rectangle(img, (_px(a), _px(cy - 0.09)), (_px(b), _px(cy + 0.09)), 15, -1)
+
+
+@pytest.mark.parametrize("printed", [True, False])
+def test_a_stamp_stroke_the_print_round_a_target_hides_still_crosses_it(printed: bool) -> None:
+    """A broad stamp stroke crosses an empty oval between print on either side of it, which
+    hides the stroke where it passes (added ink over print is not measured): its two pieces
+    beyond the print touch nothing of the target, yet lie on one line through it, each hidden
+    on its way to the target. For a person, never a clear no vote. The same pieces ending on
+    bare paper short of the oval cross nothing: the oval reads as it is, empty."""
+    blank, _, _ = card(EMPTY)
+    img, reg, page = card(EMPTY)
+    if printed:  # the print is the blank's too
+        cx, cy = _centre(page, 3)
+        for a, b in ((cx - BOX_W / 2 - 0.22, cx - BOX_W / 2 - 0.05), (cx + BOX_W / 2 + 0.05, cx + BOX_W / 2 + 0.22)):
+            cv2.rectangle(blank, (_px(a), _px(cy - 0.09)), (_px(b), _px(cy + 0.09)), 15, -1)
+    _band_between_print(img, page, 3, printed=printed)
+    got = _read(img, blank, reg, page)
+    if printed:
+        assert got[3].status is MarkStatus.UNKNOWN and got[3].score.damage_score >= 0.3, got[3]
+    else:
+        assert got[3].status is MarkStatus.NO and got[3].score.damage_score < 0.3, got[3]
+    assert all(r.status is MarkStatus.NO for i, r in enumerate(got) if i != 3), got
+
+
 def _boxes_card(marks: list[str]) -> tuple[np.ndarray, np.ndarray, object, object]:
     """A card whose targets are printed boxes (not ovals), its blank, registration and page;
     ``marks``: per box "x" (thin pen lines corner to corner), "check" or "none"."""

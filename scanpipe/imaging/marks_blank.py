@@ -153,6 +153,10 @@ CROSS_OPPOSITE_IN = 0.15
 CROSS_AREA_IN2 = 0.006
 CROSS_BRIDGE_PX = 6
 CROSS_PRINT_GROW_PX = 3  # 0.04 in: beyond a registration's residual and a thresholded scan's thicker print
+CROSS_BAND_MIN_IN = 0.12  # a straight piece of a band at least this long (a stamp letter's stroke, a line drawn across) ...
+CROSS_BAND_ELONGATION = 2.5  # ... and this many times as long as it is wide ...
+CROSS_BAND_HIDDEN = 0.9  # ... its way on to the box over print or ink (hidden, not ended) ...
+CROSS_BAND_DEG = 12.0  # ... and another on the far side of the box, this close in direction, on one line through the box
 # A stroke leaving the target's outline: dark added ink joined to the print inside the box grown
 # by LEAVE_BOX_GROW_PX, LEAVE_MIN_PX of it LEAVE_AWAY_PX or more from any print, keeps the
 # score at least LEAVES_OUTLINE_SCORE (between the anchors: for a person, unless it is a vote).
@@ -505,7 +509,9 @@ def _crossing(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, plane_card: 
     one stroke); print elsewhere joins nothing (a mark touching a printed rule is not a stroke
     running on). A thin stroke between other print may stop short of that reach and be parted
     by the outline: pieces touching the box on one line through it, CROSS_OPPOSITE_IN or more
-    past it on opposite sides, cross it too (:func:`_passes_through`)."""
+    past it on opposite sides, cross it too (:func:`_passes_through`); so do a broad stroke's
+    pieces that the print round the target hides on their way to it, one on either side of it
+    on one line through it (:func:`_bands_through`)."""
     n = len(boxes)
     size = boxes[0, 2:] + 2 * CROSS_MARGIN_IN
     shape = (int(round(size[1] * CROSS_PPI)), int(round(size[0] * CROSS_PPI)))
@@ -552,9 +558,63 @@ def _crossing(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, plane_card: 
         touching = np.bincount(labels[on_box], minlength=count) >= CROSS_TOUCH_PX
         beyond = np.bincount(labels[far & ink[k]], minlength=count)  # added ink only, not the print joined to it
         reach = np.sum([np.bincount(labels[side & ink[k]], minlength=count) > 0 for side in sides], axis=0)
-        if (touching[1:] & ((beyond[1:] >= area) | (reach[1:] >= 2))).any() or _passes_through(labels, touching, ink[k], opposite, (m, bw, bh)):
+        if ((touching[1:] & ((beyond[1:] >= area) | (reach[1:] >= 2))).any() or _passes_through(labels, touching, ink[k], opposite, (m, bw, bh))
+                or _bands_through(labels, count, ink[k], printed[k], (m, bw, bh))):
             out[k] = 1.0
     return out
+
+
+def _bands_through(labels: np.ndarray, count: int, ink: np.ndarray, printed: np.ndarray, box: tuple[int, int, int]) -> bool:
+    """Whether two straight pieces of a band lie on one line through the box, one on either
+    side of it: a stamp letter's stroke or a line drawn across the card, which the print round
+    the target (its outline, its name, a rule beside it; added ink over print is not measured)
+    cuts into pieces that neither touch the box nor reach far from it. Each piece is at least
+    CROSS_BAND_MIN_IN long and CROSS_BAND_ELONGATION times as long as it is wide, its axis
+    passes through the box, its path on to the box runs over the blank's print or ink all the
+    way (CROSS_BAND_HIDDEN of it: the band is hidden there, not ended), and the two run within
+    CROSS_BAND_DEG of one direction. A voter's marks beside other targets are not such a pair: a
+    fill is not long and thin, two checks' strokes do not line up through a third target, and a
+    name written beside a write-in oval starts past bare paper."""
+    m, bw, bh = box
+    centre = np.array([m + bw / 2.0, m + bh / 2.0])
+    half = max(bw, bh) / 2.0
+    least = CROSS_BAND_MIN_IN * CROSS_PPI
+    bands: list[tuple[np.ndarray, float]] = []  # per straight piece: its direction and its place along it from the box
+    for label in range(1, count):
+        ys, xs = np.nonzero((labels == label) & ink)
+        if len(xs) < least:
+            continue
+        points = np.stack([xs, ys], axis=1).astype(np.float64)
+        mean = points.mean(axis=0)
+        values, vectors = np.linalg.eigh(np.cov((points - mean).T))
+        length, width = np.sqrt(12.0 * np.maximum(values[::-1], 0.0)) + 1.0  # a uniform band's extent along and across
+        if length < least or length < CROSS_BAND_ELONGATION * width:
+            continue
+        u = vectors[:, 1]
+        off = centre - mean
+        if abs(u[0] * off[1] - u[1] * off[0]) > half + width / 2.0:
+            continue  # its line misses the box
+        t = float(u @ (mean - centre))
+        if not _hidden_on_to(mean - np.sign(t) * u * length / 2.0, centre, box, printed | ink):
+            continue
+        bands.append((u, t))
+    for i, (u, t) in enumerate(bands):
+        for v, r in bands[i + 1:]:
+            if abs(float(u @ v)) >= np.cos(np.radians(CROSS_BAND_DEG)) and t * r * float(np.sign(u @ v)) < 0:
+                return True
+    return False
+
+
+def _hidden_on_to(end: np.ndarray, centre: np.ndarray, box: tuple[int, int, int], hiding: np.ndarray) -> bool:
+    """Whether the way from ``end`` (a band's near end) straight to the box round ``centre``
+    runs over ``hiding`` (print or ink) for CROSS_BAND_HIDDEN of its pixels."""
+    m, bw, bh = box
+    steps = int(np.ceil(np.hypot(*(centre - end)))) + 1
+    xs, ys = np.linspace(end[0], centre[0], steps), np.linspace(end[1], centre[1], steps)
+    outside = (xs < m) | (xs >= m + bw) | (ys < m) | (ys >= m + bh)  # up to the box's edge
+    xi = np.clip(np.rint(xs[outside]).astype(int), 0, hiding.shape[1] - 1)
+    yi = np.clip(np.rint(ys[outside]).astype(int), 0, hiding.shape[0] - 1)
+    return xi.size == 0 or float(hiding[yi, xi].mean()) >= CROSS_BAND_HIDDEN
 
 
 def _passes_through(labels: np.ndarray, touching: np.ndarray, ink: np.ndarray, opposite: list[np.ndarray],
