@@ -141,6 +141,12 @@ def is_write_in_flag(reading: TargetReading) -> bool:
     return reading.status is MarkStatus.UNKNOWN and reading.why.startswith(WRITE_IN_PREFIX)
 
 
+def is_between_levels(reading: TargetReading) -> bool:
+    """True when the reading is unknown only for its score: between ``marginal`` and
+    ``definite``, nothing flagging it (no damage, ring or write-in)."""
+    return reading.status is MarkStatus.UNKNOWN and reading.why.startswith("score ")
+
+
 def unknown_reason(reading: TargetReading) -> Reason | None:
     """The queue reason of an unknown reading (``write_in`` or ``marginal_mark``), else None."""
     if reading.status is not MarkStatus.UNKNOWN:

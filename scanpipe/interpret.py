@@ -28,8 +28,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from scanpipe.classify import Thresholds, classify_contest, classify_target, is_write_in_flag
+from scanpipe.classify import Thresholds, classify_contest, classify_target, is_between_levels, is_write_in_flag
 from scanpipe.errors import ConfigError
+from scanpipe.imaging import show_through
 from scanpipe.imaging.codes import (
     PageBox,
     barcode_like_boxes,
@@ -92,6 +93,7 @@ from scanpipe.types import (
     ReadCard,
     Reason,
     TargetReading,
+    TargetScore,
     UnreadableCard,
 )
 
@@ -227,9 +229,115 @@ def interpret_file(path: str, context: InterpretContext, hints: CardHints, batch
     if len(cards) == SHEET_SIDES:
         cards = sheet_style(cards, context.election,
                             lambda card, style: _reread(data, path, card.source.page_index, context, replace(hints, style=style, page=None), cards))
+        cards = _without_show_through(cards, lambda: list(iter_card_pages(data, path)), context, path)
     cards = blank_backs(share_sheet_identity(cards), context.election)
     elapsed = (time.perf_counter() - started) / max(1, len(cards))
     return [replace(c, seconds=elapsed) for c in cards]
+
+
+def sheet_show_through(cards: list[InterpretedCard], context: InterpretContext) -> list[InterpretedCard]:
+    """:func:`_without_show_through` for the two sides of a sheet stored as files of their own
+    (a duplex scan's front and back): each side's page is read again from its file; a file
+    gone or changed since leaves the sides as they were read."""
+    def pages() -> list[DecodedPage]:
+        out = []
+        for card in cards:
+            data = Path(card.source.path).read_bytes()
+            if hashlib.sha256(data).hexdigest() != card.source.sha256:
+                raise ValueError(f"{card.source.path} no longer holds the card's bytes")
+            out.append(next(p for p in iter_card_pages(data, card.source.path) if p.page_index == card.source.page_index))
+        return out
+
+    return _without_show_through(cards, pages, context, " and ".join(c.source.path for c in cards))
+
+
+def show_through_may_change(cards: Sequence[InterpretedCard]) -> bool:
+    """Whether :func:`sheet_show_through` may read a side otherwise (judged on the sides'
+    reasons alone): both sides read, one with a mark for a person, neither streaked."""
+    results = [c.interpretation for c in cards]
+    return (len(results) == SHEET_SIDES and all(isinstance(r, ReadCard) and Reason.SCANNER_STREAK not in r.reasons for r in results)
+            and any(Reason.MARGINAL_MARK in r.reasons for r in results if isinstance(r, ReadCard)))
+
+
+def _without_show_through(cards: list[InterpretedCard], pages: Callable[[], list[DecodedPage]], context: InterpretContext,
+                          where: str) -> list[InterpretedCard]:
+    """The two sides of one sheet (``pages()`` decodes them), each target a person was to read for a
+    light tone (a score between the levels) read again with the other side's show-through
+    taken out (:mod:`scanpipe.imaging.show_through`): where the other side's marks, mirrored
+    as the sheet turns, account for the tone, the target reads as it is without them. Only a
+    reading of no vote is taken from the corrected side; a vote, a clear no vote, a flag and
+    every target of a side without a measurable show-through stand as read. A side crossed by a
+    scanner streak is left as read. Never raises: the sides then stand as read (for a person)."""
+    results = [c.interpretation for c in cards]
+    if not all(isinstance(r, ReadCard) and Reason.SCANNER_STREAK not in r.reasons for r in results):
+        return cards
+    read = [r for r in results if isinstance(r, ReadCard)]
+    if not any(is_between_levels(t) for r in read for t in r.targets):
+        return cards
+    try:
+        sides = [_sheet_side(page, r, context) for page, r in zip(pages(), read, strict=True)]
+        out = list(cards)
+        for k, (card, result) in enumerate(zip(cards, read, strict=True)):
+            here, there = sides[k], sides[1 - k]
+            if here is None or there is None or not any(is_between_levels(t) for t in result.targets):
+                continue
+            show = show_through.measure(here.ink, here.blank, there.ink, there.blank)
+            if show is None:
+                continue
+            corrected = show_through.taken_out(here.upright, here.hom, show_through.ghost(there.ink, there.blank, show))
+            again = score_targets(corrected, result.registration, here.layout_page, reference=here.model.image,
+                                  reference_dpi=here.model.dpi, reference_memo=here.model.memo)
+            out[k] = replace(card, interpretation=_read_without(result, again, show, context, here.layout_page))
+        return out
+    except Exception as e:  # noqa: BLE001 - one sheet never stops a batch: its sides stand as read
+        log.warning("%s: the other side's show-through could not be measured (%s: %s); the sides stand as read",
+                    where, type(e).__name__, e, exc_info=e)
+        return cards
+
+
+@dataclass(frozen=True)
+class _SheetSide:
+    upright: np.ndarray
+    hom: np.ndarray
+    model: PageModel
+    layout_page: LayoutPage
+    ink: np.ndarray
+    blank: np.ndarray
+
+
+def _sheet_side(page: DecodedPage, result: ReadCard, context: InterpretContext) -> _SheetSide | None:
+    """One side of a sheet as :func:`_without_show_through` compares it (None without a blank)."""
+    model = context.index.get(result.style, result.page)
+    if model is None:
+        return None
+    gray = without_bed(page.image)
+    upright = cv2.rotate(gray, cv2.ROTATE_180) if result.registration.rotated_180 else gray
+    hom = np.array(result.registration.homography, np.float64).reshape(3, 3)
+    layout_page = _layout_page(context, result.style, result.page)
+    ink, blank = show_through.added_ink(upright, hom, model.image, model.dpi, layout_page.size_in)
+    return _SheetSide(upright, hom, model, layout_page, ink, blank)
+
+
+def _read_without(result: ReadCard, again: Sequence[TargetScore], show: show_through.ShowThrough,
+                  context: InterpretContext, layout_page: LayoutPage) -> ReadCard:
+    """``result`` with each target between the levels that reads as no vote in ``again`` (the
+    side scored without the other side's show-through) read so; contests and reasons anew."""
+    readings = []
+    for old, score in zip(result.targets, again, strict=True):
+        new = classify_target(score, context.thresholds)
+        if is_between_levels(old) and new.status is MarkStatus.NO:
+            readings.append(replace(new, why=f"{new.why}, {show.describe()}"))
+        else:
+            readings.append(old)
+    if [r.status for r in readings] == [r.status for r in result.targets]:
+        return result
+    log.info("%s page %d: %d target(s) a light tone sent to a person read as no vote: %s", result.style, result.page,
+             sum(a.status is not b.status for a, b in zip(readings, result.targets, strict=True)), show.describe())
+    reasons: list[Reason] = [r for r in result.reasons if r is not Reason.MARGINAL_MARK]
+    if any(_marginal(r, streaked=False) for r in readings):
+        reasons.append(Reason.MARGINAL_MARK)
+    return replace(result, targets=tuple(readings), contests=_contest_readings(context.election, layout_page, readings),
+                   reasons=tuple(dict.fromkeys(reasons)))
 
 
 def unreadable_file_card(path: str, sha: str, batch: str, hints: CardHints, result: UnreadableCard, seconds: float = 0.0) -> InterpretedCard:

@@ -398,7 +398,7 @@ def tell_duplex_sheet_styles(store: Store, context: InterpretContext, files: Ite
     """The sides of every sheet a duplex scan's manifest names (:func:`tell_duplex_blank_backs`)
     read as one style (:func:`tell_sheet_style`); (before, after) of each side told otherwise.
     Only the sheets :func:`_sheets_to_tell` finds unsettled are loaded whole."""
-    from scanpipe.interpret import sheet_style
+    from scanpipe.interpret import sheet_style, show_through_may_change
 
     def unsettled(front: InterpretedCard, back: InterpretedCard) -> bool:
         rereads: list[InterpretedCard] = []
@@ -407,7 +407,7 @@ def tell_duplex_sheet_styles(store: Store, context: InterpretContext, files: Ite
             rereads.append(side)
 
         told = sheet_style([front, back], context.election, reread)
-        return bool(rereads) or told != [front, back]
+        return bool(rereads) or told != [front, back] or show_through_may_change(told)
 
     return [told for front, back in _sheets_to_tell(store, _duplex_sheets(files), unsettled)
             for told in tell_sheet_style(store, context, front, back, hints=hints, actor="ingest")]
@@ -441,15 +441,17 @@ def tell_sheet_style(store: Store, context: InterpretContext, front_sha: str, ba
     (:func:`scanpipe.interpret.sheet_style`): a side too close to call (``ambiguous_style``) is
     read again from its file as the style of its other side, and taken when it reads as
     another page of it; two sides read as two styles, or as one page twice, are both held
-    (``style_conflict``). Each side told otherwise is reinterpreted (logged); returns (before,
-    after) of each."""
-    from scanpipe.interpret import reread_card, sheet_style
+    (``style_conflict``). Then each side's light tones a person was to read are read again with
+    the other side's show-through taken out (:func:`scanpipe.interpret.sheet_show_through`).
+    Each side told otherwise is reinterpreted (logged); returns (before, after) of each."""
+    from scanpipe.interpret import reread_card, sheet_show_through, sheet_style
 
     front, back = store.get_card(front_sha), store.get_card(back_sha)
     if front is None or back is None:
         return []
     sides = [front.card, back.card]
     told = sheet_style(sides, context.election, lambda side, style: reread_card(side, context, replace(hints, style=style, page=None)))
+    told = sheet_show_through(told, context)
     changed = [(old, new) for old, new in zip(sides, told, strict=True) if new != old]
     for _old, new in changed:
         store.replace_interpretation(new, actor=actor)

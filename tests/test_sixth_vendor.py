@@ -9,16 +9,20 @@ with its own style or goes to a person; no definite error."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
 
+import cv2
 import pytest
+from PIL import Image
 
+from scanpipe.classify import load_thresholds
 from scanpipe.election import load_election
 from scanpipe.imaging.page_text import ocr_available
-from scanpipe.interpret import load_references
-from scanpipe.types import ReadCard
+from scanpipe.interpret import InterpretContext, interpret_file, load_references
+from scanpipe.types import CardHints, ReadCard
 from tests.deck_readings import read_deck
 from tests.leave_out import read_without_style
 from tests.sixth_vendor import make_deck, write_election
@@ -136,3 +140,71 @@ def test_a_card_of_a_split_the_election_lacks_is_queued_not_read_as_the_lone_bla
     for card, result in readings:
         assert not isinstance(result, ReadCard), f"{card['file']} (DM-0302 left out) read as {result.style}"
     assert any("where the blank reads 'A'" in result.detail for _card, result in readings)
+
+
+def test_a_sheet_s_two_sides_in_one_file_take_out_each_other_s_show_through(deck: Path) -> None:
+    """A sheet whose felt-tip marks show through on the other side, its sides saved as two
+    files: each empty target a ghost lies on goes to a person (a light even tone, the look of an
+    erasure). The same two sides saved as one two-page file (a duplex scan's way): the other
+    side tells where its ghosts lie and how strong they are, and those targets read as no vote,
+    saying why; every other target reads as before."""
+    cards = json.loads((deck / "expected.json").read_text())["cards"]
+    stem = next(c["file"][:-len("-p1.jpg")] for c in cards if c["file"].endswith("-p1.jpg") and c["bleed_options"])
+    sides = [c for c in cards if c["file"].startswith(stem + "-p")]
+    election = load_election(deck / "election" / "election.json")
+    context = InterpretContext(election, load_thresholds(), load_references(election, cache=False))
+    apart = [interpret_file(str(deck / c["file"]), context, CardHints(), "t")[0] for c in sides]
+    pages = [Image.fromarray(cv2.imread(str(deck / c["file"]), cv2.IMREAD_GRAYSCALE)) for c in sides]
+    out = io.BytesIO()
+    pages[0].save(out, format="TIFF", save_all=True, append_images=pages[1:], dpi=(200, 200), compression="tiff_lzw")
+    sheet = interpret_file("sheet.tif", context, CardHints(), "t", data=out.getvalue())
+    ghosts = 0
+    for truth, one, both in zip(sides, apart, sheet, strict=True):
+        assert isinstance(one.interpretation, ReadCard) and isinstance(both.interpretation, ReadCard)
+        marks = {t["option"]: t["mark"] for t in truth["targets"]}
+        for a, b in zip(one.interpretation.targets, both.interpretation.targets, strict=True):
+            if marks[a.score.option] == "bleed_through":
+                ghosts += a.status.value == "unknown"
+                assert b.status.value == "no" and "the other side's show-through taken out" in b.why, (a, b)
+            else:
+                assert b.status is a.status, (truth["file"], a, b)
+    assert ghosts >= 3
+
+
+def test_a_duplex_scan_s_two_files_of_a_sheet_take_out_each_other_s_show_through(deck: Path, tmp_path: Path) -> None:
+    """The same sheet through a duplex scan (``scan --duplex``: each side a file of its own, the
+    manifest naming the two a sheet): once its back is stored, the targets a ghost lies on read
+    as no vote on both sides, stored so (reinterpreted, logged), and the scan's summary counts
+    each side as told."""
+    from scanpipe.pipeline import needs_person
+    from scanpipe.scan import scan_batch
+    from scanpipe.sources.base import ScanSettings
+    from scanpipe.sources.replay import ReplaySource
+    from scanpipe.store.repository import Store
+    from scanpipe.workflow import init_election
+
+    cards = json.loads((deck / "expected.json").read_text())["cards"]
+    stem = next(c["file"][:-len("-p1.jpg")] for c in cards if c["file"].endswith("-p1.jpg") and c["bleed_options"])
+    sides = [c for c in cards if c["file"].startswith(stem + "-p")]
+    stack = tmp_path / "stack"
+    stack.mkdir()
+    for k, c in enumerate(sides, start=1):
+        (stack / f"{k}.jpg").write_bytes((deck / c["file"]).read_bytes())
+    store = Store.open(f"sqlite:///{tmp_path / 'scan.db'}")
+    try:
+        store.migrate()
+        init_election(store, deck / "election" / "election.json")
+        summary = scan_batch(store, ReplaySource(f"replay:{stack}", ScanSettings(duplex=True)), batch="d1",
+                             out_dir=tmp_path / "scans", on_line=lambda _line: None)
+        stored = sorted(store.iter_cards(), key=lambda c: c.card.source.path)
+        assert len(stored) == 2
+        for truth, card in zip(sides, stored, strict=True):
+            result = card.card.interpretation
+            assert isinstance(result, ReadCard)
+            got = {t.score.option: t for t in result.targets}
+            ghosts = [t["option"] for t in truth["targets"] if t["mark"] == "bleed_through"]
+            assert ghosts and all(got[o].status.value == "no" and "show-through taken out" in got[o].why for o in ghosts)
+        assert summary.needs_person == sum(needs_person(c.card) for c in stored), summary  # type: ignore[attr-defined]
+        assert any(e.action == "card_reinterpreted" for e in store.events())
+    finally:
+        store.close()
