@@ -555,6 +555,32 @@ def test_a_check_or_an_x_over_a_printed_number_is_a_vote_a_single_line_or_an_arc
     assert all(got[i].status is MarkStatus.NO for i in (0, 2, 4, 6)), seen
 
 
+def test_an_x_whose_strokes_the_print_cuts_into_stubs_is_a_vote_a_loop_round_the_oval_is_not() -> None:
+    """A wide, shallow X across an oval with a bold number printed inside and a thick outline:
+    the print (widened by a registration's slack) hides most of each stroke, leaving stubs
+    between the outline and the number and just past the outline, each a few hundredths of an
+    inch. Such stubs count as pieces of the strokes, so the two strokes still meet in the
+    target: a vote. A loop drawn round the oval leaves arcs whose pieces never line up
+    through it: for a person."""
+    blank, reg, page = card(EMPTY)
+    for i in range(len(page.targets)):
+        cx, cy = _centre(page, i)
+        cv2.ellipse(blank, (_px(cx), _px(cy)), (_px(BOX_W / 2 - 0.006), _px(BOX_H / 2 - 0.006)), 0, 0, 360, 20, _px(0.02))
+        cv2.putText(blank, str(11 + i), (_px(cx - 0.045), _px(cy + 0.025)), cv2.FONT_HERSHEY_SIMPLEX, 0.55, 0, 2, cv2.LINE_AA)
+    img = blank.copy()
+    ink = 90
+    cx, cy = _centre(page, 2)  # the X: just past the outline, shallow
+    for d in (-1, 1):
+        cv2.line(img, (_px(cx - 0.15), _px(cy - 0.085 * d)), (_px(cx + 0.15), _px(cy + 0.085 * d)), ink, 3, cv2.LINE_AA)
+    cx, cy = _centre(page, 5)  # a loop round the oval
+    cv2.ellipse(img, (_px(cx), _px(cy)), (_px(BOX_W / 2 + 0.05), _px(BOX_H / 2 + 0.05)), 5, 0, 360, ink, 2, cv2.LINE_AA)
+    got = _read(img, blank, reg, page)
+    seen = [(r.status.value, round(r.score.score, 3), round(r.score.fill_score, 3), r.why[:40]) for r in got]
+    assert got[2].status is MarkStatus.YES, seen
+    assert got[5].status is MarkStatus.UNKNOWN, seen
+    assert all(got[i].status is not MarkStatus.YES for i in (0, 1, 3, 4, 6, 7)), seen  # (print over half the inside: for a person)
+
+
 def test_two_straight_pieces_meet_only_where_the_print_or_ink_joins_them() -> None:
     """The geometry of :func:`_meeting_pair`: a check's two arms, the vertex hidden under print,
     meet; the same two pieces with bare paper between them and the crossing do not (a curve's

@@ -128,6 +128,8 @@ TWO_STROKES_ALIGN_DEG = 10.0  # pieces on one stroke: this close in direction ..
 TWO_STROKES_ALIGN_PX = 3.0  # ... and their lines passing this close to the crossing (FINE_PPI px)
 TWO_STROKES_STRAIGHT_PX = 2.0  # FINE_PPI px: a straight piece's spread across its axis (a 4-px stroke's: 1.2)
 STROKES_MIN_FILL = 0.03
+STUB_PX = 6  # FINE_PPI px: two strokes are looked for among pieces this short too (a pen's stub between printed lines) ...
+STUB_ELONGATION = 2.0  # ... and this elongated (its length squared over its area)
 # The dark ink a stroke needs (SPAN_MIN_SHARE) is a share of the inside that shows added ink at
 # all: where the blank prints in the target (a ballot number inside the oval, a thick outline),
 # a pen's check shows only over the paper. Counted as SHOWING_MIN of the inside at least (a
@@ -756,11 +758,15 @@ def _fine_windows(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, geo: _Ge
     return _FineWindows(idx, card_dark, printed, zone, inner, geo.axes_px[0] * f, n)
 
 
-def _fine_pieces(fine: _FineWindows, j: int, speckled_card: bool, *, whole: bool = False) -> list[np.ndarray]:
+def _fine_pieces(fine: _FineWindows, j: int, speckled_card: bool, *, whole: bool = False, stubs: bool = False) -> list[np.ndarray]:
     """The pen's strokes (:func:`fine_strokes`) on the bare paper of the ``j``-th window, in
-    the span zone (``whole``: anywhere in the window)."""
+    the span zone (``whole``: anywhere in the window; ``stubs``: short pieces too, down to
+    STUB_PX long and STUB_ELONGATION)."""
     k = fine.which[j]
     dark = (fine.dark[j] >= FINE_DARK) & ~fine.printed[k]
+    if stubs:
+        return fine_strokes(dark if whole else dark & fine.zone, fine.inner, joined=not speckled_card,
+                            least_px=STUB_PX, elongation=STUB_ELONGATION)
     return fine_strokes(dark if whole else dark & fine.zone, fine.inner, joined=not speckled_card)
 
 
@@ -792,7 +798,7 @@ def _two_strokes(fine: _FineWindows, speckled_card: bool) -> np.ndarray:
     TWO_STROKES_SHORT (a check's short arm)."""
     out = np.zeros(fine.n, bool)
     for j, k in enumerate(fine.which):
-        strokes = _fine_pieces(fine, j, speckled_card, whole=True)
+        strokes = _fine_pieces(fine, j, speckled_card, whole=True, stubs=True)
         if not strokes:
             continue
         segments = _straight_pieces(strokes)
@@ -884,7 +890,8 @@ def _runs_over(start: np.ndarray, end: np.ndarray, passable: np.ndarray) -> bool
     return float(passable[ys, xs].mean()) >= TWO_STROKES_PASS
 
 
-def fine_strokes(dark: np.ndarray, inner: np.ndarray, *, joined: bool = True) -> list[np.ndarray]:
+def fine_strokes(dark: np.ndarray, inner: np.ndarray, *, joined: bool = True, least_px: int = FINE_PIECE_PX,
+                 elongation: float = FINE_ELONGATION) -> list[np.ndarray]:
     """The pieces of ``dark`` (added ink at FINE_PPI) that are a pen's stroke, each as its
     (row, column) points: at least FINE_PIECE_PX long and FINE_ELONGATION times as long as its
     mean width, or FINE_LONG_PIECE_PX long and FINE_LONG_ELONGATION times (a ballpoint's
@@ -892,20 +899,20 @@ def fine_strokes(dark: np.ndarray, inner: np.ndarray, *, joined: bool = True) ->
     (the target's interior) within FINE_SQUARE_DEG of level or upright is a printed rule's
     edge. ``joined``: pieces a pixel apart are one (a thresholded line's breaks; not on a
     speckled card, whose specks a pixel apart are no line)."""
-    if np.count_nonzero(dark) < FINE_PIECE_PX:
+    if np.count_nonzero(dark) < least_px:
         return []
     grown = cv2.dilate(dark.astype(np.uint8), np.ones((3, 3), np.uint8)) if joined else dark.astype(np.uint8)
     _, labels, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
     labels = np.where(dark, labels, 0)
     strokes = []
-    for lab in np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] >= FINE_PIECE_PX) + 1:  # a piece has fewer pixels than its joined area
+    for lab in np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] >= least_px) + 1:  # a piece has fewer pixels than its joined area
         pts = np.argwhere(labels == lab)
-        if len(pts) < FINE_PIECE_PX:
+        if len(pts) < least_px:
             continue
         (_, _), (a, b), angle = cv2.minAreaRect(pts[:, ::-1].astype(np.float32))
         length = max(a, b) + 1.0
-        elongation = FINE_LONG_ELONGATION if length >= FINE_LONG_PIECE_PX else FINE_ELONGATION
-        if length < FINE_PIECE_PX or length * length < elongation * len(pts):
+        needed = min(elongation, FINE_LONG_ELONGATION) if length >= FINE_LONG_PIECE_PX else elongation
+        if length < least_px or length * length < needed * len(pts):
             continue
         if min(angle % 90.0, 90.0 - angle % 90.0) < FINE_SQUARE_DEG and not inner[pts[:, 0], pts[:, 1]].any():
             continue  # level or upright beside the oval: a printed rule's edge the blank shows a pixel off
