@@ -122,10 +122,13 @@ def init(ctx: Ctx, election_path: Path, force: bool, accept_blank_marks: bool) -
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True)
 @click.option("--scheduler", default=None, help="Dask scheduler address (implies --executor dask; default: a local cluster).")
 @click.option("--watch", is_flag=True, help="Keep reading files as they appear (hot folder).")
+@click.option("--duplex", is_flag=True,
+              help="The files are a duplex scan's sides, a file each: in each folder, in name order, two by two one sheet's "
+                   "front and back (told as one sheet: one style, blank backs, each side's show-through of the other).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @pass_ctx
 def ingest(ctx: Ctx, paths: tuple[str, ...], kind: str, batch: str | None, style: str | None, precinct: str | None,
-           workers: int, executor: str, scheduler: str | None, watch: bool, quiet: bool) -> None:
+           workers: int, executor: str, scheduler: str | None, watch: bool, duplex: bool, quiet: bool) -> None:
     """Read card images (files or folders, recursively), interpret and store each card."""
     from tqdm import tqdm
 
@@ -137,6 +140,8 @@ def ingest(ctx: Ctx, paths: tuple[str, ...], kind: str, batch: str | None, style
     store = ctx.store()
     batch_name = batch or _default_batch(paths)
     hints = CardHints(style=style, precinct=precinct, kind=None if kind == "auto" else CardKind(kind))
+    if watch and duplex:
+        raise click.UsageError("--duplex reads a folder's files two by two once all are there; it does not go with --watch")
     if watch:
         from scanpipe.sources.watch import watch_folder
 
@@ -151,7 +156,7 @@ def ingest(ctx: Ctx, paths: tuple[str, ...], kind: str, batch: str | None, style
         bar.reset(total=n)
 
     summary = ingest_paths(store, paths, batch=batch_name, hints=hints, workers=workers, executor=executor,
-                           scheduler=scheduler, on_file=lambda r: bar.update(1), on_total=total)
+                           scheduler=scheduler, on_file=lambda r: bar.update(1), on_total=total, duplex=duplex)
     bar.close()
     for line in summary.lines():
         click.echo(line)

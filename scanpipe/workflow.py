@@ -7,6 +7,7 @@ so a decision made in either place goes through the same code.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -227,8 +228,14 @@ def ingest_paths(
     on_card: Callable[[InterpretedCard, bool], None] | None = None,
     on_file: Callable[[FileResult], None] | None = None,
     on_total: Callable[[int], None] | None = None,
+    duplex: bool = False,
 ) -> IngestSummary:
-    """Read card files into the store. Re-ingesting the same bytes changes nothing."""
+    """Read card files into the store. Re-ingesting the same bytes changes nothing.
+
+    ``duplex``: the files are a duplex scan's sides, a file each, saved by software other than
+    ``scan --duplex`` (whose manifest says so itself): in each folder, in name order, they are
+    taken two by two as one sheet's front and back (:func:`sheets_in_order`), and each sheet is
+    told as a duplex scan's is (one style, blank backs, the other side's show-through)."""
     started = datetime.now(UTC)
     found = find_card_files(paths)
     files, skipped = found.cards, found.skipped
@@ -251,9 +258,12 @@ def ingest_paths(
         results = run_local(files, context, hints, batch, known, workers)
     read_now = list(found.folders)
 
+    sides: list[tuple[str, str]] = []  # (path, SHA-256) of every file read, for --duplex
+
     def file_read(result: FileResult) -> None:
         if result.error is None:
             read_now.append(result.path)
+            sides.append((result.path, result.sha256))
         if on_file is not None:
             on_file(result)
 
@@ -273,10 +283,11 @@ def ingest_paths(
         for path, reason in summary.missing:
             store.record_skipped(storable_path(path), batch, reason)
         forget_skipped(store, read_now)
-    for old, new in tell_duplex_sheet_styles(store, context, [Path(p) for p, _why in found.skipped], hints):
+    sheets = sheets_in_order(sides) if duplex else []
+    for old, new in tell_duplex_sheet_styles(store, context, [Path(p) for p, _why in found.skipped], hints, sheets):
         if old.source.card_id in counted_now:  # counted above as it was read first
             summary.retold(old, new)
-    for card_id in tell_duplex_blank_backs(store, context.election, (Path(p) for p, _why in found.skipped)):
+    for card_id in tell_duplex_blank_backs(store, context.election, (Path(p) for p, _why in found.skipped), sheets):
         summary.blank_backs += 1
         if card_id in blank_now:  # counted above as a blank page for a person: no longer
             summary.needs_person -= 1
@@ -376,7 +387,26 @@ def standing(store: Store, *, serial: str | None = None) -> Standing:
     return Standing(election, tuple(counts), decisions, outcomes, pairings, tuple(cards))
 
 
-def tell_duplex_blank_backs(store: Store, election: Election, files: Iterable[Path]) -> list[str]:
+def sheets_in_order(sides: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(front, back) SHA-256 of each sheet among ``sides`` ((path, SHA-256) of files read): in
+    each folder, the files in name order (numbers by value: ``2`` before ``10``), taken two by
+    two. A folder's odd last file is a sheet of its own. A pairing that is off (a page missing)
+    shows as sides of two styles, held for a person (``style_conflict``)."""
+    def natural(name: str) -> list[tuple[int, int | str]]:
+        return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", name) if part]
+
+    by_folder: dict[str, list[tuple[str, str]]] = {}
+    for path, sha in sides:
+        by_folder.setdefault(str(Path(path).parent), []).append((Path(path).name, sha))
+    sheets = []
+    for folder in sorted(by_folder):
+        files = [sha for _name, sha in sorted(by_folder[folder], key=lambda f: natural(f[0]))]
+        sheets += [(files[k], files[k + 1]) for k in range(0, len(files) - 1, 2)]
+    return sheets
+
+
+def tell_duplex_blank_backs(store: Store, election: Election, files: Iterable[Path],
+                            sheets: Sequence[tuple[str, str]] = ()) -> list[str]:
     """Cards stored as blank pages that a duplex scan's manifest shows to be the blank backs of
     one-sided cards (a scan folder written by ``scan --duplex`` and ingested, on this
     workstation or another): the back side found blank after a front read so, or the front side
@@ -389,12 +419,12 @@ def tell_duplex_blank_backs(store: Store, election: Election, files: Iterable[Pa
     def unsettled(front: InterpretedCard, back: InterpretedCard) -> bool:
         return blank_back(front, back, election) is not back or blank_back(back, front, election) is not front
 
-    return [card.source.card_id for front, back in _sheets_to_tell(store, _duplex_sheets(files), unsettled)
+    return [card.source.card_id for front, back in _sheets_to_tell(store, _duplex_sheets(files) + list(sheets), unsettled)
             for card in tell_sheet_blank_backs(store, election, front, back, actor="ingest")]
 
 
 def tell_duplex_sheet_styles(store: Store, context: InterpretContext, files: Iterable[Path],
-                             hints: CardHints) -> list[tuple[InterpretedCard, InterpretedCard]]:
+                             hints: CardHints, sheets: Sequence[tuple[str, str]] = ()) -> list[tuple[InterpretedCard, InterpretedCard]]:
     """The sides of every sheet a duplex scan's manifest names (:func:`tell_duplex_blank_backs`)
     read as one style (:func:`tell_sheet_style`); (before, after) of each side told otherwise.
     Only the sheets :func:`_sheets_to_tell` finds unsettled are loaded whole."""
@@ -409,7 +439,7 @@ def tell_duplex_sheet_styles(store: Store, context: InterpretContext, files: Ite
         told = sheet_style([front, back], context.election, reread)
         return bool(rereads) or told != [front, back] or show_through_may_change(told)
 
-    return [told for front, back in _sheets_to_tell(store, _duplex_sheets(files), unsettled)
+    return [told for front, back in _sheets_to_tell(store, _duplex_sheets(files) + list(sheets), unsettled)
             for told in tell_sheet_style(store, context, front, back, hints=hints, actor="ingest")]
 
 
@@ -423,7 +453,8 @@ def _sheets_to_tell(store: Store, sheets: Sequence[tuple[str, str]],
     stopped before telling it is told by the next."""
     stored = store.get_cards({side for sheet in sheets for side in sheet}, targets=False)
     return [(front, back) for front, back in sheets
-            if front in stored and back in stored and unsettled(stored[front].card, stored[back].card)]
+            if front in stored and back in stored and stored[front].card.source.page_count == 1 == stored[back].card.source.page_count
+            and unsettled(stored[front].card, stored[back].card)]
 
 
 def _duplex_sheets(files: Iterable[Path]) -> list[tuple[str, str]]:

@@ -524,3 +524,11 @@ def test_a_duplex_scanned_side_too_close_to_call_is_read_as_the_style_of_its_oth
         assert not queue(central)
     finally:
         central.close()
+
+
+def test_a_duplex_folder_s_files_pair_in_name_order_numbers_by_value() -> None:
+    from scanpipe.workflow import sheets_in_order
+
+    sides = [("/s/a/img10.png", "c"), ("/s/a/img2.png", "b"), ("/s/a/img1.png", "a"), ("/s/a/img11.png", "d"),
+             ("/s/b/x.png", "e"), ("/s/a/img12.png", "f")]
+    assert sheets_in_order(sides) == [("a", "b"), ("c", "d")]  # img12 alone at the end of its folder; /s/b has one file

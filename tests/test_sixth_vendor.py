@@ -208,3 +208,35 @@ def test_a_duplex_scan_s_two_files_of_a_sheet_take_out_each_other_s_show_through
         assert any(e.action == "card_reinterpreted" for e in store.events())
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("duplex", [False, True], ids=["files", "duplex"])
+def test_ingest_duplex_reads_another_program_s_side_files_two_by_two_as_sheets(deck: Path, tmp_path: Path, duplex: bool) -> None:
+    """Another program's duplex scan, a file per side and no manifest: ``ingest --duplex`` takes
+    a folder's files in name order two by two as one sheet's front and back, so the ghosts of
+    each side's felt-pen marks on the other are taken out; read as files alone, they stay with a
+    person."""
+    from scanpipe.store.repository import Store
+    from scanpipe.workflow import ingest_paths, init_election
+
+    cards = json.loads((deck / "expected.json").read_text())["cards"]
+    stem = next(c["file"][:-len("-p1.jpg")] for c in cards if c["file"].endswith("-p1.jpg") and c["bleed_options"])
+    sides = [c for c in cards if c["file"].startswith(stem + "-p")]
+    folder = tmp_path / "scans"
+    folder.mkdir()
+    for k, c in enumerate(sides, start=9):  # "Image9", "Image10": name order by number's value
+        (folder / f"Image{k}.jpg").write_bytes((deck / c["file"]).read_bytes())
+    store = Store.open(f"sqlite:///{tmp_path / 'board.db'}")
+    try:
+        store.migrate()
+        init_election(store, deck / "election" / "election.json")
+        ingest_paths(store, [str(folder)], batch="b", hints=CardHints(), duplex=duplex)
+        stored = sorted(store.iter_cards(), key=lambda c: len(c.card.source.path))  # Image9 before Image10
+        want = "no" if duplex else "unknown"
+        for truth, card in zip(sides, stored, strict=True):
+            result = card.card.interpretation
+            assert isinstance(result, ReadCard) and result.page == truth["page"]
+            got = {t.score.option: t.status.value for t in result.targets}
+            assert {got[t["option"]] for t in truth["targets"] if t["mark"] == "bleed_through"} == {want}
+    finally:
+        store.close()
