@@ -21,7 +21,8 @@ the truth records:
 
 ``--profile vendor`` (or ``vendor_clean``) generates the vendor-like election's cards instead
 (:mod:`scanpipe.synth.vendor_deck`: timing marks, no fiducials, no card code, bilevel and
-colour scans with wrong dpi tags, crops, stamps). ``--hint-style`` reads every card with its
+colour scans with wrong dpi tags, crops, stamps). ``--sheets`` tells the two files of a sheet's sides (``NAME-p1.EXT``, ``NAME-p2.EXT``) as one
+sheet, as a duplex scan's manifest or ``ingest --duplex`` has them told. ``--hint-style`` reads every card with its
 true style and page stated, as ``ingest --style`` does: marks measured apart from telling styles.
 ``--leave-out`` reads each style's cards against the election without that style (a stray
 ballot of another precinct, a definition missing a style): every card must be queued, none
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import sys
 import tempfile
@@ -75,23 +77,53 @@ def _read_file(task: tuple[str, str, str | None, int | None]) -> list[dict[str, 
     t0 = time.perf_counter()
     cards = interpret_file(path, _CONTEXT, CardHints(style=style, page=page), "bench")
     seconds = (time.perf_counter() - t0) / max(1, len(cards))
-    out = []
-    for card in cards:
-        interp = card.interpretation
-        entry: dict[str, Any] = {"file": name, "page_of_file": card.source.page_index, "seconds": seconds}
-        if isinstance(interp, ReadCard):
-            entry["scores"] = [asdict(r.score) for r in interp.targets]
-            entry["style"], entry["page"] = interp.style, interp.page
-        else:
-            entry["unread"] = f"{type(interp).__name__}: {getattr(interp, 'reason', '')} {getattr(interp, 'detail', '')}"
-        out.append(entry)
-    return out
+    return [_entry(name, card, seconds) for card in cards]
+
+
+def _read_sheet(tasks: list[tuple[str, str, str | None, int | None]]) -> list[dict[str, Any]]:
+    """The files of one sheet's sides (``--sheets``): each read alone, then told as one sheet,
+    as a duplex scan's manifest or ``ingest --duplex`` has them told (one style, the other
+    side's show-through)."""
+    from scanpipe.interpret import reread_card, sheet_show_through, sheet_style
+
+    if len(tasks) != 2:
+        return [e for t in tasks for e in _read_file(t)]
+    assert _CONTEXT is not None
+    context = _CONTEXT
+    t0 = time.perf_counter()
+    cards = [interpret_file(path, context, CardHints(style=style, page=page), "bench")[0] for path, _n, style, page in tasks]
+    told = sheet_style(cards, context.election, lambda side, style: reread_card(side, context, CardHints(style=style)))
+    told = sheet_show_through(told, context)
+    seconds = (time.perf_counter() - t0) / 2
+    return [_entry(name, card, seconds) for (_p, name, _s, _pg), card in zip(tasks, told, strict=True)]
+
+
+def _entry(name: str, card: Any, seconds: float) -> dict[str, Any]:
+    interp = card.interpretation
+    entry: dict[str, Any] = {"file": name, "page_of_file": card.source.page_index, "seconds": seconds}
+    if isinstance(interp, ReadCard):
+        entry["scores"] = [asdict(r.score) for r in interp.targets]
+        entry["style"], entry["page"] = interp.style, interp.page
+    else:
+        entry["unread"] = f"{type(interp).__name__}: {getattr(interp, 'reason', '')} {getattr(interp, 'detail', '')}"
+    return entry
+
+
+def _sheet_groups(tasks: list[tuple[str, str, str | None, int | None]]) -> list[list[tuple[str, str, str | None, int | None]]]:
+    """Tasks grouped by sheet: files named ``NAME-p1.EXT`` and ``NAME-p2.EXT`` (a renderer's
+    sides of one sheet) together, every other file alone."""
+    groups: dict[str, list[tuple[str, str, str | None, int | None]]] = {}
+    for task in tasks:
+        m = re.match(r"(.*)-p(\d+)\.\w+$", task[1])
+        groups.setdefault(m.group(1) if m else task[1], []).append(task)
+    return [sorted(g, key=lambda t: t[1]) for g in groups.values()]
 
 
 def interpret_deck(deck: Deck, jobs: int, thresholds_path: str | None, *, hint_style: bool = False,
-                   boxes: str | None = None, boxes_of: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+                   boxes: str | None = None, boxes_of: tuple[str, ...] = (), sheets: bool = False) -> list[dict[str, Any]]:
     """Every card file of the deck read in a pool; ``hint_style``: with its true style and page
-    stated (single-page files only: a multi-page file's pages differ)."""
+    stated (single-page files only: a multi-page file's pages differ); ``sheets``: the sides of
+    each sheet saved as two files told as one sheet (:func:`_read_sheet`)."""
     names = sorted({c["file"] for c in deck.cards})
     truth = {c["file"]: c for c in deck.cards if c["page_of_file"] == 1}
     pages = {c["file"] for c in deck.cards if c["page_of_file"] > 1}
@@ -103,6 +135,8 @@ def interpret_deck(deck: Deck, jobs: int, thresholds_path: str | None, *, hint_s
 
     tasks = [(str(deck.root / f), f, *hint(f)) for f in names]
     with ProcessPoolExecutor(jobs, initializer=_init, initargs=(str(deck.election_path), thresholds_path, boxes, boxes_of)) as pool:
+        if sheets:
+            return [e for chunk in pool.map(_read_sheet, _sheet_groups(tasks), chunksize=4) for e in chunk]
         return [e for chunk in pool.map(_read_file, tasks, chunksize=8) for e in chunk]
 
 
@@ -229,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dump", type=Path, default=None, help="write raw scores and labels as JSON lines")
     ap.add_argument("--json", type=Path, default=None, help="also write the headline figures to this JSON file")
     ap.add_argument("--hint-style", action="store_true", help="state each card's true style and page (as ingest --style)")
+    ap.add_argument("--sheets", action="store_true", help="the two files of a sheet's sides (NAME-p1, NAME-p2) told as one sheet, "
+                                                          "as a duplex scan's manifest or ingest --duplex tells them")
     ap.add_argument("--boxes", choices=("loose", "tight", "shifted", "whole_arrow"), default=None,
                     help="read with the layouts' target boxes drawn off as another hand might (bench_real.drawn_off)")
     ap.add_argument("--boxes-of", default="", help="comma-separated styles whose boxes --boxes draws off (default: all)")
@@ -265,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
             return leave_out_report(deck, args.jobs)
         t1 = time.perf_counter()
         results = interpret_deck(deck, args.jobs, str(args.thresholds) if args.thresholds else None, hint_style=args.hint_style,
-                                 boxes=args.boxes, boxes_of=tuple(s for s in args.boxes_of.split(",") if s))
+                                 boxes=args.boxes, boxes_of=tuple(s for s in args.boxes_of.split(",") if s), sheets=args.sheets)
         elapsed = time.perf_counter() - t1
         print(f"{deck.describe()}; interpreted {len(results)} cards in "
               f"{elapsed:.0f} s ({1000 * sum(r['seconds'] for r in results) / max(1, len(results)):.0f} ms/card per process)")

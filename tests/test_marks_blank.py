@@ -581,6 +581,27 @@ def test_an_x_whose_strokes_the_print_cuts_into_stubs_is_a_vote_a_loop_round_the
     assert all(got[i].status is not MarkStatus.YES for i in (0, 1, 3, 4, 6, 7)), seen  # (print over half the inside: for a person)
 
 
+@pytest.mark.parametrize("ink", [150, 175])
+def test_a_light_pencil_check_or_x_over_a_printed_number_is_never_a_clear_no_vote(ink: int) -> None:
+    """A hard pencil's check and X, light on the scan (darkness 0.3-0.4), over ovals with their
+    number printed inside: the print taken out leaves a few light strokes, lighter than a pen's
+    (FINE_DARK), and the empty-looking inside scored them under the marginal level (a definite
+    error, read as no vote). Strokes that light reaching across the target are for a person
+    (FAINT_STROKE_DARK); the empty ovals stay no vote."""
+    blank, reg, page = _numbered_card()
+    img = blank.copy()
+    cx, cy = _centre(page, 1)
+    check = [(_px(cx - 0.1), _px(cy - 0.03)), (_px(cx - 0.03), _px(cy + 0.09)), (_px(cx + 0.14), _px(cy - 0.16))]
+    cv2.polylines(img, [np.array(check, np.int32)], False, ink, 3, cv2.LINE_AA)
+    cx, cy = _centre(page, 3)
+    for d in (-1, 1):
+        cv2.line(img, (_px(cx - 0.15), _px(cy - 0.1 * d)), (_px(cx + 0.15), _px(cy + 0.1 * d)), ink, 3, cv2.LINE_AA)
+    got = _read(img, blank, reg, page)
+    seen = [(r.status.value, round(r.score.score, 3)) for r in got]
+    assert got[1].status is not MarkStatus.NO and got[3].status is not MarkStatus.NO, seen
+    assert all(got[i].status is MarkStatus.NO for i in (0, 2, 4, 5, 6, 7)), seen
+
+
 def test_two_straight_pieces_meet_only_where_the_print_or_ink_joins_them() -> None:
     """The geometry of :func:`_meeting_pair`: a check's two arms, the vertex hidden under print,
     meet; the same two pieces with bare paper between them and the crossing do not (a curve's

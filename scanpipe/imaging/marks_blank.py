@@ -129,7 +129,8 @@ TWO_STROKES_ALIGN_PX = 3.0  # ... and their lines passing this close to the cros
 TWO_STROKES_STRAIGHT_PX = 2.0  # FINE_PPI px: a straight piece's spread across its axis (a 4-px stroke's: 1.2)
 STROKES_MIN_FILL = 0.03
 STUB_PX = 6  # FINE_PPI px: two strokes are looked for among pieces this short too (a pen's stub between printed lines) ...
-STUB_ELONGATION = 2.0  # ... and this elongated (its length squared over its area)
+STUB_ELONGATION = 2.0  # ... and this elongated (its length squared over its area) ...
+STUB_DARK = 0.25  # ... at FINE_DARK, else this dark (a pencil's or a blue ballpoint's strokes on a gray scan)
 # The dark ink a stroke needs (SPAN_MIN_SHARE) is a share of the inside that shows added ink at
 # all: where the blank prints in the target (a ballot number inside the oval, a thick outline),
 # a pen's check shows only over the paper. Counted as SHOWING_MIN of the inside at least (a
@@ -178,6 +179,8 @@ FINE_ELONGATION = 4.0  # a piece's length squared over its area (a line w px wid
 FINE_LONG_PIECE_PX = 12  # a piece this long (0.05 in) ...
 FINE_LONG_ELONGATION = 3.0  # ... needs only this (a ballpoint's 4-px stroke cut short by the print; a speck is shorter)
 FINE_REACH = 0.5
+FAINT_STROKE_DARK = 0.2  # a stroke this light reaching as far is for a person too (a hard pencil's check, light on the scan) ...
+LINE_PX = 9  # FINE_PPI px (0.0375 in): ... a line narrower than this, above the tone round it (not a stain's edge)
 FINE_SQUARE_DEG = 12.0  # a piece outside the oval within this of level or upright is no stroke (a rule's edge)
 FINE_BAND_IN = 0.05  # strokes counted this far beyond the span zone too (a check's tail past the outline)
 FINE_STROKE_SCORE = LEAVES_OUTLINE_SCORE
@@ -758,12 +761,18 @@ def _fine_windows(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, geo: _Ge
     return _FineWindows(idx, card_dark, printed, zone, inner, geo.axes_px[0] * f, n)
 
 
-def _fine_pieces(fine: _FineWindows, j: int, speckled_card: bool, *, whole: bool = False, stubs: bool = False) -> list[np.ndarray]:
-    """The pen's strokes (:func:`fine_strokes`) on the bare paper of the ``j``-th window, in
-    the span zone (``whole``: anywhere in the window; ``stubs``: short pieces too, down to
-    STUB_PX long and STUB_ELONGATION)."""
+def _fine_pieces(fine: _FineWindows, j: int, speckled_card: bool, *, whole: bool = False, stubs: bool = False,
+                 dark_level: float = FINE_DARK, lines_only: bool = False) -> list[np.ndarray]:
+    """The pen's strokes (:func:`fine_strokes`: ink of ``dark_level`` or more) on the bare
+    paper of the ``j``-th window, in the span zone (``whole``: anywhere in the window;
+    ``stubs``: short pieces too, down to STUB_PX long and STUB_ELONGATION; ``lines_only``: the
+    ink a line narrower than LINE_PX stands above what round it shows, so a broad light tone
+    (a stain, its edge, a ghost) is none)."""
     k = fine.which[j]
-    dark = (fine.dark[j] >= FINE_DARK) & ~fine.printed[k]
+    ink = np.where(fine.printed[k], 0.0, fine.dark[j]).astype(np.float32)  # the bare paper's (a line touching print stays a line)
+    if lines_only:
+        ink = ink - cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (LINE_PX, LINE_PX)))
+    dark = ink >= dark_level
     if stubs:
         return fine_strokes(dark if whole else dark & fine.zone, fine.inner, joined=not speckled_card,
                             least_px=STUB_PX, elongation=STUB_ELONGATION)
@@ -779,10 +788,13 @@ def _fine_stroke_reach(fine: _FineWindows, speckled_card: bool) -> np.ndarray:
     number printed inside the oval cuts in two)."""
     out = np.zeros(fine.n)
     for j, k in enumerate(fine.which):
-        strokes = _fine_pieces(fine, j, speckled_card)
-        if strokes:
-            (_, _), (a, b), _ = cv2.minAreaRect(np.concatenate(strokes)[:, ::-1].astype(np.float32))
-            out[k] = (max(a, b) + 1.0) / fine.width
+        for level in (FINE_DARK, FAINT_STROKE_DARK):  # a pen's line; else a light pencil's, as far as it reaches
+            strokes = _fine_pieces(fine, j, speckled_card, dark_level=level, lines_only=level < FINE_DARK)
+            if strokes:
+                (_, _), (a, b), _ = cv2.minAreaRect(np.concatenate(strokes)[:, ::-1].astype(np.float32))
+                out[k] = max(out[k], (max(a, b) + 1.0) / fine.width)
+            if out[k] >= FINE_REACH:
+                break
     return out
 
 
@@ -798,16 +810,16 @@ def _two_strokes(fine: _FineWindows, speckled_card: bool) -> np.ndarray:
     TWO_STROKES_SHORT (a check's short arm)."""
     out = np.zeros(fine.n, bool)
     for j, k in enumerate(fine.which):
-        strokes = _fine_pieces(fine, j, speckled_card, whole=True, stubs=True)
-        if not strokes:
-            continue
-        segments = _straight_pieces(strokes)
-        if len(segments) < 2:
-            continue
         # a stroke runs on hidden under the target's own print (its outline, a number inside), not other print
         hiding = fine.printed[k] & fine.zone
-        passable = cv2.dilate(((fine.dark[j] >= FINE_DARK) | hiding).astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
-        out[k] = _meeting_pair(np.array(segments), fine.width, fine.zone, passable)
+        for level in (FINE_DARK, STUB_DARK):  # a pen's dark strokes; else a pencil's or a blue ballpoint's lighter ones
+            segments = _straight_pieces(_fine_pieces(fine, j, speckled_card, whole=True, stubs=True, dark_level=level))
+            if len(segments) < 2:
+                continue
+            passable = cv2.dilate(((fine.dark[j] >= level) | hiding).astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+            if _meeting_pair(np.array(segments), fine.width, fine.zone, passable):
+                out[k] = True
+                break
     return out
 
 
