@@ -789,6 +789,8 @@ def _fine_stroke_reach(fine: _FineWindows, speckled_card: bool) -> np.ndarray:
     out = np.zeros(fine.n)
     for j, k in enumerate(fine.which):
         for level in (FINE_DARK, FAINT_STROKE_DARK):  # a pen's line; else a light pencil's, as far as it reaches
+            if np.count_nonzero((fine.dark[j] >= level) & fine.zone & ~fine.printed[k]) < FINE_PIECE_PX:
+                continue  # nothing so dark in the zone: no piece (the line's part of it is no darker)
             strokes = _fine_pieces(fine, j, speckled_card, dark_level=level, lines_only=level < FINE_DARK)
             if strokes:
                 (_, _), (a, b), _ = cv2.minAreaRect(np.concatenate(strokes)[:, ::-1].astype(np.float32))
