@@ -261,7 +261,9 @@ def show_through_may_change(cards: Sequence[InterpretedCard]) -> bool:
 
 def _without_show_through(cards: list[InterpretedCard], pages: Callable[[], list[DecodedPage]], context: InterpretContext,
                           where: str) -> list[InterpretedCard]:
-    """The two sides of one sheet (``pages()`` decodes them), each target a person was to read for a
+    """The two sides of one sheet (``pages()`` decodes them again: only a sheet with a light
+    tone for a person pays for it, and a file's pages are never all held while it is read),
+    each target a person was to read for a
     light tone (a score between the levels) read again with the other side's show-through
     taken out (:mod:`scanpipe.imaging.show_through`): where the other side's marks, mirrored
     as the sheet turns, account for the tone, the target reads as it is without them. Only a
@@ -314,8 +316,11 @@ def _sheet_side(page: DecodedPage, result: ReadCard, context: InterpretContext) 
     upright = cv2.rotate(gray, cv2.ROTATE_180) if result.registration.rotated_180 else gray
     hom = np.array(result.registration.homography, np.float64).reshape(3, 3)
     layout_page = _layout_page(context, result.style, result.page)
-    ink, blank = show_through.added_ink(upright, hom, model.image, model.dpi, layout_page.size_in)
-    return _SheetSide(upright, hom, model, layout_page, ink, blank)
+    key = ("show-through print", layout_page.size_in)
+    if key not in model.memo:  # the blank's side, once per blank
+        model.memo[key] = show_through.blank_print(model.image, model.dpi, layout_page.size_in)
+    blank: np.ndarray = model.memo[key]  # type: ignore[assignment]
+    return _SheetSide(upright, hom, model, layout_page, show_through.added_ink(upright, hom, blank, layout_page.size_in), blank)
 
 
 def _read_without(result: ReadCard, again: Sequence[TargetScore], show: show_through.ShowThrough,

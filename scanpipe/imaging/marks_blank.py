@@ -785,7 +785,9 @@ def _fine_stroke_reach(fine: _FineWindows, speckled_card: bool) -> np.ndarray:
     on the bare paper FINE_PRINT_GROW_PX or more from the blank's print. A stroke is a piece of
     added ink FINE_DARK or darker (:func:`fine_strokes`): a hesitation dot, a speck or a blot
     is no stroke. The reach is the extent of all such pieces together (a check that the ballot
-    number printed inside the oval cuts in two)."""
+    number printed inside the oval cuts in two). Where a pen's pieces do not reach FINE_REACH,
+    lighter ones are measured too: lines of FAINT_STROKE_DARK standing above the tone round
+    them (a hard pencil's check; a stain's edge or a ghost from the other side is no line)."""
     out = np.zeros(fine.n)
     for j, k in enumerate(fine.which):
         for level in (FINE_DARK, FAINT_STROKE_DARK):  # a pen's line; else a light pencil's, as far as it reaches
@@ -809,7 +811,8 @@ def _two_strokes(fine: _FineWindows, speckled_card: bool) -> np.ndarray:
     over ink or the blank's print in the zone (the target's own: a number printed inside, the
     outline, hide a stroke; a rule or a neighbour's print beside it, no); the strokes so drawn
     (:func:`_stroke_through`) one TWO_STROKES_LONG of the oval's width long or more, the other
-    TWO_STROKES_SHORT (a check's short arm)."""
+    TWO_STROKES_SHORT (a check's short arm). Pieces down to stubs count (STUB_PX, the print cuts
+    a stroke short), at FINE_DARK and, where that finds no two strokes, at STUB_DARK."""
     out = np.zeros(fine.n, bool)
     for j, k in enumerate(fine.which):
         # a stroke runs on hidden under the target's own print (its outline, a number inside), not other print

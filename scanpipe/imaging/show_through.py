@@ -59,14 +59,19 @@ class ShowThrough:
                 f"{self.strength:.0%} of their darkness, measured under {self.marks} of them)")
 
 
-def added_ink(upright: np.ndarray, hom: np.ndarray, blank: np.ndarray, blank_dpi: float,
-              size_in: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
-    """A side's added ink (its darkness beyond its blank's print, the print widened a pixel) and
-    its blank's darkness so widened, both in the layout's frame at FIT_PPI (a ghost is measured
-    only where that is bare paper). ``hom`` maps layout inches to the upright card's pixels."""
-    card = _darkness(_in_frame(upright, hom, size_in))
+def blank_print(blank: np.ndarray, blank_dpi: float, size_in: tuple[float, float]) -> np.ndarray:
+    """A blank's darkness in its layout's frame at FIT_PPI, its print widened a pixel (what
+    :func:`added_ink` takes out; the same for every card of the blank: keep it)."""
     near = cv2.dilate(_darkness(_in_frame(blank, np.diag([blank_dpi, blank_dpi, 1.0]), size_in)), np.ones((3, 3), np.uint8))
-    return np.clip(card - near, 0.0, 1.0), near
+    near.setflags(write=False)
+    return near
+
+
+def added_ink(upright: np.ndarray, hom: np.ndarray, near: np.ndarray, size_in: tuple[float, float]) -> np.ndarray:
+    """A side's added ink: its darkness in the layout's frame at FIT_PPI beyond its blank's
+    print ``near`` (:func:`blank_print`; a ghost is measured only where that is bare paper).
+    ``hom`` maps layout inches to the upright card's pixels."""
+    return np.clip(_darkness(_in_frame(upright, hom, size_in)) - near, 0.0, 1.0)
 
 
 def measure(ink: np.ndarray, blank: np.ndarray, other_ink: np.ndarray, other_blank: np.ndarray) -> ShowThrough | None:
