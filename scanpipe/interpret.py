@@ -32,6 +32,7 @@ from scanpipe.classify import Thresholds, classify_contest, classify_target, is_
 from scanpipe.errors import ConfigError
 from scanpipe.imaging import show_through
 from scanpipe.imaging.codes import (
+    LabelCandidate,
     PageBox,
     barcode_like_boxes,
     find_codes_fast,
@@ -41,6 +42,7 @@ from scanpipe.imaging.codes import (
     parse_machine_record,
     parse_pairing_label,
     printed_codes_in,
+    shows_blank_print,
     shows_qr,
     speckle_made,
     symbol_box,
@@ -54,6 +56,7 @@ from scanpipe.imaging.reference import (
     ReferenceIndex,
     dpi_contradicted,
     learn_page,
+    paper_level,
     printed_share,
     reference_dpi,
     reference_page,
@@ -489,10 +492,14 @@ class PageCodes:
     suspects: tuple[tuple[PageBox, str], ...] = ()  # what makes the label problem: barcodes that are no pairing label (image px), each with its problem
 
 
+NO_CODES = PageCodes((), None, None, None, None, None)
+
+
 def read_page_codes(gray: np.ndarray, context: InterpretContext, dpi: float | None = None, *,
-                    qr_anywhere: bool = True) -> PageCodes:
+                    qr_anywhere: bool = True, decode_if: Callable[[LabelCandidate], bool] | None = None) -> PageCodes:
     """Find and parse every code on the page: the card code first where layouts put it;
-    ``qr_anywhere`` false: no QR symbol elsewhere (see :func:`_qr_when_unread`)."""
+    ``qr_anywhere`` false: no QR symbol elsewhere (see :func:`_qr_when_unread`); ``decode_if``:
+    the label patches worth decoding (:func:`_no_blank_print`)."""
     from scanpipe.imaging.codes import find_card_code
 
     election = context.election
@@ -502,7 +509,7 @@ def read_page_codes(gray: np.ndarray, context: InterpretContext, dpi: float | No
     if dpi is None or abs(dpi - estimate) > 0.1 * estimate:  # files often claim 72 dpi
         dpi = estimate
     card = find_card_code(gray, qr_boxes, size_in, dpi) if qr_boxes else None
-    codes = find_codes_fast(gray, card_code=card, dpi=dpi, qr_anywhere=qr_anywhere)
+    codes = find_codes_fast(gray, card_code=card, dpi=dpi, qr_anywhere=qr_anywhere, decode_if=decode_if)
     card_code = card_symbol = None
     machine = None
     labels: list[PairingLabel] = []
@@ -569,12 +576,47 @@ def _without_vendor_codes(codes: PageCodes, result: ReadCard, gray: np.ndarray, 
     blank_codes: tuple[PageBox, ...] = model.memo[key]  # type: ignore[assignment]
     if not blank_codes:
         return codes
+    inches_to_card = _inches_to_card(result, gray)
+    left = [problem for box, problem in codes.suspects if not vendor_printed(gray, inches_to_card, box, model.image, model.dpi, blank_codes)]
+    return replace(codes, label_problem=left[0] if left else None)
+
+
+def _inches_to_card(result: ReadCard, gray: np.ndarray) -> np.ndarray:
+    """A read card's layout inches to ``gray``'s pixels (3x3), its feed direction folded in."""
     inches_to_card = np.asarray(result.registration.homography, np.float64).reshape(3, 3)
     if result.registration.rotated_180:  # the homography is of the card turned upright
         h, w = gray.shape[:2]
         inches_to_card = np.array([[-1.0, 0.0, w - 1.0], [0.0, -1.0, h - 1.0], [0.0, 0.0, 1.0]]) @ inches_to_card
-    left = [problem for box, problem in codes.suspects if not vendor_printed(gray, inches_to_card, box, model.image, model.dpi, blank_codes)]
-    return replace(codes, label_problem=left[0] if left else None)
+    return inches_to_card
+
+
+def _no_blank_print(result: ReadCard | MachinePrintedCard | UnreadableCard, gray: np.ndarray,
+                    context: InterpretContext) -> Callable[[LabelCandidate], bool] | None:
+    """Which of a page's label patches are worth decoding once the card is read against its
+    blank: those that do not show the blank's print and nothing else
+    (:func:`~scanpipe.imaging.codes.shows_blank_print`). A vendor's card prints rows of numbered
+    ovals and lines of text that look like bars to the patch finder (about 7 a page of the
+    sixth renderer, ~6 ms each to decode for nothing); a sticker hides the print it is stuck
+    over and its bars are no print of the blank's, so it is always decoded. None (decode every
+    patch) for a card not read against a blank."""
+    model = context.index.get(result.style, result.page) if isinstance(result, ReadCard) else None
+    if model is None:
+        return None
+    assert isinstance(result, ReadCard)
+    key = ("paper level",)
+    if key not in model.memo:
+        model.memo[key] = paper_level(model.image)
+    blank_paper = float(model.memo[key])  # type: ignore[arg-type]
+    inches_to_card = _inches_to_card(result, gray)
+    paper: list[float] = []  # the card's, measured once and only if a patch is compared
+
+    def decode_if(candidate: LabelCandidate) -> bool:
+        if not paper:
+            paper.append(paper_level(gray))
+        x, y, w, h, _angle = candidate.region
+        return not shows_blank_print(gray, paper[0], inches_to_card, (x, y, x + w, y + h), model.image, model.dpi, blank_paper)
+
+    return decode_if
 
 
 def _overlap(symbols: Sequence[DecodedCode]) -> bool:
@@ -599,8 +641,15 @@ def interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHint
         detail = f"the page is blank: print on {printed:.3%} of it{BLANK_PAGE_WHY}"
         return InterpretedCard(source, hints.kind or CardKind.BALLOT, None, None, UnreadableCard(Reason.BLANK_PAGE, detail))
     qr_later = _qr_when_unread(context, hints) and not shows_qr(gray)
-    codes = _stated_label(read_page_codes(gray, context, page.dpi, qr_anywhere=not qr_later), hints)
-    result = _interpret_content(gray, page, codes, context, hints)
+    if qr_later:
+        # no card code and no QR: the page's codes are its stickers, which tell nothing of its
+        # reading; read after it, only the patches that are not the blank's print are decoded
+        result = _interpret_content(gray, page, NO_CODES, context, hints)
+        codes = _stated_label(read_page_codes(gray, context, page.dpi, qr_anywhere=False,
+                                              decode_if=_no_blank_print(result, gray, context)), hints)
+    else:
+        codes = _stated_label(read_page_codes(gray, context, page.dpi), hints)
+        result = _interpret_content(gray, page, codes, context, hints)
     if qr_later and not isinstance(result, ReadCard) and find_qr(gray):  # a QR symbol after all: a machine-printed record, say
         codes = _stated_label(read_page_codes(gray, context, page.dpi), hints)
         result = _interpret_content(gray, page, codes, context, hints)

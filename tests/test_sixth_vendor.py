@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import cv2
+import numpy as np
 import pytest
 from PIL import Image
 
@@ -240,3 +241,55 @@ def test_ingest_duplex_reads_another_program_s_side_files_two_by_two_as_sheets(d
             assert {got[t["option"]] for t in truth["targets"] if t["mark"] == "bleed_through"} == {want}
     finally:
         store.close()
+
+
+def _code128_sticker(text: str) -> np.ndarray:
+    """A white pairing sticker (2.2 x 0.8 in at 200 dpi) with its Code 128 symbol."""
+    import zxingcpp
+
+    if hasattr(zxingcpp, "create_barcode"):  # zxing-cpp 2.3 and later
+        symbol = np.asarray(zxingcpp.write_barcode_to_image(zxingcpp.create_barcode(text, zxingcpp.BarcodeFormat.Code128), add_quiet_zones=False))
+    else:
+        symbol = np.asarray(zxingcpp.write_barcode(zxingcpp.BarcodeFormat.Code128, text, width=0, height=50, quiet_zone=0))
+    symbol = cv2.resize(symbol, (symbol.shape[1] * 2, 100), interpolation=cv2.INTER_NEAREST)
+    sticker = np.full((160, max(440, symbol.shape[1] + 80)), 245, np.uint8)
+    sticker[30:130, 40:40 + symbol.shape[1]] = symbol
+    return sticker
+
+
+def test_a_read_card_s_patches_that_are_its_blank_s_print_are_not_decoded_a_sticker_always_is(
+        deck: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A vendor's rows of numbered ovals and lines of text look like bars to the patch finder
+    (several a page); once the card is read against its blank, a patch that shows the blank's
+    print and nothing else is not decoded (issue 8, speed). A pairing sticker is read wherever it
+    is stuck: on bare paper (its bars are no print of the blank's) or over the print (it hides it)."""
+    from scanpipe.imaging import codes
+
+    decoded: list[int] = []
+    decode = codes._decode_turned
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        decoded.append(1)
+        return decode(*args, **kwargs)
+
+    monkeypatch.setattr(codes, "_decode_turned", counted)
+    election = load_election(deck / "election" / "election.json")
+    context = InterpretContext(election, load_thresholds(), load_references(election, cache=False))
+    cards = json.loads((deck / "expected.json").read_text())["cards"]
+    candidates = 0
+    for card in (c for c in cards if c["page_of_file"] == 1 and not c["file"].endswith(".tif")):
+        gray = cv2.imread(str(deck / card["file"]), cv2.IMREAD_GRAYSCALE)
+        candidates += len(codes.label_candidates(gray, 200.0))
+        (read,) = interpret_file(str(deck / card["file"]), context, CardHints(), "t")
+        assert isinstance(read.interpretation, ReadCard) and read.label is None
+    assert candidates >= 10 and not decoded, (candidates, len(decoded))
+    card = next(c for c in cards if c["page_of_file"] == 1 and not c["file"].endswith(".tif"))
+    gray = cv2.imread(str(deck / card["file"]), cv2.IMREAD_GRAYSCALE)
+    h, w = gray.shape
+    for name, (y, x) in {"bare paper": (int(0.68 * h), int(0.67 * w)), "print": (h // 3, w // 2 - 220)}.items():
+        stuck = gray.copy()
+        sticker = _code128_sticker("DUP-S4711")
+        stuck[y: y + sticker.shape[0], x: x + sticker.shape[1]] = sticker
+        cv2.imwrite(str(tmp_path / "stuck.png"), stuck)
+        (read,) = interpret_file(str(tmp_path / "stuck.png"), context, CardHints(), "t")
+        assert read.label is not None and read.label.serial == "S4711", (name, read.interpretation)

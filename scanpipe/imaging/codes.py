@@ -84,31 +84,36 @@ def decode_codes(
 
 
 def find_codes_fast(gray: np.ndarray, *, card_code: DecodedCode | None = None, dpi: float | None = None,
-                    qr_anywhere: bool = True) -> tuple[DecodedCode, ...]:
+                    qr_anywhere: bool = True, decode_if: Callable[[LabelCandidate], bool] | None = None) -> tuple[DecodedCode, ...]:
     """All QR and Code 128 symbols on a full card, cheaply (see the module docstring).
 
     ``card_code``: the card code already found by :func:`find_card_code`; the full-page QR
     search is then skipped, and so it is where ``qr_anywhere`` is false (the caller looks for
-    a QR later, only if it needs one).
+    a QR later, only if it needs one). ``decode_if``: see :func:`find_labels`.
     """
     qr = (card_code,) if card_code is not None else _fast_qr(gray) if qr_anywhere else ()
-    return _unique(qr + find_labels(gray, dpi=dpi))
+    return _unique(qr + find_labels(gray, dpi=dpi, decode_if=decode_if))
 
 
 _last_scan: list[tuple[np.ndarray, list[LabelCandidate], float, dict[int, bool]]] = []  # the last page's candidates, and which alternate
 
 
-def find_labels(gray: np.ndarray, *, dpi: float | None = None) -> tuple[DecodedCode, ...]:
+def find_labels(gray: np.ndarray, *, dpi: float | None = None,
+                decode_if: Callable[[LabelCandidate], bool] | None = None) -> tuple[DecodedCode, ...]:
     """Code 128 symbols anywhere on the card at any angle: each :func:`label_candidates`
     patch turned upright and decoded at full resolution (about 2 ms a 300-dpi page
     without a label). The candidates are remembered for the same image so a following
-    :func:`looks_like_barcode` costs next to nothing."""
+    :func:`looks_like_barcode` costs next to nothing (all of them, decoded or not).
+    ``decode_if``: only the candidates it admits are decoded (a read card's patches that
+    show its blank's print are no sticker: :func:`shows_blank_print`)."""
     dpi = dpi or gray.shape[1] / _LETTER_WIDTH_IN
     candidates = label_candidates(gray, dpi)
     scan: tuple[np.ndarray, list[LabelCandidate], float, dict[int, bool]] = (gray, candidates, dpi, {})
     _last_scan[:] = [scan]
     found: list[DecodedCode] = []
     for k, candidate in enumerate(candidates):
+        if decode_if is not None and not decode_if(candidate):
+            continue
         x, y, w, h, angle = candidate.region
         found.extend(_decode_turned(gray, (x, y, w, h), angle, dpi, bars=partial(_scanned_alternates, scan, k)))
     return _unique(found)
@@ -414,6 +419,48 @@ def printed_by_blank(patch_in: PageBox, blank_codes_in: Sequence[PageBox]) -> bo
         if w > 0 and h > 0 and w * h >= VENDOR_CODE_COVER * area:
             return True
     return False
+
+
+BLANK_PRINT_SHOWN = 0.9  # a patch is the blank's print when this share of each side's ink is on the other
+BLANK_PRINT_SLACK_PX = 2  # ... within this many blank pixels (registration, a scan's rendering of thin strokes)
+BLANK_PRINT_MIN_PX = 100  # ... and the blank prints at least this many dark pixels there
+
+
+def shows_blank_print(gray: np.ndarray, paper: float, inches_to_card: np.ndarray, patch_px: PageBox, blank: np.ndarray,
+                      blank_dpi: float, blank_paper: float) -> bool:
+    """Whether a card's patch (``patch_px``, card pixels) shows its blank's print and nothing
+    else: BLANK_PRINT_SHOWN of the blank's dark pixels there are dark on the card, and as
+    much of the card's dark pixels are dark on the blank, each within BLANK_PRINT_SLACK_PX.
+    A sticker hides the print it is stuck over (its white), and its bars are no print of the
+    blank's where it is stuck on bare paper: either way the patch is no longer the blank's.
+    A patch the blank prints next to nothing in is not the blank's print. ``paper`` and
+    ``blank_paper``: the images' paper levels (:func:`~scanpipe.imaging.reference.paper_level`);
+    ``inches_to_card``: 3x3, the layout's inches to ``gray``'s pixels."""
+    from scanpipe.imaging.reference import PRINTED_DARK
+
+    x0, y0, x1, y1 = patch_px
+    corners = np.array([[x0, y0, 1.0], [x1, y0, 1.0], [x1, y1, 1.0], [x0, y1, 1.0]]) @ np.linalg.inv(inches_to_card).T
+    placed = corners[:, :2] / corners[:, 2:]
+    h, w = blank.shape[:2]
+    c0, r0 = max(0, int(placed[:, 0].min() * blank_dpi)), max(0, int(placed[:, 1].min() * blank_dpi))
+    c1, r1 = min(w, int(np.ceil(placed[:, 0].max() * blank_dpi))), min(h, int(np.ceil(placed[:, 1].max() * blank_dpi)))
+    if c1 - c0 < 2 or r1 - r0 < 2:
+        return False
+    printed = blank[r0:r1, c0:c1] < PRINTED_DARK * blank_paper
+    if int(np.count_nonzero(printed)) < BLANK_PRINT_MIN_PX:
+        return False
+    blank_to_card = inches_to_card @ np.array([[1 / blank_dpi, 0, c0 / blank_dpi], [0, 1 / blank_dpi, r0 / blank_dpi], [0, 0, 1]])
+    card = cv2.warpPerspective(gray, blank_to_card, (c1 - c0, r1 - r0), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                               borderMode=cv2.BORDER_CONSTANT, borderValue=255)
+    dark = card < PRINTED_DARK * paper
+    if not dark.any():
+        return False
+    grow = np.ones((2 * BLANK_PRINT_SLACK_PX + 1,) * 2, np.uint8)
+    near_dark = cv2.dilate(dark.view(np.uint8), grow).view(bool)
+    near_printed = cv2.dilate(printed.view(np.uint8), grow).view(bool)
+    shown = np.count_nonzero(printed & near_dark) / np.count_nonzero(printed)
+    explained = np.count_nonzero(dark & near_printed) / np.count_nonzero(dark)
+    return bool(shown >= BLANK_PRINT_SHOWN and explained >= BLANK_PRINT_SHOWN)
 
 
 VENDOR_PRINT_SHOWN = 0.8  # ... and the card must show this share of the blank's print there ...
