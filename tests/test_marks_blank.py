@@ -647,3 +647,23 @@ def test_an_overfilled_oval_with_its_number_printed_inside_stores_the_fill_of_it
     assert got[3].status is MarkStatus.YES, got[3]
     assert got[7].status is MarkStatus.UNKNOWN and got[7].score.fill_score < 0.05, got[7]
     assert all(got[i].status is MarkStatus.NO for i in range(8) if i not in (3, 7)), [r.status.value for r in got]
+
+
+
+def test_a_check_whose_short_arm_is_a_quarter_of_the_oval_wide_meets_its_long_arm() -> None:
+    """The sixth renderer's checks over numbered ovals (72 px wide at FINE_PPI): the short arm
+    runs 20-21.5 px from the vertex the outline hides, a little under 0.3 of the width (28 of
+    seed 9393's clear targets sent to a person). A hand's short arm is a third to a half of
+    its long one: a quarter of the oval's width (TWO_STROKES_SHORT) is a check; a stub of a
+    sixth is not."""
+    from scanpipe.imaging.marks_blank import TWO_STROKES_SHORT, _meeting_pair
+
+    zone = np.ones((100, 140), bool)
+    hidden = np.zeros((100, 140), bool)
+    hidden[58:78, 50:70] = True  # the outline and the number over the vertex, about (60, 70)
+    long_arm = [66.0, 62.0, 100.0, 20.0]  # from the print up and right, 64 px from the vertex
+    short = np.array([[46.0, 56.0, 54.0, 64.0], long_arm])  # 19.8 px from the vertex: 0.275 of 72
+    assert TWO_STROKES_SHORT * 72.0 <= 19.8 < 0.3 * 72.0
+    assert _meeting_pair(short, 72.0, zone, hidden)
+    stub = np.array([[52.0, 62.0, 54.0, 64.0], long_arm])  # 11.3 px: a sixth of the width
+    assert not _meeting_pair(stub, 72.0, zone, hidden)

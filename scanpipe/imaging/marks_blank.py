@@ -121,7 +121,7 @@ BESIDE_ARC_DEG = 90.0  # ... with the band's ink round it within this arc: ink b
 # TWO_STROKES_SHORT of the oval's width long. Ink inside at least STROKES_MIN_FILL (a loop
 # round the oval leaves none).
 TWO_STROKES_LONG = 0.7
-TWO_STROKES_SHORT = 0.3
+TWO_STROKES_SHORT = 0.25  # a check's short arm: a third to a half of its long one (0.3 missed a drawn check's by a pixel or two)
 TWO_STROKES_DEG = 45.0
 TWO_STROKES_PASS = 0.85
 TWO_STROKES_ALIGN_DEG = 10.0  # pieces on one stroke: this close in direction ...
@@ -301,7 +301,12 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     if side.boxed is not None:
         spanned &= in_box < BOX_SPAN_MIN  # a stroke across the box itself
     if spanned.any():
-        span_score = np.where(_beside(ink, geo, spanned), HIGH_ANCHOR - 0.02, span_score)
+        beside = _beside(ink, geo, spanned)
+        unseen = beside & ~crossed  # an X or a check the blur thins (a thresholded scan's 1-px strokes): two strokes cross it
+        if unseen.any():
+            beside &= ~_two_strokes(_fine_windows(gray, hom, boxes, geo, dx, dy, reference, ref_dpi, unseen,
+                                                  {} if memo is None else memo, {} if blank_memo is None else blank_memo), speckled_card)
+        span_score = np.where(beside, HIGH_ANCHOR - 0.02, span_score)
     ring = _ring_where_paper(flat, printed.reshape(n, -1), geo)
     centers_px = _jacobians(hom, boxes[:, :2] + boxes[:, 2:] / 2)[0]
     shade = None
