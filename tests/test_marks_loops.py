@@ -225,3 +225,27 @@ def test_a_stray_line_a_dot_and_a_check_run_out_of_its_target_are_no_check_besid
             x, y, w, h = targets[0].box_in
             _check(card, _px(x + 0.03), _px(y + h - 0.02), _px(0.3))
         assert (_scores(card, blank, targets) < 0.7).all(), draw
+
+
+def test_a_loop_round_the_next_column_s_name_is_not_the_option_left_of_the_column_rule() -> None:
+    """Dominion-like columns print each name left of its oval, the oval at the column's right
+    end, the next column's names just past the rule between them. A loop round the next
+    column's first name lies nearest the oval left of the rule; where the page's names stand on
+    either side, that oval took it as its own (four clear no votes of the sixth renderer's seed
+    9393 sent to a person). An upright rule between a target and a loop parts them; the loop's
+    own option, right of it with no rule between, keeps it."""
+    from scanpipe.imaging.marks_loops import LOOP_PPI, _owners, no_name_right
+
+    blank = np.full((_px(3.0), _px(6.0)), 255, np.uint8)
+    cv2.line(blank, (_px(2.8), _px(0.2)), (_px(2.8), _px(2.8)), 0, 2)  # the rule between the columns
+    targets = [TargetDef("c", "left", (2.4, 0.925, 0.22, 0.15)), TargetDef("d", "right", (5.4, 0.925, 0.22, 0.15)),
+               TargetDef("c", "free", (2.4, 1.925, 0.22, 0.15))]
+    cv2.line(blank, (_px(2.8), _px(1.7)), (_px(2.8), _px(2.3)), 255, 4)  # the rule broken beside the third
+    boxes = np.array([t.box_in for t in targets]) * LOOP_PPI
+    loop = (int(2.9 * LOOP_PPI), int(0.85 * LOOP_PPI), int(1.4 * LOOP_PPI), int(0.3 * LOOP_PPI))  # round the next column's name
+    rules = np.zeros((int(3.0 * LOOP_PPI), int(6.0 * LOOP_PPI)), bool)
+    rules[int(0.2 * LOOP_PPI): int(2.8 * LOOP_PPI), int(2.8 * LOOP_PPI)] = True
+    assert sorted(_owners(boxes, [0, 1], loop, "either")) == [0, 1]  # without the rule: both
+    assert _owners(boxes, [0, 1], loop, "either", rules=rules) == [1]
+    nameless = no_name_right(blank, float(DPI), targets, {}, 0.42)
+    assert nameless.tolist() == [True, False, False], nameless

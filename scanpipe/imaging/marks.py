@@ -188,6 +188,13 @@ def score_targets(
     memo: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # what the page's groups share (scoring against the blank)
     tints_black = bool(against_blank and reference is not None and ref_dpi is not None
                        and tints_printed_black(gray, hom, reference, ref_dpi, blank_memo))
+    # targets with no name of their own right of them (the blank prints its names on the left, or
+    # a column's rule stands between): a ring looked for there would be another column's
+    nameless_right = np.zeros(len(targets), bool)
+    if against_blank and reference is not None and ref_dpi is not None:
+        from scanpipe.imaging.marks_loops import no_name_right
+
+        nameless_right = no_name_right(reference, ref_dpi, targets, blank_memo, NAME_X_IN[1])
     for (w_in, h_in), idx in groups.items():
         group = [targets[i] for i in idx]
         if against_blank:
@@ -196,7 +203,8 @@ def score_targets(
             assert reference is not None and ref_dpi is not None
             scored = score_group_against_blank(gray, hom, group, _geometry(w_in, h_in), plane, reference, ref_dpi, ref_plane,
                                                memo=memo, page_boxes=tuple(t.box_in for t in targets), blank_memo=blank_memo,
-                                               tints_black=tints_black, page_size=page.size_in)
+                                               tints_black=tints_black, page_size=page.size_in,
+                                               nameless_right=nameless_right[idx])
         else:
             scored = _score_group(gray, hom, group, _geometry(w_in, h_in), plane, reference, ref_dpi)
         for i, s in zip(idx, scored):

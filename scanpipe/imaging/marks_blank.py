@@ -208,7 +208,8 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
                               plane: tuple[float, float, float], reference: np.ndarray, ref_dpi: float,
                               ref_plane: tuple[float, float, float], memo: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
                               page_boxes: Sequence[Box] = (), blank_memo: dict[tuple[object, ...], object] | None = None,
-                              tints_black: bool = False, page_size: tuple[float, float] | None = None) -> list[TargetScore]:
+                              tints_black: bool = False, page_size: tuple[float, float] | None = None,
+                              nameless_right: np.ndarray | None = None) -> list[TargetScore]:
     """Scores of same-sized targets on the upright card ``gray`` against the blank ``reference``;
     ``memo`` (one per page, shared by its groups) keeps what every group would compute again;
     ``page_boxes``: every target box of the page (an overprinted target's empty look is
@@ -216,7 +217,8 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     what is measured of the blank alone; ``tints_black``: the card prints the blank's light
     print black (:func:`~scanpipe.imaging.marks.tints_printed_black`); ``page_size`` (in): the
     sheet's, where a stain is measured against the paper's shade along its edges
-    (:func:`~scanpipe.imaging.marks.paper_shade`; with ``memo``, once per page)."""
+    (:func:`~scanpipe.imaging.marks.paper_shade`; with ``memo``, once per page); ``nameless_right``
+    (per target): no name of its own stands right of it (no ring is looked for there)."""
     n = len(targets)
     boxes = np.array([t.box_in for t in targets], np.float64)
     origins = boxes[:, :2] - MARGIN_IN
@@ -335,7 +337,21 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
         thin = fine >= FINE_REACH
         score = np.where(thin, np.maximum(score, FINE_STROKE_SCORE), score)
         stroke = np.where(thin, np.maximum(stroke, np.minimum(fine, 1.0)), stroke)  # a share, in [0, 1]
+        # two of those strokes meeting or crossing in it (a check, an X a fine pen draws, which the
+        # blur of the canonical windows takes under DARK) are what the thin-fill rule takes as a
+        # vote: scored by their reach as a span is
+        lines = thin & (fill >= STROKES_MIN_FILL)
+        if lines.any():
+            two = _two_strokes(_fine_windows(gray, hom, boxes, geo, dx, dy, reference, ref_dpi, lines,
+                                             {} if memo is None else memo, {} if blank_memo is None else blank_memo), speckled_card)
+            score = np.where(two, np.maximum(score, _knots(np.minimum(fine, 1.0), SPAN_KNOTS)), score)
+    # a ring above and below the printed name looked for right of the target, where the names
+    # stand; where none of its own can (a column's rule between, the names printed left of the
+    # targets), what lies there is another column's (a loop round a name on either side:
+    # marks_loops.name_loops)
     name_ring = _name_rings_against_blank(gray, hom, reference, ref_hom, targets, tints_black)
+    if nameless_right is not None:
+        name_ring = np.where(nameless_right, 0.0, name_ring)
     shift_px = np.einsum("nij,nj->ni", jac, np.stack([dx, dy], 1) / CANON_PPI)
     corners_all = _boxes_px(hom, boxes)
     out = []

@@ -99,11 +99,8 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
     named = [i for i, t in enumerate(targets) if t.write_in_area_in is None]
     if not named:
         return out
-    key = ("name loops", LOOP_PPI, ref_dpi)
-    if key not in blank_memo:
-        blank_memo[key] = _blank_side(reference, ref_dpi, targets)
-    learned: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str] = blank_memo[key]  # type: ignore[assignment]
-    blank_dark, blank_near, beside_print, near_rules, side = learned
+    learned = _learned(reference, ref_dpi, targets, blank_memo)
+    blank_dark, blank_near, beside_print, near_rules, side, upright_rules = learned
     h, w = blank_dark.shape
     to_px = np.array([[1.0, 0.0, -0.5], [0.0, 1.0, -0.5], [0.0, 0.0, 1.0]]) @ hom @ _loop_to_inches()
     # the card's print widened a pixel, so a pen stroke finer than a sample's spacing is sampled
@@ -149,7 +146,7 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
             score = 1.0  # a check (or an X, a tick) drawn beside the option, outside its target
         if score <= 0.0:
             continue
-        for i in _owners(boxes, named, at, side, near_in=CHECK_NEAR_IN if check else 0.0):
+        for i in _owners(boxes, named, at, side, near_in=CHECK_NEAR_IN if check else 0.0, rules=upright_rules):
             out[i] = max(out[i], score)
     return out
 
@@ -200,10 +197,39 @@ def _loop_to_inches() -> np.ndarray:
     return np.array([[s, 0.0, 0.5 * s], [0.0, s, 0.5 * s], [0.0, 0.0, 1.0]])
 
 
-def _blank_side(reference: np.ndarray, ref_dpi: float, targets: Sequence[TargetDef]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]:
+def no_name_right(reference: np.ndarray, ref_dpi: float, targets: Sequence[TargetDef], blank_memo: dict[tuple[object, ...], object],
+                  reach_in: float) -> np.ndarray:
+    """Per target, whether no name of its own can lie right of it within ``reach_in``: the blank
+    prints its names left of its targets (:func:`_names_side`), or an upright rule (a column's
+    side) stands between the target and that far right of it on its row. Learned once per
+    blank, with the rest of its side."""
+    learned = _learned(reference, ref_dpi, targets, blank_memo)
+    if learned[4] == "left":
+        return np.ones(len(targets), bool)
+    rules = learned[5]
+    out = np.zeros(len(targets), bool)
+    for i, t in enumerate(targets):
+        x, y, w, h = (v * LOOP_PPI for v in t.box_in)
+        out[i] = _ruled_between(rules, (x, y, w, h), (int(x + w + reach_in * LOOP_PPI), int(y), 0, int(h)))
+    return out
+
+
+_Learned = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str, np.ndarray]
+
+
+def _learned(reference: np.ndarray, ref_dpi: float, targets: Sequence[TargetDef],
+             blank_memo: dict[tuple[object, ...], object]) -> _Learned:
+    """:func:`_blank_side` of the page's ``targets``, kept in ``blank_memo``."""
+    key = ("name loops", LOOP_PPI, ref_dpi)
+    if key not in blank_memo:
+        blank_memo[key] = _blank_side(reference, ref_dpi, targets)
+    return blank_memo[key]  # type: ignore[return-value]  # what this function put there
+
+
+def _blank_side(reference: np.ndarray, ref_dpi: float, targets: Sequence[TargetDef]) -> _Learned:
     """The blank's darkness at LOOP_PPI, it widened NEAR_PX (what a card's own print may
-    cover), where it prints within HUG_PX, and the side its names stand on ("right", "left" or
-    "either")."""
+    cover), where it prints within HUG_PX, its rules (widened RULE_NEAR_PX), the side its names
+    stand on ("right", "left" or "either") and its upright rules (a column's or a box's side)."""
     size_in = (reference.shape[1] / ref_dpi, reference.shape[0] / ref_dpi)
     w, h = int(round(size_in[0] * LOOP_PPI)), int(round(size_in[1] * LOOP_PPI))
     to_px = np.array([[1.0, 0.0, -0.5], [0.0, 1.0, -0.5], [0.0, 0.0, 1.0]]) @ np.diag([ref_dpi, ref_dpi, 1.0]) @ _loop_to_inches()
@@ -218,9 +244,10 @@ def _blank_side(reference: np.ndarray, ref_dpi: float, targets: Sequence[TargetD
     rules = cv2.bitwise_or(cv2.morphologyEx(printed, cv2.MORPH_OPEN, np.ones((1, run), np.uint8)),
                            cv2.morphologyEx(printed, cv2.MORPH_OPEN, np.ones((run, 1), np.uint8)))
     near_rules = cv2.dilate(rules, np.ones((2 * RULE_NEAR_PX + 1,) * 2, np.uint8)).astype(bool)
-    for a in (dark, near, beside, near_rules):
+    upright_rules = cv2.morphologyEx(printed, cv2.MORPH_OPEN, np.ones((run, 1), np.uint8)).astype(bool)  # columns' rules
+    for a in (dark, near, beside, near_rules, upright_rules):
         a.setflags(write=False)
-    return dark, near, beside, near_rules, _names_side(dark, targets)
+    return dark, near, beside, near_rules, _names_side(dark, targets), upright_rules
 
 
 def _left_out(targets: Sequence[TargetDef], shape: tuple[int, int]) -> np.ndarray:
@@ -297,10 +324,12 @@ def _loop_score(own: np.ndarray, printed: np.ndarray, drawn: np.ndarray) -> floa
 
 
 def _owners(boxes: np.ndarray, named: Sequence[int], loop: tuple[int, int, int, int], side: str, *,
-            near_in: float = 0.0) -> list[int]:
-    """The target(s) a loop (raster px) belongs to: on its row, nearest on the names' side;
-    ``near_in``: a target on its row this close on either side is its (a check over an arrow's
-    tail, left of its box, when the names stand right)."""
+            near_in: float = 0.0, rules: np.ndarray | None = None) -> list[int]:
+    """The target(s) a loop (raster px) belongs to: on its row, nearest on the names' side, and
+    no upright rule of the blank's (``rules``: a column's side) between them (a loop round the
+    next column's name is not this column's); ``near_in``: a target on its row this close on
+    either side is its (a check over an arrow's tail, left of its box, when the names stand
+    right)."""
     x, y, w, h = loop
     slack = ROW_SLACK_IN * LOOP_PPI
     cx = x + w / 2
@@ -313,6 +342,8 @@ def _owners(boxes: np.ndarray, named: Sequence[int], loop: tuple[int, int, int, 
             where, gap = "right", max(0.0, x - (bx + bw))
         else:
             where, gap = "left", max(0.0, bx - (x + w))
+        if rules is not None and _ruled_between(rules, (bx, by, bw, bh), loop):
+            continue
         if gap <= NAME_REACH_IN * LOOP_PPI and (where not in best or gap < best[where][0]):
             best[where] = (gap, i)
     close = [(gap, i) for gap, i in best.values() if gap <= near_in * LOOP_PPI]
@@ -321,6 +352,18 @@ def _owners(boxes: np.ndarray, named: Sequence[int], loop: tuple[int, int, int, 
     if side in best:
         return [best[side][1]]
     return [i for _gap, i in best.values()] if side == "either" else []
+
+
+def _ruled_between(rules: np.ndarray, box: np.ndarray | tuple[float, float, float, float], loop: tuple[int, int, int, int]) -> bool:
+    """Whether an upright rule of the blank (``rules``, raster px) stands between a target's box
+    and a loop on its row, crossing the row at the box's middle (raster px both)."""
+    bx, by, bw, bh = (float(v) for v in box)
+    x, _y, w, _h = loop
+    row = int(round(by + bh / 2))
+    c0, c1 = (int(np.ceil(bx + bw)), int(x)) if bx + bw <= x else (int(np.ceil(x + w)), int(bx))
+    if not 0 <= row < rules.shape[0] or c1 <= c0:
+        return False
+    return bool(rules[row, max(0, c0): min(rules.shape[1], c1)].any())
 
 
 def _names_side(dark: np.ndarray, targets: Sequence[TargetDef]) -> str:
