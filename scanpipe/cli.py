@@ -124,7 +124,9 @@ def init(ctx: Ctx, election_path: Path, force: bool, accept_blank_marks: bool) -
 @click.option("--watch", is_flag=True, help="Keep reading files as they appear (hot folder).")
 @click.option("--duplex", is_flag=True,
               help="The files are a duplex scan's sides, a file each: in each folder, in name order, two by two one sheet's "
-                   "front and back (told as one sheet: one style, blank backs, each side's show-through of the other).")
+                   "front and back (told as one sheet: one style, blank backs, each side's show-through of the other). "
+                   "Without it, two files next to each other that read as one style's front and back are tried for "
+                   "the other side's show-through alone, taken out only where the sides measure it.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @pass_ctx
 def ingest(ctx: Ctx, paths: tuple[str, ...], kind: str, batch: str | None, style: str | None, precinct: str | None,

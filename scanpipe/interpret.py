@@ -254,6 +254,17 @@ def sheet_show_through(cards: list[InterpretedCard], context: InterpretContext) 
     return _without_show_through(cards, pages, context, " and ".join(c.source.path for c in cards))
 
 
+def may_be_one_sheet(front: InterpretedCard, back: InterpretedCard) -> bool:
+    """Whether two cards of single-page files, next to each other in name order, may be one
+    sheet's sides as a duplex scan saves them: both read as one style, the first an odd page
+    and the second the page after it (a sheet's front and back; the back of one sheet and the
+    front of the next are an even page and an odd one). Only what the sides then show can
+    confirm it (:func:`sheet_show_through` takes out only a show-through both measure)."""
+    a, b = front.interpretation, back.interpretation
+    return (isinstance(a, ReadCard) and isinstance(b, ReadCard) and a.style == b.style and a.page % 2 == 1
+            and b.page == a.page + 1 and front.source.page_count == 1 == back.source.page_count)
+
+
 def show_through_may_change(cards: Sequence[InterpretedCard]) -> bool:
     """Whether :func:`sheet_show_through` may read a side otherwise (judged on the sides'
     reasons alone): both sides read, one with a mark for a person, neither streaked."""

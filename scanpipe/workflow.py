@@ -287,6 +287,10 @@ def ingest_paths(
     for old, new in tell_duplex_sheet_styles(store, context, [Path(p) for p, _why in found.skipped], hints, sheets):
         if old.source.card_id in counted_now:  # counted above as it was read first
             summary.retold(old, new)
+    if not duplex:  # a duplex scan saved as a file a side, not said so: neighbours that may be a sheet
+        for old, new in tell_neighbour_show_through(store, context, neighbours_in_order(sides)):
+            if old.source.card_id in counted_now:
+                summary.retold(old, new)
     for card_id in tell_duplex_blank_backs(store, context.election, (Path(p) for p, _why in found.skipped), sheets):
         summary.blank_backs += 1
         if card_id in blank_now:  # counted above as a blank page for a person: no longer
@@ -392,17 +396,54 @@ def sheets_in_order(sides: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     each folder, the files in name order (numbers by value: ``2`` before ``10``), taken two by
     two. A folder's odd last file is a sheet of its own. A pairing that is off (a page missing)
     shows as sides of two styles, held for a person (``style_conflict``)."""
+    return [(files[k], files[k + 1]) for files in _folders_in_order(sides) for k in range(0, len(files) - 1, 2)]
+
+
+def neighbours_in_order(sides: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(first, second) SHA-256 of every two files next to each other in a folder's name order
+    (:func:`sheets_in_order`'s order): the sheets a duplex scan saved as a file a side may be,
+    whoever saved them (:func:`tell_neighbour_show_through` takes only those whose sides say so)."""
+    return [(files[k], files[k + 1]) for files in _folders_in_order(sides) for k in range(len(files) - 1)]
+
+
+def _folders_in_order(sides: Iterable[tuple[str, str]]) -> list[list[str]]:
+    """Per folder (in name order), the SHA-256 of its files in name order, numbers by value."""
     def natural(name: str) -> list[tuple[int, int | str]]:
         return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", name) if part]
 
     by_folder: dict[str, list[tuple[str, str]]] = {}
     for path, sha in sides:
         by_folder.setdefault(str(Path(path).parent), []).append((Path(path).name, sha))
-    sheets = []
-    for folder in sorted(by_folder):
-        files = [sha for _name, sha in sorted(by_folder[folder], key=lambda f: natural(f[0]))]
-        sheets += [(files[k], files[k + 1]) for k in range(0, len(files) - 1, 2)]
-    return sheets
+    return [[sha for _name, sha in sorted(by_folder[folder], key=lambda f: natural(f[0]))] for folder in sorted(by_folder)]
+
+
+def tell_neighbour_show_through(store: Store, context: InterpretContext,
+                                pairs: Sequence[tuple[str, str]]) -> list[tuple[InterpretedCard, InterpretedCard]]:
+    """Files next to each other in name order that may be one sheet's sides
+    (:func:`scanpipe.interpret.may_be_one_sheet`: one style, an odd page then the page after
+    it), one of them with a light tone for a person: each side's such targets read again with
+    the other side's show-through taken out (:func:`scanpipe.interpret.sheet_show_through`),
+    which takes only a show-through it measures under three or more of the other side's marks,
+    mirrored as a sheet turns, and far stronger than under the other mirror: two sides of
+    different sheets show none, and stay as read. Nothing else of a sheet is told (its style,
+    blank backs: ``ingest --duplex`` says the files are sheets). Each side read otherwise is
+    reinterpreted (logged); returns (before, after) of each."""
+    from scanpipe.interpret import may_be_one_sheet, sheet_show_through, show_through_may_change
+
+    def unsettled(front: InterpretedCard, back: InterpretedCard) -> bool:
+        return may_be_one_sheet(front, back) and show_through_may_change([front, back])
+
+    changed = []
+    for front_sha, back_sha in _sheets_to_tell(store, pairs, unsettled):
+        front, back = store.get_card(front_sha), store.get_card(back_sha)
+        if front is None or back is None:
+            continue
+        sides = [front.card, back.card]
+        for old, new in zip(sides, sheet_show_through(sides, context), strict=True):
+            if new != old:
+                store.replace_interpretation(new, actor="ingest")
+                changed.append((old, new))
+    return changed
 
 
 def tell_duplex_blank_backs(store: Store, election: Election, files: Iterable[Path],

@@ -22,7 +22,9 @@ the truth records:
 ``--profile vendor`` (or ``vendor_clean``) generates the vendor-like election's cards instead
 (:mod:`scanpipe.synth.vendor_deck`: timing marks, no fiducials, no card code, bilevel and
 colour scans with wrong dpi tags, crops, stamps). ``--sheets`` tells the two files of a sheet's sides (``NAME-p1.EXT``, ``NAME-p2.EXT``) as one
-sheet, as a duplex scan's manifest or ``ingest --duplex`` has them told. ``--hint-style`` reads every card with its
+sheet, as a duplex scan's manifest or ``ingest --duplex`` has them told; ``--neighbours`` tries files next to each
+other in name order that read as one style's front and back as one sheet's sides, as ``ingest`` does unasked (the
+other side's show-through, where the sides measure it). ``--hint-style`` reads every card with its
 true style and page stated, as ``ingest --style`` does: marks measured apart from telling styles.
 ``--leave-out`` reads each style's cards against the election without that style (a stray
 ballot of another precinct, a definition missing a style): every card must be queued, none
@@ -98,12 +100,53 @@ def _read_sheet(tasks: list[tuple[str, str, str | None, int | None]]) -> list[di
     return [_entry(name, card, seconds) for (_p, name, _s, _pg), card in zip(tasks, told, strict=True)]
 
 
+def _read_neighbours(tasks: list[tuple[str, str, str | None, int | None]]) -> list[dict[str, Any]]:
+    """Two files next to each other in name order that read as one style's front and back, one
+    with a mark for a person (``--neighbours``): read again, and told as ``ingest`` tells such
+    neighbours (:func:`scanpipe.workflow.tell_neighbour_show_through`: only the other side's
+    show-through, and only where its sides measure it)."""
+    from scanpipe.interpret import may_be_one_sheet, sheet_show_through, show_through_may_change
+
+    assert _CONTEXT is not None
+    t0 = time.perf_counter()
+    cards = [interpret_file(path, _CONTEXT, CardHints(style=style, page=page), "bench")[0] for path, _n, style, page in tasks]
+    if may_be_one_sheet(*cards) and show_through_may_change(cards):
+        cards = sheet_show_through(cards, _CONTEXT)
+    seconds = (time.perf_counter() - t0) / 2
+    return [_entry(name, card, seconds) for (_p, name, _s, _pg), card in zip(tasks, cards, strict=True)]
+
+
+def _neighbour_pairs(tasks: list[tuple[str, str, str | None, int | None]], results: list[dict[str, Any]]) -> list[list[tuple[str, str, str | None, int | None]]]:
+    """The pairs of single-page files next to each other in name order (numbers by value, as
+    ``ingest`` orders a folder) whose first reading is one style's odd page, then the page after
+    it, one of them with a mark for a person."""
+    from scanpipe.workflow import _folders_in_order
+
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for r in results:
+        by_name.setdefault(r["file"], []).append(r)
+    task_of = {t[1]: t for t in tasks}
+    ordered = [name for files in _folders_in_order((t[1], t[1]) for t in tasks) for name in files]
+    pairs = []
+    for a, b in zip(ordered, ordered[1:]):
+        if Path(a).parent != Path(b).parent or len(by_name.get(a, ())) != 1 or len(by_name.get(b, ())) != 1:
+            continue
+        ra, rb = by_name[a][0], by_name[b][0]
+        if ("style" in ra and "style" in rb and ra["style"] == rb["style"] and ra["page"] % 2 == 1 and rb["page"] == ra["page"] + 1
+                and (ra["marginal"] or rb["marginal"])):
+            pairs.append([task_of[a], task_of[b]])
+    return pairs
+
+
 def _entry(name: str, card: Any, seconds: float) -> dict[str, Any]:
+    from scanpipe.types import Reason
+
     interp = card.interpretation
     entry: dict[str, Any] = {"file": name, "page_of_file": card.source.page_index, "seconds": seconds}
     if isinstance(interp, ReadCard):
         entry["scores"] = [asdict(r.score) for r in interp.targets]
         entry["style"], entry["page"] = interp.style, interp.page
+        entry["marginal"] = Reason.MARGINAL_MARK in interp.reasons
     else:
         entry["unread"] = f"{type(interp).__name__}: {getattr(interp, 'reason', '')} {getattr(interp, 'detail', '')}"
     return entry
@@ -120,10 +163,13 @@ def _sheet_groups(tasks: list[tuple[str, str, str | None, int | None]]) -> list[
 
 
 def interpret_deck(deck: Deck, jobs: int, thresholds_path: str | None, *, hint_style: bool = False,
-                   boxes: str | None = None, boxes_of: tuple[str, ...] = (), sheets: bool = False) -> list[dict[str, Any]]:
+                   boxes: str | None = None, boxes_of: tuple[str, ...] = (), sheets: bool = False,
+                   neighbours: bool = False) -> list[dict[str, Any]]:
     """Every card file of the deck read in a pool; ``hint_style``: with its true style and page
     stated (single-page files only: a multi-page file's pages differ); ``sheets``: the sides of
-    each sheet saved as two files told as one sheet (:func:`_read_sheet`)."""
+    each sheet saved as two files told as one sheet (:func:`_read_sheet`); ``neighbours``: files
+    next to each other that read as one style's front and back told as ``ingest`` tells them
+    (:func:`_read_neighbours`)."""
     names = sorted({c["file"] for c in deck.cards})
     truth = {c["file"]: c for c in deck.cards if c["page_of_file"] == 1}
     pages = {c["file"] for c in deck.cards if c["page_of_file"] > 1}
@@ -137,7 +183,11 @@ def interpret_deck(deck: Deck, jobs: int, thresholds_path: str | None, *, hint_s
     with ProcessPoolExecutor(jobs, initializer=_init, initargs=(str(deck.election_path), thresholds_path, boxes, boxes_of)) as pool:
         if sheets:
             return [e for chunk in pool.map(_read_sheet, _sheet_groups(tasks), chunksize=4) for e in chunk]
-        return [e for chunk in pool.map(_read_file, tasks, chunksize=8) for e in chunk]
+        results = [e for chunk in pool.map(_read_file, tasks, chunksize=8) for e in chunk]
+        if neighbours:
+            told = {e["file"]: e for chunk in pool.map(_read_neighbours, _neighbour_pairs(tasks, results), chunksize=2) for e in chunk}
+            results = [told.get(r["file"], r) for r in results]
+        return results
 
 
 def labelled_scores(deck: Deck, results: list[dict[str, Any]],
@@ -265,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hint-style", action="store_true", help="state each card's true style and page (as ingest --style)")
     ap.add_argument("--sheets", action="store_true", help="the two files of a sheet's sides (NAME-p1, NAME-p2) told as one sheet, "
                                                           "as a duplex scan's manifest or ingest --duplex tells them")
+    ap.add_argument("--neighbours", action="store_true", help="files next to each other in name order that read as one "
+                    "style's front and back tried as one sheet's sides, as ingest tries them (the other side's show-through)")
     ap.add_argument("--boxes", choices=("loose", "tight", "shifted", "whole_arrow"), default=None,
                     help="read with the layouts' target boxes drawn off as another hand might (bench_real.drawn_off)")
     ap.add_argument("--boxes-of", default="", help="comma-separated styles whose boxes --boxes draws off (default: all)")
@@ -301,7 +353,8 @@ def main(argv: list[str] | None = None) -> int:
             return leave_out_report(deck, args.jobs)
         t1 = time.perf_counter()
         results = interpret_deck(deck, args.jobs, str(args.thresholds) if args.thresholds else None, hint_style=args.hint_style,
-                                 boxes=args.boxes, boxes_of=tuple(s for s in args.boxes_of.split(",") if s), sheets=args.sheets)
+                                 boxes=args.boxes, boxes_of=tuple(s for s in args.boxes_of.split(",") if s), sheets=args.sheets,
+                                 neighbours=args.neighbours)
         elapsed = time.perf_counter() - t1
         print(f"{deck.describe()}; interpreted {len(results)} cards in "
               f"{elapsed:.0f} s ({1000 * sum(r['seconds'] for r in results) / max(1, len(results)):.0f} ms/card per process)")
