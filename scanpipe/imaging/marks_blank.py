@@ -807,14 +807,18 @@ def _fine_stroke_reach(fine: _FineWindows, speckled_card: bool) -> np.ndarray:
     added ink FINE_DARK or darker (:func:`fine_strokes`): a hesitation dot, a speck or a blot
     is no stroke. The reach is the extent of all such pieces together (a check that the ballot
     number printed inside the oval cuts in two). Where a pen's pieces do not reach FINE_REACH,
-    lighter ones are measured too: lines of FAINT_STROKE_DARK standing above the tone round
-    them (a hard pencil's check; a stain's edge or a ghost from the other side is no line)."""
+    its stubs count too (STUB_PX long, STUB_ELONGATION: a flat X run along a numbered oval's
+    outline shows only stubs either side of the number and past the outline; a dot is round),
+    then lighter pieces: lines of FAINT_STROKE_DARK standing above the tone round them (a hard
+    pencil's check; a stain's edge or a ghost from the other side is no line)."""
     out = np.zeros(fine.n)
     for j, k in enumerate(fine.which):
-        for level in (FINE_DARK, FAINT_STROKE_DARK):  # a pen's line; else a light pencil's, as far as it reaches
+        # a pen's line; its stubs between the print (a flat X along a numbered oval's outline leaves
+        # only stubs either side of the number); else a light pencil's line, as far as it reaches
+        for level, stubs in ((FINE_DARK, False), (FINE_DARK, True), (FAINT_STROKE_DARK, False)):
             if np.count_nonzero((fine.dark[j] >= level) & fine.zone & ~fine.printed[k]) < FINE_PIECE_PX:
                 continue  # nothing so dark in the zone: no piece (the line's part of it is no darker)
-            strokes = _fine_pieces(fine, j, speckled_card, dark_level=level, lines_only=level < FINE_DARK)
+            strokes = _fine_pieces(fine, j, speckled_card, dark_level=level, lines_only=level < FINE_DARK, stubs=stubs)
             if strokes:
                 (_, _), (a, b), _ = cv2.minAreaRect(np.concatenate(strokes)[:, ::-1].astype(np.float32))
                 out[k] = max(out[k], (max(a, b) + 1.0) / fine.width)
