@@ -245,18 +245,13 @@ def test_ingest_duplex_reads_another_program_s_side_files_two_by_two_as_sheets(d
         store.close()
 
 
-def _code128_sticker(text: str) -> np.ndarray:
-    """A white pairing sticker (2.2 x 0.8 in at 200 dpi) with its Code 128 symbol."""
-    import zxingcpp
+def _stick_label(gray: np.ndarray, y: int, x: int, text: str) -> None:
+    """A white pairing sticker (2.2 x 0.8 in at 200 dpi) stuck at pixel (``x``, ``y``), its Code 128
+    symbol drawn as the vendor-code tests draw one."""
+    from tests.test_vendor_codes import _draw_code128
 
-    if hasattr(zxingcpp, "create_barcode"):  # zxing-cpp 2.3 and later
-        symbol = np.asarray(zxingcpp.write_barcode_to_image(zxingcpp.create_barcode(text, zxingcpp.BarcodeFormat.Code128), add_quiet_zones=False))
-    else:
-        symbol = np.asarray(zxingcpp.write_barcode(zxingcpp.BarcodeFormat.Code128, text, width=0, height=50, quiet_zone=0))
-    symbol = cv2.resize(symbol, (symbol.shape[1] * 2, 100), interpolation=cv2.INTER_NEAREST)
-    sticker = np.full((160, max(440, symbol.shape[1] + 80)), 245, np.uint8)
-    sticker[30:130, 40:40 + symbol.shape[1]] = symbol
-    return sticker
+    gray[y: y + 160, x: x + 440] = 245
+    _draw_code128(gray, (x + 40) / 200.0, (y + 50) / 200.0, text)
 
 
 def test_a_read_card_s_patches_that_are_its_blank_s_print_are_not_decoded_a_sticker_always_is(
@@ -290,8 +285,7 @@ def test_a_read_card_s_patches_that_are_its_blank_s_print_are_not_decoded_a_stic
     h, w = gray.shape
     for name, (y, x) in {"bare paper": (int(0.68 * h), int(0.67 * w)), "print": (h // 3, w // 2 - 220)}.items():
         stuck = gray.copy()
-        sticker = _code128_sticker("DUP-S4711")
-        stuck[y: y + sticker.shape[0], x: x + sticker.shape[1]] = sticker
+        _stick_label(stuck, y, x, "DUP-S4711")
         cv2.imwrite(str(tmp_path / "stuck.png"), stuck)
         (read,) = interpret_file(str(tmp_path / "stuck.png"), context, CardHints(), "t")
         assert read.label is not None and read.label.serial == "S4711", (name, read.interpretation)
