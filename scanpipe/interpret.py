@@ -622,10 +622,16 @@ def _no_blank_print(result: ReadCard | MachinePrintedCard | UnreadableCard, gray
     paper: list[float] = []  # the card's, measured once and only if a patch is compared
 
     def decode_if(candidate: LabelCandidate) -> bool:
-        if not paper:
-            paper.append(paper_level(gray))
-        x, y, w, h, _angle = candidate.region
-        return not shows_blank_print(gray, paper[0], inches_to_card, (x, y, x + w, y + h), model.image, model.dpi, blank_paper)
+        # only a saving: should the comparison itself fail, the patch is decoded as any other
+        # (logged with its traceback), never the page lost for it
+        try:
+            if not paper:
+                paper.append(paper_level(gray))
+            x, y, w, h, _angle = candidate.region
+            return not shows_blank_print(gray, paper[0], inches_to_card, (x, y, x + w, y + h), model.image, model.dpi, blank_paper)
+        except Exception:
+            log.warning("label patch at %s: comparing it with the blank's print failed; decoding it", candidate.region, exc_info=True)
+            return True
 
     return decode_if
 

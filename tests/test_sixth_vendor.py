@@ -291,6 +291,34 @@ def test_a_read_card_s_patches_that_are_its_blank_s_print_are_not_decoded_a_stic
         assert read.label is not None and read.label.serial == "S4711", (name, read.interpretation)
 
 
+def test_a_failing_comparison_with_the_blank_s_print_decodes_the_patch_and_keeps_the_card(
+        deck: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Telling a patch from the blank's print only spares decoding it: should that comparison
+    fail unexpectedly, the patch is decoded as any other (the failure logged with its
+    traceback), the card read and its sticker found, never the page lost for it."""
+    from scanpipe import interpret
+    from scanpipe.imaging import codes
+
+    def broken(*args: Any, **kwargs: Any) -> bool:
+        raise ValueError("comparison broke")
+
+    monkeypatch.setattr(interpret, "shows_blank_print", broken)
+    election = load_election(deck / "election" / "election.json")
+    context = InterpretContext(election, load_thresholds(), load_references(election, cache=False))
+    cards = json.loads((deck / "expected.json").read_text())["cards"]
+    card = next(c for c in cards if c["page_of_file"] == 1 and not c["file"].endswith(".tif"))
+    gray = cv2.imread(str(deck / card["file"]), cv2.IMREAD_GRAYSCALE)
+    h, w = gray.shape
+    _stick_label(gray, int(0.68 * h), int(0.67 * w), "DUP-S4712")
+    cv2.imwrite(str(tmp_path / "stuck.png"), gray)
+    assert codes.label_candidates(gray, 200.0)
+    with caplog.at_level("WARNING", logger="scanpipe.interpret"):
+        (read,) = interpret_file(str(tmp_path / "stuck.png"), context, CardHints(), "t")
+    assert isinstance(read.interpretation, ReadCard) and read.interpretation.style == card["style"]
+    assert read.label is not None and read.label.serial == "S4712"
+    assert any("comparison broke" in (r.exc_text or "") for r in caplog.records), [r.getMessage() for r in caplog.records]
+
+
 def test_neighbour_files_of_two_sheets_keep_the_ghosts_a_person_reads(deck: Path, tmp_path: Path) -> None:
     """A front whose felt-pen ghosts come from its own back, next in name order to the back of
     another sheet of its style (its own back missing from the folder): the two read as one
