@@ -245,6 +245,58 @@ def test_ingest_duplex_reads_another_program_s_side_files_two_by_two_as_sheets(d
         store.close()
 
 
+def test_watch_tells_a_sheet_whose_side_files_come_in_two_passes(deck: Path, tmp_path: Path) -> None:
+    """A hot folder: a sheet's front file is read in one pass, its back arrives later and is read
+    in another; the two, next to each other in name order, are tried as one sheet when the back
+    comes, as a folder read at once has them tried: the ghosts of each side's felt-pen marks on
+    the other are taken out, the told side's line printed again, the summary counting it once."""
+    import threading
+
+    from scanpipe.pipeline import needs_person
+    from scanpipe.sources.watch import watch_folder
+    from scanpipe.store.repository import Store
+    from scanpipe.workflow import init_election
+
+    cards = json.loads((deck / "expected.json").read_text())["cards"]
+    stem = next(c["file"][:-len("-p1.jpg")] for c in cards if c["file"].endswith("-p1.jpg") and c["bleed_options"])
+    front, back = (next(c for c in cards if c["file"] == f"{stem}-p{k}.jpg") for k in (1, 2))
+    hot = tmp_path / "hot"
+    hot.mkdir()
+    (hot / "Image1.jpg").write_bytes((deck / front["file"]).read_bytes())
+    store = Store.open(f"sqlite:///{tmp_path / 'board.db'}")
+    lines: list[str] = []
+    stop = threading.Event()
+
+    def on_line(line: str) -> None:  # the back is dropped in once the front was read: two passes for certain
+        lines.append(line)
+        if "Image1.jpg" in line and "card(s)" in line and not (hot / "Image2.jpg").exists():
+            (hot / "Image2.part").write_bytes((deck / back["file"]).read_bytes())
+            (hot / "Image2.part").rename(hot / "Image2.jpg")
+        if "Image2.jpg" in line and "card(s)" in line:
+            stop.set()
+
+    try:
+        store.migrate()
+        init_election(store, deck / "election" / "election.json")
+        timer = threading.Timer(300, stop.set)  # a bound only for a broken watcher
+        timer.start()
+        summary = watch_folder(store, [str(hot)], batch="hot", hints=CardHints(), poll_seconds=0.05, stop=stop, on_line=on_line)
+        timer.cancel()
+        stored = {Path(c.card.source.path).name: c.card for c in store.iter_cards()}
+        assert sorted(stored) == ["Image1.jpg", "Image2.jpg"]
+        for name, truth in (("Image1.jpg", front), ("Image2.jpg", back)):
+            result = stored[name].interpretation
+            assert isinstance(result, ReadCard) and result.page == truth["page"]
+            got = {t.score.option: t for t in result.targets}
+            ghosts = [t["option"] for t in truth["targets"] if t["mark"] == "bleed_through"]
+            assert all(got[o].status.value == "no" and "show-through taken out" in got[o].why for o in ghosts), name
+        assert any("told with the file next to it" in line for line in lines), lines
+        assert summary.cards_stored == 2
+        assert summary.needs_person == sum(needs_person(c) for c in stored.values()), summary
+    finally:
+        store.close()
+
+
 def _stick_label(gray: np.ndarray, y: int, x: int, text: str) -> None:
     """A white pairing sticker (2.2 x 0.8 in at 200 dpi) stuck at pixel (``x``, ``y``), its Code 128
     symbol drawn as the vendor-code tests draw one."""

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scanpipe.errors import SourceError
-from scanpipe.pipeline import FileResult, IngestSummary, read_problem, run_local, store_results
+from scanpipe.pipeline import FileResult, IngestSummary, needs_person, read_problem, run_local, store_results
 from scanpipe.sources.files import CARD_SUFFIXES, shown_path, storable_path
 from scanpipe.store.repository import Store
 from scanpipe.types import CardHints, InterpretedCard
@@ -164,7 +164,7 @@ def watch_folder(
     has come for ``max_idle_seconds``, or Ctrl-C. One line per card is given to ``on_line``
     (printed when None). Returns what was read."""
     from scanpipe.scan import card_line
-    from scanpipe.workflow import interpret_context
+    from scanpipe.workflow import interpret_context, neighbours_in_order, tell_neighbour_show_through
 
     say = on_line or (lambda line: print(line, flush=True))
     roots = tuple(Path(p) for p in paths)
@@ -182,12 +182,21 @@ def watch_folder(
     store.log_event("watch_started", {"batch": batch, "paths": list(paths)})
     say(f"watching {', '.join(paths)} for batch {batch} (every {poll_seconds:g} s; Ctrl-C to stop)")
 
+    counted: set[str] = set()  # card ids the summary counts
+
     def card_done(card: InterpretedCard, flagged: bool) -> None:
         nonlocal cards_seen
         cards_seen += 1
+        counted.add(card.source.card_id)
         say(card_line(card.source.path, card, flagged, cards_seen, started))
 
+    sides: list[tuple[str, str]] = []  # (path, SHA-256) of every file read or found stored, all passes
+    new_now: set[str] = set()  # the SHA-256 of this pass's files
+
     def file_done(result: FileResult) -> None:
+        if result.error is None:
+            sides.append((result.path, result.sha256))
+            new_now.add(result.sha256)
         if result.error is not None:
             say(f"{shown_path(result.path)}: {result.error}; skipped")
         elif result.already_stored:
@@ -210,7 +219,14 @@ def watch_folder(
             if polled.ready:
                 known = frozenset(store.known_sha256(_hashes(polled.ready)))
                 results = run_local(list(polled.ready), context, hints, batch, known, workers)
+                new_now.clear()
                 store_results(results, store.save_cards, summary, on_card=card_done, on_file=file_done)
+                # a sheet whose two side files came in two passes is told as one coming together
+                pairs = [pair for pair in neighbours_in_order(sides) if new_now.intersection(pair)]
+                for old, new in tell_neighbour_show_through(store, context, pairs):
+                    if old.source.card_id in counted:  # counted as it was read first
+                        summary.retold(old, new)
+                    say(card_line(new.source.path, new, needs_person(new), cards_seen, started) + " (told with the file next to it)")
             if polled.ready or polled.skipped or watcher.tracked:
                 last_activity = time.monotonic()
             elif max_idle_seconds is not None and time.monotonic() - last_activity >= max_idle_seconds:
