@@ -701,3 +701,96 @@ def test_a_flat_light_x_along_a_numbered_oval_s_outline_is_never_a_clear_no_vote
     seen = [(r.status.value, round(r.score.score, 3), round(r.score.fill_score, 3)) for r in got]
     assert got[2].status is not MarkStatus.NO, seen
     assert all(got[i].status is MarkStatus.NO for i in range(8) if i != 2), seen
+
+
+def _stain(shape: tuple[int, int], centre_in: tuple[float, float], radius_in: float, *, rim: float = 0.16,
+           wash: float = 0.05, width_in: float = 0.05) -> np.ndarray:
+    """A dried drop's darkness over the paper: a soft rim ``rim`` dark round ``centre_in`` at
+    ``radius_in``, a light ``wash`` inside it."""
+    yy, xx = np.mgrid[0:shape[0], 0:shape[1]] / DPI
+    r = np.hypot(xx - centre_in[0], yy - centre_in[1])
+    return rim * np.exp(-((r - radius_in) / width_in) ** 2) + wash * (r < radius_in)
+
+
+def test_a_stain_s_tone_through_an_empty_oval_is_the_paper_s_a_light_fill_under_it_is_not() -> None:
+    """The rim of a dried drop running through an empty oval, and on over the paper round it,
+    darkens the inside as a light pencil's even fill would: it read between the levels, for a
+    person (about ten empty ovals a deck of the sixth renderer's 240 sheets). The paper round
+    the target shows the same tone, so it is the paper's and is taken off; a light fill under
+    a rim or a wash is darker than the paper round it and stays a vote or a person's call, and
+    an erasure's even gray on clean paper still goes to a person."""
+    from tests.test_marks import draw
+
+    blank, reg, page = card(EMPTY)
+    dark = np.zeros(blank.shape)
+    for i in (1, 4, 6):  # a rim down through the middle of targets 1, 4 and 6
+        cx, cy = _centre(page, i)
+        dark += _stain(blank.shape, (cx + 0.7, cy + 0.05), 0.7, rim=0.12, wash=0.03)
+    cx, cy = _centre(page, 3)  # a wash with its rim past target 3
+    dark += _stain(blank.shape, (cx + 0.1, cy), 0.3, rim=0.1, wash=0.08)
+    img = np.clip(blank * (1.0 - np.clip(dark, 0.0, 1.0)), 0, 255).astype(np.uint8)
+    for i in (3, 6):  # a light fill (a hard pencil's gray) under the wash and under the rim
+        cx, cy = _centre(page, i)
+        cv2.ellipse(img, (_px(cx) * 16, _px(cy) * 16), (_px(0.105) * 16, _px(0.065) * 16), 0, 0, 360, 200, -1, cv2.LINE_AA, 4)
+    cx, cy = _centre(page, 7)
+    draw(img, "erasure", cx, cy, DPI)
+    got = _read(img, blank, reg, page)
+    seen = [(r.status.value, round(r.score.score, 3), r.why) for r in got]
+    assert all(got[i].status is MarkStatus.NO for i in (0, 1, 2, 4, 5)), seen
+    assert got[3].status is not MarkStatus.NO and got[6].status is not MarkStatus.NO, seen
+    assert got[7].status is MarkStatus.UNKNOWN, seen
+
+
+@pytest.mark.parametrize("bilevel", [False, True], ids=["gray", "thresholded"])
+def test_a_pixel_wide_x_between_the_levels_is_a_vote_when_its_strokes_meet(bilevel: bool) -> None:
+    """A fine pen's X a pixel wide (a blue ballpoint a thresholded scan leaves as 1-px lines):
+    the blur of the canonical windows breaks its strokes under the dark ink a span needs, so it
+    read part of a span, between the levels, for a person (five X's on one card of the sixth
+    renderer's seed 9393). Looked for unblurred as the quiet targets are, its two strokes
+    meet in the oval: a vote. A smaller X inside the outline stays a person's call at least;
+    the empty ovals stay no vote."""
+    blank, reg, page = card(EMPTY, bilevel=bilevel)
+    img = blank.copy()
+    for i, (w, h) in zip((1, 3, 5), ((0.12, 0.075), (0.13, 0.08), (0.11, 0.06)), strict=True):
+        cx, cy = _centre(page, i)
+        for d in (-1, 1):
+            cv2.line(img, (_px(cx - w), _px(cy - h * d)), (_px(cx + w), _px(cy + h * d)), 0, 1, cv2.LINE_8)
+    if bilevel:
+        img = np.where(img < 128, 0, 255).astype(np.uint8)
+    got = _read(img, blank, reg, page)
+    seen = [(r.status.value, round(r.score.score, 3)) for r in got]
+    assert got[1].status is MarkStatus.YES and got[3].status is MarkStatus.YES and got[5].status is not MarkStatus.NO, seen
+    assert all(got[i].status is MarkStatus.NO for i in (0, 2, 4, 6, 7)), seen
+
+
+@pytest.mark.parametrize("thresholded", [False, True], ids=["gray", "thresholded"])
+def test_a_marker_s_overfill_out_to_the_sides_or_joined_to_the_written_name_is_a_vote_not_damage(thresholded: bool) -> None:
+    """A felt marker's overfill: a blob run out in bars to both sides of the oval (the strips a
+    crease is looked for in hold the bars' lighter edges), and, on a write-in option, one joined
+    to the name written on its line (one stroke running on far past the box, as a stamp's
+    would). Both were damage, for a person (eight overfills of the sixth renderer's seed 9393);
+    both are votes: a strip's column a pen's stroke crosses shows no crease, and the target's
+    own write-in area holds no stroke from elsewhere. A crease across a target is still damage."""
+    from tests.test_marks import draw
+
+    blank, reg, page = card(EMPTY, write_in_row=3)
+    img = blank.copy()
+    for i in (1, 3):
+        cx, cy = _centre(page, i)
+        cv2.ellipse(img, (_px(cx) * 16, _px(cy) * 16), (_px(0.135) * 16, _px(0.09) * 16), 0, 0, 360, 0, -1, cv2.LINE_AA, 4)
+    cx, cy = _centre(page, 1)
+    for a, b in ((-0.2, -0.1), (0.1, 0.2)):
+        cv2.line(img, (_px(cx + a), _px(cy + 0.01)), (_px(cx + b), _px(cy + 0.01)), 0, _px(0.03))
+    cx, cy = _centre(page, 3)
+    xs = np.linspace(cx + 0.1, cx + 1.2, 80)
+    cv2.polylines(img, [np.array([(_px(x), _px(cy + 0.02 * np.sin(25 * x))) for x in xs], np.int32)], False, 0, _px(0.02), cv2.LINE_AA)
+    if thresholded:
+        img = np.where(img < 140, 0, 255).astype(np.uint8)
+    else:
+        cx, cy = _centre(page, 5)
+        draw(img, "fold", cx, cy, DPI)
+    got = _read(img, blank, reg, page)
+    seen = [(r.status.value, round(r.score.score, 3), round(r.score.damage_score, 2)) for r in got]
+    assert got[1].status is MarkStatus.YES and got[3].status is MarkStatus.YES, seen
+    assert got[5].status is (MarkStatus.NO if thresholded else MarkStatus.UNKNOWN), seen
+    assert all(got[i].status is MarkStatus.NO for i in (0, 2, 4, 6, 7)), seen

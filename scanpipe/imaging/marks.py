@@ -659,15 +659,21 @@ def shade_at(shade: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.nd
     return np.minimum(np.interp(points_px[:, 0], gx, columns), np.interp(points_px[:, 1], gy, rows))
 
 
-def _fold(dark: np.ndarray, geo: _Geometry) -> np.ndarray:
+def _fold(dark: np.ndarray, geo: _Geometry, filled: np.ndarray | None = None) -> np.ndarray:
     """A light straight line through both strips beside the oval, at the oval's height.
 
     The strips' columns are sheared by each candidate slope so a line becomes one row; a row
     whose median darkness (over the columns of both strips, so the line must cross both) is
-    light enough to be a crease, not pen, is a fold.
+    light enough to be a crease, not pen, is a fold. Beside a target ``filled`` (per target),
+    a strip's column a pen's stroke crosses anywhere (darker than FOLD_MAX_DARKNESS) counts as
+    paper: the lighter edges of the fill's overflow are no crease (beside an empty target such
+    a stroke is no voter's: a stamp's letter, whose lighter parts count).
     """
     rows, cols, shear = geo.fold_rows, geo.fold_cols, geo.fold_shear
     d = dark[:, :, cols]  # (n, crop rows, strip cols)
+    if filled is not None and filled.any():  # a filled target's overflow out to the side
+        pen = (d[:, rows.min(): rows.max() + 1] > FOLD_MAX_DARKNESS).any(axis=1) & filled[:, None]
+        d = np.where(pen[:, None, :], 0.0, d)
     d = np.maximum(d, np.maximum(np.roll(d, 1, axis=1), np.roll(d, -1, axis=1)))  # 1 px of slack
     best = np.zeros(len(dark))
     colix = np.arange(len(cols))[None, :]

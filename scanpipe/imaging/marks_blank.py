@@ -16,15 +16,22 @@ Per target:
    plus *residue*, the median ink where the blank shows bare paper inside the target (an
    erasure's even residue, which a vendor's thick outline can hide from the level), and
    *even*, the ink 80% of that paper reaches (a light pencil fill; where a thick outline
-   leaves only a small middle it counts only if the fill reaches the outline's inner rim). A
-   long span with almost no ink inside (a crease, a line across) is for a person. A target
-   whose interior the blank prints over (a stamp across it) is ``obscured``: damage, for a
-   person.
+   leaves only a small middle it counts only if the fill reaches the outline's inner rim).
+   Where the inside is no darker than the paper round the target with its lines lifted off,
+   and not evenly so all over, that paper's tone (a stain's) is taken off the level, the
+   residue and the even fill (:func:`_paper_tone`). A long span with almost no ink inside (a
+   crease, a line across) is for a person. A target whose interior the blank prints over (a
+   stamp across it) is ``obscured``: damage, for a person.
 4. Span, ring and name ring as :mod:`scanpipe.imaging.marks` measures them, on ink; the
    damage score is the strongest of a stain (the card's paper darker than the blank's around
    the target), a fold (a light line through both strips beside it, in ink; on a card that
    prints the blank's light print black, only where the blank shows paper; on a speckled card,
-   not its specks), a tear (printed outline missing from the card) and the obscured share.
+   not its specks; beside a filled target, not where a pen's stroke, its overflow, crosses a
+   strip), a stroke crossing it from elsewhere (a stamp's letter, a signature; beside a filled
+   target, not the name written in its own write-in area),
+   a tear (printed outline missing from the card) and the obscured share. Between the levels,
+   two fine strokes meeting in it (an X, a check a thresholded scan leaves a pixel wide) are a
+   vote.
 
 The score maps level, cover and span with the same knots as our own cards (the mark
 catalogue), so one set of thresholds serves both.
@@ -155,6 +162,8 @@ CROSS_REACH_IN = 0.25
 CROSS_OPPOSITE_IN = 0.15
 CROSS_AREA_IN2 = 0.006
 CROSS_BRIDGE_PX = 6
+CROSS_AREA_GROW_IN = 0.05  # a filled target's own write-in area, grown by this, holds no crossing ink (a name written there)
+FILLED_OWN_INK = 0.5  # a target filled this much (mean ink inside): ink running out of it beside it is its own overflow
 CROSS_PRINT_GROW_PX = 3  # 0.04 in: beyond a registration's residual and a thresholded scan's thicker print
 CROSS_BAND_MIN_IN = 0.12  # a straight piece of a band at least this long (a stamp letter's stroke, a line drawn across) ...
 CROSS_BAND_ELONGATION = 2.5  # ... and this many times as long as it is wide ...
@@ -202,6 +211,19 @@ SPECK_AWAY_PX = 3  # judged by the pieces this far (canonical px) or farther fro
 RULED_SHARE = 0.6  # a row of the name's window dark across this share of its width, on the blank's light print, is a rule
 STAIN_SIDES = 2  # a stain darkens the paper on two sides of the target at least; a scribble's
 # overflow darkens one (real pencil scribbles overflow far more than our synthetic fills)
+# The paper's tone round a target: a stain's wash or the rim of its ring that runs through the
+# oval runs on over the paper beside it; a voter's ink stays inside, or is darker than what lies
+# round it, or is a line. Where nothing inside or round the box is darker than STAIN_TONE_MAX
+# and the inside is no darker than the paper round it with its lines lifted off, and not
+# evenly so all over (a fill is), the paper's tone is taken off the level, the residue and the
+# even fill (never off the cover or a stroke's span): a light tone alone under a stain is the
+# paper's, not a mark (:func:`_paper_tone`).
+STAIN_TONE_Q = 0.9
+STAIN_TONE_TOP_Q = 0.99
+STAIN_TONE_INK_Q = 0.95
+STAIN_UNEVEN = 0.8  # the inside's even fill under this share of its residue: not as dark all over (a fill is)
+STAIN_LIFT_PX = 5  # canonical px (0.04 in): the paper round the box with lines this narrow lifted off (a stroke is no stain)
+STAIN_TONE_MAX = 0.25  # the sixth renderer's stains: 0.22 at most round a target
 
 
 def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[TargetDef], geo: _Geometry,
@@ -255,6 +277,8 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     even = np.where(share >= MIN_PAPER_SHARE, _quantile_where(inner, paper, 1.0 - EVEN_SHARE), 0.0)
     edge = _paper_edge(printed, paper, geo)  # the bare paper next to the printed outline
     to_edges = np.minimum(residue, _quantile_where(inner, edge, 1.0 - EVEN_SHARE))
+    tone = _paper_tone(aligned, printed, inner, residue, even, geo)
+    level, residue, even, to_edges = (np.clip(v - tone, 0.0, 1.0) for v in (level, residue, even, to_edges))
     # a small middle filled to its rim is a vote only when the ink also shows over the outline's
     # own print (level over the whole inside): a small mark in the middle fills such a middle too
     rim = np.where(level >= BEYOND_MIDDLE_LEVEL, _knots(to_edges, LEVEL_KNOTS), np.minimum(_knots(to_edges, LEVEL_KNOTS), HIGH_ANCHOR - 0.02))
@@ -292,6 +316,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     thin = fill < THIN_FILL
     crossed = thin & (fill >= STROKES_MIN_FILL) & (_knots(stroke, SPAN_KNOTS) >= HIGH_ANCHOR)
     two = np.zeros(n, bool)
+    looked = crossed.copy()  # targets whose fine strokes were looked at for two meeting
     if crossed.any():  # ... unless it is two strokes meeting or crossing (a check, an X)
         two = _two_strokes(_fine_windows(gray, hom, boxes, geo, dx, dy, reference, ref_dpi, crossed,
                                          {} if memo is None else memo, {} if blank_memo is None else blank_memo), speckled_card)
@@ -305,6 +330,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     if spanned.any():
         beside = _beside(ink, geo, spanned)
         unseen = beside & ~crossed  # an X or a check the blur thins (a thresholded scan's 1-px strokes): two strokes cross it
+        looked |= unseen
         if unseen.any():
             beside &= ~_two_strokes(_fine_windows(gray, hom, boxes, geo, dx, dy, reference, ref_dpi, unseen,
                                                   {} if memo is None else memo, {} if blank_memo is None else blank_memo), speckled_card)
@@ -318,8 +344,10 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
         shade = shade_at((memo["shade columns"], memo["shade rows"]), centers_px)
     stain = np.clip(_stain(gray_aligned, plane, centers_px, geo, sides=STAIN_SIDES, shade=shade) - side.stain, 0.0, 1.0)
     tear = _tear_against_blank(aligned, blank)
-    fold = _above_baseline(_fold(beyond_print, geo), speckled_card)
-    crossing = _crossing(gray, hom, boxes, _paper(card_win), side, {} if memo is None else memo)
+    filled = fill >= FILLED_OWN_INK  # a fill whose overflow runs out beside it, or on to the name written next to it
+    fold = _above_baseline(_fold(beyond_print, geo, filled), speckled_card)
+    crossing = _crossing(gray, hom, boxes, _paper(card_win), side, {} if memo is None else memo,
+                         [t.write_in_area_in if own else None for t, own in zip(targets, filled, strict=True)])
     damage = np.maximum.reduce([stain, fold, tear, crossing, np.where(obscured > MIN_VISIBLE, 1.0, 0.0)])
     score = np.maximum.reduce([_knots(level, LEVEL_KNOTS), _knots(cover, COVER_KNOTS), span_score,
                                _knots(residue, RESIDUE_KNOTS), even_score])
@@ -328,7 +356,21 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     score = np.where(_leaves_outline(ink, printed, geo), np.maximum(score, LEAVES_OUTLINE_SCORE), score)
     # a fill crossed out (a zigzag across it) took the vote back, or not: for a person
     voted = np.asarray(score) >= HIGH_ANCHOR
-    score = np.where(_crossed_out(ink, printed, geo, voted), np.minimum(score, HIGH_ANCHOR - 0.02), score)
+    crossed_out = _crossed_out(ink, printed, geo, voted)
+    score = np.where(crossed_out, np.minimum(score, HIGH_ANCHOR - 0.02), score)
+    # between the anchors on a partial span (a thresholded scan's 1-px pen lines, which the blur
+    # of the canonical windows breaks under DARK): two fine strokes meeting or crossing in it (an
+    # X, a check) are a vote, scored by their reach as a span is; a fill crossed out and the
+    # targets whose strokes were looked at already are left as they are
+    mid = (score >= LOW_ANCHOR) & (score < HIGH_ANCHOR) & (fill >= STROKES_MIN_FILL) & ~looked & ~crossed_out
+    if mid.any():
+        fine_mid = _fine_windows(gray, hom, boxes, geo, dx, dy, reference, ref_dpi, mid,
+                                 {} if memo is None else memo, {} if blank_memo is None else blank_memo)
+        two = _two_strokes(fine_mid, speckled_card)
+        if two.any():
+            reach = np.minimum(_fine_stroke_reach(fine_mid, speckled_card), 1.0)
+            score = np.where(two, np.maximum(score, _knots(reach, SPAN_KNOTS)), score)
+            stroke = np.where(two, np.maximum(stroke, reach), stroke)
     quiet = score < LOW_ANCHOR
     if quiet.any():
         fine = _fine_stroke_reach(_fine_windows(gray, hom, boxes, geo, dx, dy, reference, ref_dpi, quiet,
@@ -524,7 +566,7 @@ def _span_in_box(ink: np.ndarray, inside: np.ndarray, interior_px: int) -> np.nd
 
 
 def _crossing(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, plane_card: np.ndarray, side: _BlankSide,
-              memo: dict[str, tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+              memo: dict[str, tuple[np.ndarray, np.ndarray]], areas: Sequence[Box | None] = ()) -> np.ndarray:
     """1.0 for a target that a broad or long stroke crosses (a stamp's letter, a signature, a line
     drawn across the card), else 0.0: one stroke of ink added to the blank that touches the box
     and runs on CROSS_REACH_IN or more beyond it, with CROSS_AREA_IN2 of ink out there or out
@@ -556,6 +598,14 @@ def _crossing(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, plane_card: 
     g = CROSS_PRINT_GROW_PX + 1  # on the box: its outline and the band around it that added ink cannot enter
     on_box = np.zeros(shape, bool)
     on_box[m - g: m + bh + g, m - g: m + bw + g] = True
+    # a name written in a filled target's own write-in area (``areas``: None for the others) is
+    # no stroke from elsewhere where the fill's overflow joins it: that area (grown by
+    # CROSS_AREA_GROW_IN) is left out (into an empty target, a stroke from there is no voter's)
+    for j, written in enumerate(areas):
+        if written is not None:
+            x0, y0 = (np.array(written[:2]) - CROSS_AREA_GROW_IN - origins[j]) * CROSS_PPI
+            x1, y1 = (np.array(written[:2]) + np.array(written[2:]) + CROSS_AREA_GROW_IN - origins[j]) * CROSS_PPI
+            ink[j, max(0, int(y0)): max(0, int(np.ceil(y1))), max(0, int(x0)): max(0, int(np.ceil(x1)))] = False
     g += CROSS_BRIDGE_PX
     box_zone = np.zeros(shape, bool)  # where the blank's print joins added ink: the target's own outline
     box_zone[max(0, m - g): m + bh + g, max(0, m - g): m + bw + g] = True
@@ -1055,6 +1105,33 @@ def _paper_edge(printed: np.ndarray, paper: np.ndarray, geo: _Geometry) -> np.nd
     near = cv2.dilate(printed.reshape(n * shape[0], shape[1]).astype(np.uint8), np.ones((5, 5), np.uint8))
     near = near.reshape(n, -1)[:, geo.interior].astype(bool)
     return near & paper
+
+
+def _paper_tone(aligned: np.ndarray, printed: np.ndarray, inner: np.ndarray, residue: np.ndarray, even: np.ndarray,
+                geo: _Geometry) -> np.ndarray:
+    """Per target, the tone of the paper round it that its inside shows and nothing darker (a
+    stain's wash or the rim of its ring running on through the oval), else 0. Round it: on the
+    box grown by marks.NEAR_GROW_IN, off the oval and the blank's print. The tone is the
+    STAIN_TONE_Q quantile of the darkness there with lines narrower than STAIN_LIFT_PX lifted
+    off (a check's tail, an X's arm: no stain); taken where it is at most STAIN_TONE_MAX,
+    neither the inside nor the paper round it holds ink darker than that (their
+    STAIN_TONE_INK_Q quantiles, lines and all), the residue is no darker than the darkest of
+    the lifted paper round it (its STAIN_TONE_TOP_Q quantile: a rim through the middle of the
+    oval is as dark inside as where it crosses the paper round it), and the inside is not as
+    dark evenly all over (the even fill under STAIN_UNEVEN of the residue: a light pencil's
+    fill next to a rim as dark is)."""
+    n, h, w = aligned.shape
+    near = geo.near.ravel()
+    lifted = cv2.erode(aligned.reshape(n * h, w), np.ones((STAIN_LIFT_PX, STAIN_LIFT_PX), np.uint8)).reshape(n, -1)
+    paper = ~printed.reshape(n, -1)[:, near]
+    tone = _quantile_where(lifted[:, near], paper, STAIN_TONE_Q)
+    top = _quantile_where(lifted[:, near], paper, STAIN_TONE_TOP_Q)
+    ink_round = _quantile_where(aligned.reshape(n, -1)[:, near], paper, STAIN_TONE_INK_Q)
+    k = int(STAIN_TONE_INK_Q * (inner.shape[1] - 1))
+    ink_inside = np.partition(inner, k, axis=1)[:, k]
+    stain_like = ((tone <= STAIN_TONE_MAX) & (ink_round <= STAIN_TONE_MAX) & (ink_inside <= STAIN_TONE_MAX)
+                  & (residue <= top) & (even < STAIN_UNEVEN * residue))
+    return np.where(stain_like, tone, 0.0)
 
 
 def _quantile_where(values: np.ndarray, where: np.ndarray, q: float) -> np.ndarray:
