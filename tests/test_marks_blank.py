@@ -794,3 +794,27 @@ def test_a_marker_s_overfill_out_to_the_sides_or_joined_to_the_written_name_is_a
     assert got[1].status is MarkStatus.YES and got[3].status is MarkStatus.YES, seen
     assert got[5].status is (MarkStatus.NO if thresholded else MarkStatus.UNKNOWN), seen
     assert all(got[i].status is MarkStatus.NO for i in (0, 2, 4, 6, 7)), seen
+
+
+def test_an_x_seen_only_as_four_stubs_past_the_print_is_two_strokes_a_loop_s_corners_are_not() -> None:
+    """A flat X drawn along a numbered oval's outline: the print, widened by a registration's
+    slack, hides all of it but a stub past the outline at each corner (the sixth renderer's
+    seed 9393, a blue ballpoint on a gray JPEG, 72 px wide at FINE_PPI: these four stubs, as
+    measured). Two stubs in opposite corners, symmetric about the centre and pointing at it,
+    are one arm; two such arms crossing are an X. A loop drawn round the oval leaves pieces at
+    the same corners, but they run across the diagonals, not at the centre: no X. One arm alone
+    is no X either."""
+    from scanpipe.imaging.marks_blank import _stubs_cross
+
+    centre = np.array([73.5, 54.5])
+    stubs = np.array([[46.9, 37.5, 39.8, 35.6], [105.3, 34.7, 99.2, 37.5], [46.0, 71.0, 39.7, 73.3], [107.3, 73.3, 100.2, 70.5]])
+    assert _stubs_cross(stubs, 72.0, centre)
+    assert not _stubs_cross(stubs[[0, 3]], 72.0, centre)
+    a, b = 40.0, 22.0  # a loop round the oval: its pieces at the four corners, along its tangent there
+    loop = []
+    for t in np.radians([135.0, 45.0, 225.0, 315.0]):
+        x, y = centre + np.array([a * np.cos(t), -b * np.sin(t)])
+        dx, dy = -a * np.sin(t), -b * np.cos(t)
+        n = 4.0 / np.hypot(dx, dy)
+        loop.append([x - n * dx, y - n * dy, x + n * dx, y + n * dy])
+    assert not _stubs_cross(np.array(loop), 72.0, centre)

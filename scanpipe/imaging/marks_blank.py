@@ -135,6 +135,9 @@ TWO_STROKES_ALIGN_DEG = 10.0  # pieces on one stroke: this close in direction ..
 TWO_STROKES_ALIGN_PX = 3.0  # ... and their lines passing this close to the crossing (FINE_PPI px)
 TWO_STROKES_STRAIGHT_PX = 2.0  # FINE_PPI px: a straight piece's spread across its axis (a 4-px stroke's: 1.2)
 STROKES_MIN_FILL = 0.03
+STUBS_CENTRE_PX = 2 * TWO_STROKES_ALIGN_PX  # an X's arms seen as stubs past the print: a pair's midpoint this close to the centre ...
+STUBS_DEG = 30.0  # ... each stub this close in direction to the line joining it to the other (an arm bowed along the outline) ...
+STUBS_AIM = 0.25  # ... and its own line passing this share of the oval's width or nearer the centre (the sixth renderer's: 0.13)
 STUB_PX = 6  # FINE_PPI px: two strokes are looked for among pieces this short too (a pen's stub between printed lines) ...
 STUB_ELONGATION = 2.0  # ... and this elongated (its length squared over its area) ...
 STUB_DARK = 0.25  # ... at FINE_DARK, else this dark (a pencil's or a blue ballpoint's strokes on a gray scan)
@@ -889,6 +892,8 @@ def _two_strokes(fine: _FineWindows, speckled_card: bool) -> np.ndarray:
     TWO_STROKES_SHORT (a check's short arm). Pieces down to stubs count (STUB_PX, the print cuts
     a stroke short), at FINE_DARK and, where that finds no two strokes, at STUB_DARK."""
     out = np.zeros(fine.n, bool)
+    rows, cols = np.nonzero(fine.inner)
+    centre = np.array([cols.mean(), rows.mean()]) if rows.size else np.array(fine.inner.shape[::-1], float) / 2.0
     for j, k in enumerate(fine.which):
         # a stroke runs on hidden under the target's own print (its outline, a number inside), not other print
         hiding = fine.printed[k] & fine.zone
@@ -897,10 +902,47 @@ def _two_strokes(fine: _FineWindows, speckled_card: bool) -> np.ndarray:
             if len(segments) < 2:
                 continue
             passable = cv2.dilate(((fine.dark[j] >= level) | hiding).astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
-            if _meeting_pair(np.array(segments), fine.width, fine.zone, passable):
+            if _meeting_pair(np.array(segments), fine.width, fine.zone, passable) or _stubs_cross(np.array(segments), fine.width, centre):
                 out[k] = True
                 break
     return out
+
+
+def _stubs_cross(segments: np.ndarray, width: float, centre: np.ndarray) -> bool:
+    """Whether four of ``segments`` (x1, y1, x2, y2 rows), one in each quadrant round the
+    target's ``centre``, are an X's arms seen only where they leave the print (a flat X drawn
+    along a numbered oval's outline: the widened print hides the rest): each two in opposite
+    quadrants lie symmetric about the centre (their midpoint within STUBS_CENTRE_PX of it),
+    TWO_STROKES_LONG of ``width`` apart or more, each within STUBS_DEG of the line joining them
+    (an arm bowed along the outline) and its own line passing within STUBS_AIM of ``width`` of
+    the centre (an arm points at it; a loop drawn round the oval leaves pieces at the same
+    corners that run across the diagonals, their lines far from the centre); the two lines
+    TWO_STROKES_DEG or more apart."""
+    mids = (segments[:, :2] + segments[:, 2:]) / 2.0
+    rel = mids - centre
+    quadrant = (rel[:, 0] >= 0).astype(int) + 2 * (rel[:, 1] >= 0).astype(int)  # 0 up-left, 1 up-right, 2 down-left, 3 down-right
+    along = np.degrees(np.arctan2(segments[:, 3] - segments[:, 1], segments[:, 2] - segments[:, 0])) % 180.0
+    unit = (segments[:, 2:] - segments[:, :2]) / np.maximum(np.hypot(*(segments[:, 2:] - segments[:, :2]).T), 1e-9)[:, None]
+    to_centre = centre - segments[:, :2]
+    aimed = np.abs(unit[:, 0] * to_centre[:, 1] - unit[:, 1] * to_centre[:, 0]) <= STUBS_AIM * width  # its line passes near the centre
+
+    def apart(a: float, b: float) -> float:
+        d = abs(a - b) % 180.0
+        return min(d, 180.0 - d)
+
+    lines: dict[int, list[float]] = {0: [], 1: []}  # the diagonal (0: up-left to down-right; 1: the other) -> their directions
+    for a in range(len(segments)):
+        for b in np.flatnonzero(quadrant == 3 - quadrant[a]):
+            if quadrant[a] > quadrant[b]:
+                continue
+            join = mids[b] - mids[a]
+            direction = float(np.degrees(np.arctan2(join[1], join[0])) % 180.0)
+            if (float(np.hypot(*join)) >= TWO_STROKES_LONG * width
+                    and float(np.hypot(*((mids[a] + mids[b]) / 2.0 - centre))) <= STUBS_CENTRE_PX
+                    and apart(along[a], direction) <= STUBS_DEG and apart(along[b], direction) <= STUBS_DEG
+                    and aimed[a] and aimed[b]):
+                lines[int(quadrant[a] != 0)].append(direction)
+    return any(apart(u, v) >= TWO_STROKES_DEG for u in lines[0] for v in lines[1])
 
 
 def _straight_pieces(strokes: list[np.ndarray]) -> list[np.ndarray]:
