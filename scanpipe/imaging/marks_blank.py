@@ -137,7 +137,7 @@ TWO_STROKES_STRAIGHT_PX = 2.0  # FINE_PPI px: a straight piece's spread across i
 STROKES_MIN_FILL = 0.03
 STUBS_CENTRE_PX = 2 * TWO_STROKES_ALIGN_PX  # an X's arms seen as stubs past the print: a pair's midpoint this close to the centre ...
 STUBS_DEG = 30.0  # ... each stub this close in direction to the line joining it to the other (an arm bowed along the outline) ...
-STUBS_AIM = 0.25  # ... and its own line passing this share of the oval's width or nearer the centre (the sixth renderer's: 0.13)
+STUBS_AIM = 0.25  # ... and its own line passing this share of the oval's width or nearer the centre (one flat X of the sixth renderer's, measured: 0.13)
 STUB_PX = 6  # FINE_PPI px: two strokes are looked for among pieces this short too (a pen's stub between printed lines) ...
 STUB_ELONGATION = 2.0  # ... and this elongated (its length squared over its area) ...
 STUB_DARK = 0.25  # ... at FINE_DARK, else this dark (a pencil's or a blue ballpoint's strokes on a gray scan)
@@ -226,7 +226,7 @@ STAIN_TONE_TOP_Q = 0.99
 STAIN_TONE_INK_Q = 0.95
 STAIN_UNEVEN = 0.8  # the inside's even fill under this share of its residue: not as dark all over (a fill is)
 STAIN_LIFT_PX = 5  # canonical px (0.04 in): the paper round the box with lines this narrow lifted off (a stroke is no stain)
-STAIN_TONE_MAX = 0.25  # the sixth renderer's stains: 0.22 at most round a target
+STAIN_TONE_MAX = 0.25  # the sixth renderer's stains (seeds 9393, 7575, measured): 0.22 at most round a target
 
 
 def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[TargetDef], geo: _Geometry,
