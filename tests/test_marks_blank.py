@@ -818,3 +818,49 @@ def test_an_x_seen_only_as_four_stubs_past_the_print_is_two_strokes_a_loop_s_cor
         n = 4.0 / np.hypot(dx, dy)
         loop.append([x - n * dx, y - n * dy, x + n * dx, y + n * dy])
     assert not _stubs_cross(np.array(loop), 72.0, centre)
+
+
+def _flat_ovals(print_value: int):
+    """A card of ES&S-like flat ovals: a thick outline printed ``print_value`` round a small bare middle."""
+    blank, reg, page = card(EMPTY)
+    for i in range(len(page.targets)):
+        cx, cy = _centre(page, i)
+        cv2.ellipse(blank, (_px(cx), _px(cy)), (_px(BOX_W / 2 - 0.012), _px(BOX_H / 2 - 0.012)), 0, 0, 360, print_value, _px(0.024), cv2.LINE_AA)
+    return blank, reg, page
+
+
+def _oval(img: np.ndarray, page, i: int, a_in: float, b_in: float, value: int, dx_in: float = 0.0) -> None:
+    cx, cy = _centre(page, i)
+    cv2.ellipse(img, (_px(cx + dx_in), _px(cy)), (_px(a_in), _px(b_in)), 0, 0, 360, value, -1, cv2.LINE_AA)
+
+
+def test_a_flat_oval_s_small_middle_filled_by_a_light_pencil_or_a_fill_over_its_print_is_a_vote() -> None:
+    """An oval whose thick outline leaves a small bare middle: a small mark fills that middle
+    too, so a fill of it alone went to a person (0.48). A pencil's light, even fill up to the
+    middle's rim all round is a vote (black print: nothing shows over it), an erasure's lighter
+    residue stays for a person; a marker's fill that also darkens the outline's grey print is a
+    vote though the middle's rim shows paper on one side (a fill with a hole); a ring of ink
+    round a bare middle is not (the vendor seeds 121212 and 828282: 26 light pencils and 28 full
+    fills for a person)."""
+    blank, reg, page = _flat_ovals(20)
+    img = np.full_like(blank, 255)
+    _oval(img, page, 1, BOX_W / 2 - 0.005, BOX_H / 2 - 0.005, 150)  # a light pencil over the whole oval
+    _oval(img, page, 5, BOX_W / 2 - 0.005, BOX_H / 2 - 0.005, 205)  # an erasure's residue
+    img = np.minimum(img, blank)
+    got = _read(img, blank, reg, page)
+    seen = [(r.status.value, round(r.score.score, 3)) for r in got]
+    assert got[1].status is MarkStatus.YES, seen  # 0.480 before
+    assert got[5].status is MarkStatus.UNKNOWN, seen
+    assert all(r.status is MarkStatus.NO for i, r in enumerate(got) if i not in (1, 5)), seen
+
+    blank, reg, page = _flat_ovals(60)
+    img = np.full_like(blank, 255)
+    for i, (hole_in, dx_in) in ((0, (0.035, -0.04)), (2, (0.03, -0.05)), (4, (0.07, 0.0)), (7, (0.03, -0.045))):
+        _oval(img, page, i, BOX_W / 2 + 0.005, BOX_H / 2 + 0.005, 60)  # a marker's fill over the outline ...
+        _oval(img, page, i, hole_in, hole_in * 0.6, 210, dx_in)  # ... with a hole (the middle's rim bare on one side; a ring at 4)
+    img = (img.astype(np.float32) / 255.0 * blank.astype(np.float32)).astype(np.uint8)
+    got = _read(img, blank, reg, page)
+    seen = [(r.status.value, round(r.score.score, 3)) for r in got]
+    assert [got[i].status for i in (0, 2, 7)] == [MarkStatus.YES] * 3, seen  # 0 and 7: 0.480 before
+    assert got[4].status is not MarkStatus.YES, seen
+    assert all(got[i].status is MarkStatus.NO for i in (1, 3, 5, 6)), seen
