@@ -864,3 +864,33 @@ def test_a_flat_oval_s_small_middle_filled_by_a_light_pencil_or_a_fill_over_its_
     assert [got[i].status for i in (0, 2, 7)] == [MarkStatus.YES] * 3, seen  # 0 and 7: 0.480 before
     assert got[4].status is not MarkStatus.YES, seen
     assert all(got[i].status is MarkStatus.NO for i in (1, 3, 5, 6)), seen
+
+
+def test_a_stamp_stroke_leaving_an_empty_oval_on_one_side_with_its_far_side_under_print_crosses_it() -> None:
+    """A stamp letter's stroke (0.055 in, gray) runs through an empty oval: up-right over bare
+    paper for 0.2 in, then under a printed block; down-left under a printed tint. Seen on one
+    side only, it read as a span across the oval: a vote (the vendor seeds 121212 and 828282).
+    Its line runs on under print past the box's other side: a stroke from elsewhere, for a
+    person. A marker's check whose long arm leaves its oval the same way, with paper past the
+    other side, stays a vote."""
+    blank, reg, page = card(EMPTY)
+    for i in (2, 5):  # a printed header block up-right of the target, a tint down-left of it
+        cx, cy = _centre(page, i)
+        cv2.rectangle(blank, (_px(cx + 0.38), _px(cy - 0.45)), (_px(cx + 0.9), _px(cy - 0.24)), 90, -1)
+        if i == 2:
+            cv2.rectangle(blank, (_px(0.05), _px(cy + 0.08)), (_px(cx - 0.15), _px(cy + 0.42)), 170, -1)
+    img = blank.copy()
+    cx, cy = _centre(page, 2)
+    u = np.array([0.83, -0.56])
+    a, b = np.array([cx, cy]) - 0.6 * u, np.array([cx, cy]) + 0.6 * u
+    stroke = np.full_like(blank, 255)
+    cv2.line(stroke, (_px(a[0]), _px(a[1])), (_px(b[0]), _px(b[1])), 150, _px(0.055), cv2.LINE_AA)
+    img = np.minimum(img, stroke)
+    cx, cy = _centre(page, 5)  # a marker's check, its long arm up-right 0.3 in past the centre
+    pts = np.array([(_px(cx - 0.08), _px(cy - 0.01)), (_px(cx - 0.02), _px(cy + 0.05)), (_px(cx + 0.25), _px(cy - 0.17))], np.int32)
+    cv2.polylines(img, [pts], False, 30, _px(0.045), cv2.LINE_AA)
+    got = _read(img, blank, reg, page)
+    seen = [(r.status.value, round(r.score.score, 3), round(r.score.damage_score, 3)) for r in got]
+    assert got[2].status is MarkStatus.UNKNOWN, seen
+    assert got[5].status is MarkStatus.YES, seen
+    assert all(r.status is MarkStatus.NO for i, r in enumerate(got) if i not in (2, 5)), seen

@@ -184,6 +184,15 @@ CROSS_BAND_MIN_IN = 0.12  # a straight piece of a band at least this long (a sta
 CROSS_BAND_ELONGATION = 2.5  # ... and this many times as long as it is wide ...
 CROSS_BAND_HIDDEN = 0.9  # ... its way on to the box over print or ink (hidden, not ended) ...
 CROSS_BAND_DEG = 12.0  # ... and another on the far side of the box, this close in direction, on one line through the box
+# A band leaving the box on one side whose far side the print hides (a stamp letter's stroke
+# running on under a tint or a name): a straight piece of added ink touching the box, running
+# CROSS_OUT_IN or more out of it, CROSS_BAND_ELONGATION times as long as it is broad, lying out
+# along its own line (a sliver along the box's edge does not), that line through the box; past
+# the box's other side the line runs over print or ink (hidden, CROSS_BAND_HIDDEN of it) for
+# CROSS_OUT_IN too. A voter's check leaves the box on one side for less, and its other side is
+# the paper round the oval.
+CROSS_OUT_IN = 0.15
+CROSS_OUT_MIN_PX = 2.0  # (CROSS_PPI) a sliver along the outline a pixel wide is a scan's edge, no stroke
 # A stroke leaving the target's outline: dark added ink joined to the print inside the box grown
 # by LEAVE_BOX_GROW_PX, LEAVE_MIN_PX of it LEAVE_AWAY_PX or more from any print, keeps the
 # score at least LEAVES_OUTLINE_SCORE (between the anchors: for a person, unless it is a vote).
@@ -656,9 +665,56 @@ def _crossing(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, plane_card: 
         beyond = np.bincount(labels[far & ink[k]], minlength=count)  # added ink only, not the print joined to it
         reach = np.sum([np.bincount(labels[side & ink[k]], minlength=count) > 0 for side in sides], axis=0)
         if ((touching[1:] & ((beyond[1:] >= area) | (reach[1:] >= 2))).any() or _passes_through(labels, touching, ink[k], opposite, (m, bw, bh))
-                or _bands_through(labels, count, ink[k], printed[k], (m, bw, bh))):
+                or _bands_through(labels, count, ink[k], printed[k], (m, bw, bh)) or _band_out_hidden(ink[k], printed[k], on_box, (m, bw, bh))):
             out[k] = 1.0
     return out
+
+
+def _band_out_hidden(ink: np.ndarray, printed: np.ndarray, on_box: np.ndarray, box: tuple[int, int, int]) -> bool:
+    """Whether a straight piece of added ink leaves the box (``on_box``: the box and the band
+    round it no added ink can enter) for CROSS_OUT_IN or more on a line through it, and that
+    line runs on past the box's other side over print or ink (hidden) as far: a stamp letter's
+    stroke whose far side the print round the target hides."""
+    m, bw, bh = box
+    rim = cv2.dilate(on_box.view(np.uint8), np.ones((3, 3), np.uint8)).astype(bool) & ~on_box
+    count, labels = cv2.connectedComponents((ink & ~on_box).view(np.uint8), connectivity=8)
+    centre = np.array([m + bw / 2.0, m + bh / 2.0])
+    half = max(bw, bh) / 2.0
+    out = CROSS_OUT_IN * CROSS_PPI
+    touching = np.bincount(labels[rim], minlength=count) > 0
+    sizes = np.bincount(labels.ravel(), minlength=count)
+    hiding = printed | ink
+    for label in np.flatnonzero(touching[1:] & (sizes[1:] >= out)) + 1:
+        ys, xs = np.nonzero(labels == label)
+        points = np.stack([xs, ys], axis=1).astype(np.float64)
+        mean = points.mean(axis=0)
+        values, vectors = np.linalg.eigh(np.cov((points - mean).T))
+        length = float(np.sqrt(12.0 * max(values[1], 0.0)))  # a uniform band's extent along it
+        width = len(xs) / max(length, 1.0)
+        u, off = vectors[:, 1], centre - mean
+        along = float(u @ (mean - centre))  # the piece lies out along its own line, not beside the box
+        if (length < out or length < CROSS_BAND_ELONGATION * width or width < CROSS_OUT_MIN_PX or abs(along) < length / 2.0
+                or abs(u[0] * off[1] - u[1] * off[0]) > half + width / 2.0):
+            continue
+        away = -u if along > 0 else u  # from the box towards its other side
+        exit_t = _leaves_box_at(centre, away, on_box)
+        steps = np.arange(exit_t, exit_t + out)
+        xi, yi = np.rint(centre[0] + steps * away[0]).astype(int), np.rint(centre[1] + steps * away[1]).astype(int)
+        inside = (xi >= 0) & (xi < ink.shape[1]) & (yi >= 0) & (yi < ink.shape[0])
+        if inside.all() and float(hiding[yi, xi].mean()) >= CROSS_BAND_HIDDEN:
+            return True
+    return False
+
+
+def _leaves_box_at(centre: np.ndarray, direction: np.ndarray, on_box: np.ndarray) -> float:
+    """How far from ``centre`` along ``direction`` the line leaves ``on_box`` (pixels)."""
+    t = 0.0
+    h, w = on_box.shape
+    while True:
+        x, y = int(round(centre[0] + t * direction[0])), int(round(centre[1] + t * direction[1]))
+        if not (0 <= x < w and 0 <= y < h) or not on_box[y, x]:
+            return t
+        t += 1.0
 
 
 def _bands_through(labels: np.ndarray, count: int, ink: np.ndarray, printed: np.ndarray, box: tuple[int, int, int]) -> bool:
