@@ -894,3 +894,45 @@ def test_a_stamp_stroke_leaving_an_empty_oval_on_one_side_with_its_far_side_unde
     assert got[2].status is MarkStatus.UNKNOWN, seen
     assert got[5].status is MarkStatus.YES, seen
     assert all(r.status is MarkStatus.NO for i, r in enumerate(got) if i not in (2, 5)), seen
+
+
+def _window_with_pieces(draw_piece) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
+    """A crossing window (80 ppi, a 0.2 x 0.1 in box 0.45 in in) whose box and name the print
+    covers, a 5-px band through the box hidden under print but where ``draw_piece`` draws."""
+    from scanpipe.imaging import marks_blank
+
+    shape, m, bw, bh = (80, 88), 36, 16, 8
+    ink, printed = np.zeros(shape, bool), np.zeros(shape, bool)
+    printed[m - 4: m + bh + 4, m - 10: m + bw + 10] = True  # the oval and its name, widened
+    centre, u = np.array([m + bw / 2, m + bh / 2]), np.array([0.8, -0.6])
+    band = np.zeros(shape, np.uint8)
+    cv2.line(band, tuple(np.round(centre - 40 * u).astype(int)), tuple(np.round(centre + 40 * u).astype(int)), 1, 5)
+    for t0, t1 in ((-29, -18), (18, 29)):
+        piece = np.zeros(shape, np.uint8)
+        draw_piece(piece, centre + t0 * u, centre + t1 * u)
+        ink |= piece.astype(bool)
+    printed |= band.astype(bool) & ~ink  # the band runs on under the print between the pieces
+    count, labels = cv2.connectedComponents(ink.view(np.uint8), connectivity=8)
+    assert marks_blank.CROSS_PPI == 80.0
+    return labels, count, ink, printed
+
+
+def test_a_broad_stamp_stroke_seen_in_two_short_pieces_either_side_of_a_box_crosses_it() -> None:
+    """A stamp letter's broad stroke (0.06 in) across a target between print shows only two
+    pieces of it, one either side, each 0.2 in long: 2.2 times as long as broad, under the 2.5
+    once needed (the vendor seeds 121212 and 939393: three stamps across targets read as marks).
+    Two round blots in the same places (a voter's marks beside other targets) are no band."""
+    from scanpipe.imaging.marks_blank import _bands_through
+
+    box = (36, 16, 8)
+
+    def line(img: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+        cv2.line(img, tuple(np.round(a).astype(int)), tuple(np.round(b).astype(int)), 1, 5)
+
+    def blot(img: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+        cv2.circle(img, tuple(np.round((a + b) / 2).astype(int)), 5, 1, -1)
+
+    labels, count, ink, printed = _window_with_pieces(line)
+    assert _bands_through(labels, count, ink, printed, box)
+    labels, count, ink, printed = _window_with_pieces(blot)
+    assert not _bands_through(labels, count, ink, printed, box)
