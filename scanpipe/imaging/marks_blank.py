@@ -609,7 +609,8 @@ def _crossing(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, plane_card: 
     by the outline: pieces touching the box on one line through it, CROSS_OPPOSITE_IN or more
     past it on opposite sides, cross it too (:func:`_passes_through`); so do a broad stroke's
     pieces that the print round the target hides on their way to it, one on either side of it
-    on one line through it (:func:`_bands_through`)."""
+    on one line through it (:func:`_bands_through`), and a straight piece leaving it on one side
+    whose line runs on under print past its other side (:func:`_band_out_hidden`)."""
     n = len(boxes)
     size = boxes[0, 2:] + 2 * CROSS_MARGIN_IN
     shape = (int(round(size[1] * CROSS_PPI)), int(round(size[0] * CROSS_PPI)))
