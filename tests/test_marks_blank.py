@@ -840,7 +840,7 @@ def test_a_flat_oval_s_small_middle_filled_by_a_light_pencil_or_a_fill_over_its_
     middle's rim all round is a vote (black print: nothing shows over it), an erasure's lighter
     residue stays for a person; a marker's fill that also darkens the outline's grey print is a
     vote though the middle's rim shows paper on one side (a fill with a hole); a ring of ink
-    round a bare middle is not (the vendor seeds 121212 and 828282: 26 light pencils and 28 full
+    round a bare middle is not (the vendor seeds 121212 and 828282: 30 light pencils and 28 full
     fills for a person)."""
     blank, reg, page = _flat_ovals(20)
     img = np.full_like(blank, 255)
