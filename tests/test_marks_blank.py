@@ -936,3 +936,30 @@ def test_a_broad_stamp_stroke_seen_in_two_short_pieces_either_side_of_a_box_cros
     assert _bands_through(labels, count, ink, printed, box)
     labels, count, ink, printed = _window_with_pieces(blot)
     assert not _bands_through(labels, count, ink, printed, box)
+
+
+def test_an_x_a_threshold_took_away_but_for_its_crossing_and_its_arms_ends_is_never_a_clear_no_vote() -> None:
+    """A light blue ballpoint's X on a 150-dpi scan thresholded dark: the threshold leaves only
+    its crossing, where it thickens the number printed in the middle, and its arms where they
+    cross the outline (the sixth renderer's fresh seed 1515: read as no vote, a definite error).
+    Its crossing and four arm ends, each two on one line through the centre, are for a person;
+    a dot in the middle alone stays no vote."""
+    blank, reg, page = card(EMPTY)
+    for i in range(len(page.targets)):  # a ballot number printed in each oval
+        cx, cy = _centre(page, i)
+        cv2.putText(blank, "1", (_px(cx - 0.015), _px(cy + 0.025)), cv2.FONT_HERSHEY_SIMPLEX, 0.45, 20, 2, cv2.LINE_AA)
+    img = blank.copy()
+    cx, cy = _centre(page, 3)
+    cv2.circle(img, (_px(cx), _px(cy)), _px(0.022), 20, -1, cv2.LINE_AA)  # the crossing over the number
+    a, b = BOX_W / 2, BOX_H / 2
+    arms = np.full_like(img, 255)
+    for sx, sy in ((-1, -1), (1, -1), (-1, 1), (1, 1)):  # each arm's end, light, where it crosses the outline
+        p, q = (cx + sx * 0.85 * a, cy + sy * 0.85 * b), (cx + sx * 0.95 * a, cy + sy * 0.95 * b)
+        cv2.line(arms, (_px(p[0]), _px(p[1])), (_px(q[0]), _px(q[1])), 180, _px(0.015), cv2.LINE_AA)
+    img = np.minimum(img, arms)
+    cx, cy = _centre(page, 6)
+    cv2.circle(img, (_px(cx + 0.02), _px(cy)), _px(0.025), 20, -1, cv2.LINE_AA)  # a hesitation dot by the number
+    got = _read(img, blank, reg, page)
+    seen = [(r.status.value, round(r.score.score, 3)) for r in got]
+    assert got[3].status is MarkStatus.UNKNOWN, seen  # no vote at 0.022 before
+    assert all(r.status is MarkStatus.NO for i, r in enumerate(got) if i != 3), seen

@@ -193,6 +193,22 @@ CROSS_BAND_DEG = 12.0  # ... and another on the far side of the box, this close 
 # the paper round the oval.
 CROSS_OUT_IN = 0.15
 CROSS_OUT_MIN_PX = 2.0  # (CROSS_PPI) a sliver along the outline a pixel wide is a scan's edge, no stroke
+# An X the scan took away but for its crossing and its arms' ends (a light pen on a scan
+# thresholded dark: the crossing shows where it thickens the number printed in the middle, the
+# arms where they cross the outline): a quiet target whose added ink (X_INK or darker, on the
+# blank's print or paper, within X_REACH of the oval's half-axes) holds a pen's dark piece
+# (DARK) at the centre (within X_CENTRE of them) and pieces out past X_OUT in all four quadrants, each two in opposite
+# quadrants on one line through the centre (their directions from it within X_DEG of opposite)
+# with little ink elsewhere (X_SPARSE), is never a clear no vote: for a person (looked at last,
+# on targets the finer stroke checks left quiet). A dot is only the centre; a smear lies on one
+# side; a stain's tone is light and all over.
+X_INK = 0.15
+X_CENTRE = 0.3
+X_OUT = 0.5
+X_REACH = 1.4  # ... and within this of them (the arms cross the outline; the span zone leaves the outline out)
+X_DEG = 25.0
+X_SPARSE = 0.15  # ... the ink covering at most this share of that reach (the X taken away on the sixth renderer's seed 1515, probed: 0.077) ...
+X_MIN_PX = 2  # canonical px of ink a quadrant's arm end needs (120 ppi)
 # A stroke leaving the target's outline: dark added ink joined to the print inside the box grown
 # by LEAVE_BOX_GROW_PX, LEAVE_MIN_PX of it LEAVE_AWAY_PX or more from any print, keeps the
 # score at least LEAVES_OUTLINE_SCORE (between the anchors: for a person, unless it is a vote).
@@ -417,6 +433,9 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
             two = _two_strokes(_fine_windows(gray, hom, boxes, geo, dx, dy, reference, ref_dpi, lines,
                                              {} if memo is None else memo, {} if blank_memo is None else blank_memo), speckled_card)
             score = np.where(two, np.maximum(score, _knots(np.minimum(fine, 1.0), SPAN_KNOTS)), score)
+    still = score < LOW_ANCHOR  # an X the scan took away but for its crossing and its arms' ends: for a person
+    if still.any():
+        score = np.where(still & _taken_away_x(ink, geo), np.maximum(score, LEAVES_OUTLINE_SCORE), score)
     # a ring above and below the printed name looked for right of the target, where the names
     # stand; where none of its own can (a column's rule between, the names printed left of the
     # targets), what lies there is another column's (a loop round a name on either side:
@@ -1127,6 +1146,36 @@ def fine_strokes(dark: np.ndarray, inner: np.ndarray, *, joined: bool = True, le
             continue  # level or upright beside the oval: a printed rule's edge the blank shows a pixel off
         strokes.append(pts)
     return strokes
+
+
+def _taken_away_x(ink: np.ndarray, geo: _Geometry) -> np.ndarray:
+    """Per target: whether its added ink shows an X's crossing and its four arms' ends
+    (X_INK, X_CENTRE, X_OUT, X_DEG) and little else (X_SPARSE: a stain's tone is all over)."""
+    n, ch, cw = ink.shape
+    rows, cols = np.nonzero(geo.inside)
+    cy, cx = rows.mean(), cols.mean()
+    a, b = geo.axes_px[0] / 2.0, geo.axes_px[1] / 2.0
+    yy, xx = np.mgrid[0:ch, 0:cw]
+    u, v = (xx - cx) / a, (yy - cy) / b  # in half-axes of the oval
+    radius = np.hypot(u, v)
+    quadrant = (u >= 0).astype(int) + 2 * (v >= 0).astype(int)  # 0 up-left, 1 up-right, 2 down-left, 3 down-right
+    angle = np.degrees(np.arctan2(v, u))
+    within = np.count_nonzero(radius <= X_REACH)
+    out = np.zeros(n, bool)
+    for k in range(n):
+        seen = (ink[k] >= X_INK) & (radius <= X_REACH)  # over the print too: ink there is what the card adds to it
+        if not ((ink[k] >= DARK) & (radius <= X_CENTRE)).any() or np.count_nonzero(seen) > X_SPARSE * within:
+            continue
+        ends = []
+        for q in range(4):
+            arm = seen & (quadrant == q) & (radius >= X_OUT)
+            if np.count_nonzero(arm) < X_MIN_PX:
+                break
+            ends.append(float(np.degrees(np.arctan2(np.sin(np.radians(angle[arm])).mean(), np.cos(np.radians(angle[arm])).mean()))))
+        else:
+            opposite = [abs(((ends[i] - ends[3 - i]) % 360.0) - 180.0) for i in (0, 1)]
+            out[k] = max(opposite) <= X_DEG
+    return out
 
 
 def _leaves_outline(ink: np.ndarray, printed: np.ndarray, geo: _Geometry) -> np.ndarray:
