@@ -122,7 +122,7 @@ BEYOND_MIDDLE_LEVEL = 0.03  # level a fill of a small middle shows over the outl
 OVER_PRINT_LEVEL = 0.1  # (level of a small partial in a thick outline: 0 at the 90th percentile; of a full fill 0.11 or more)
 PENCIL_RIM = 0.12  # (a light pencil's even fill up to the rim: 0.12-0.52; a hesitation dot's under 0.05)
 PENCIL_RESIDUE = 0.3  # (the catalogue's erasure residue 0.09-0.22, pencil 0.33 or more)
-PENCIL_MAX = 0.6  # (the inside's 95th percentile of ink: a light pencil's 0.41-0.55, a pen's small partial 0.69 or more)
+PENCIL_MAX = 0.6  # (the inside's STAIN_TONE_INK_Q quantile of ink: a light pencil's 0.41-0.55, a pen's small partial 0.69 or more)
 MIN_PAPER_SHARE = 0.25
 OPEN_PAPER_SHARE = 0.75
 THIN_FILL = 0.08  # fill under this with a long span: a line across, not a mark
@@ -197,11 +197,11 @@ CROSS_OUT_MIN_PX = 2.0  # (CROSS_PPI) a sliver along the outline a pixel wide is
 # thresholded dark: the crossing shows where it thickens the number printed in the middle, the
 # arms where they cross the outline): a quiet target whose added ink (X_INK or darker, on the
 # blank's print or paper, within X_REACH of the oval's half-axes) holds a pen's dark piece
-# (DARK) at the centre (within X_CENTRE of them) and pieces out past X_OUT in all four quadrants, each two in opposite
-# quadrants on one line through the centre (their directions from it within X_DEG of opposite)
-# with little ink elsewhere (X_SPARSE), is never a clear no vote: for a person (looked at last,
-# on targets the finer stroke checks left quiet). A dot is only the centre; a smear lies on one
-# side; a stain's tone is light and all over.
+# (DARK) at the centre (within X_CENTRE of them) and pieces out past X_OUT in all four
+# quadrants, each two in opposite quadrants on one line through the centre (their directions
+# from it within X_DEG of opposite), with little ink elsewhere (X_SPARSE), is never a clear no
+# vote: for a person (looked at last, on targets the finer stroke checks left quiet). A dot is
+# only the centre; a smear lies on one side; a stain's tone is light and all over.
 X_INK = 0.15
 X_CENTRE = 0.3
 X_OUT = 0.5
@@ -317,15 +317,15 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     even = np.where(share >= MIN_PAPER_SHARE, _quantile_where(inner, paper, 1.0 - EVEN_SHARE), 0.0)
     edge = _paper_edge(printed, paper, geo)  # the bare paper next to the printed outline
     to_edges = np.minimum(residue, _quantile_where(inner, edge, 1.0 - EVEN_SHARE))
-    tone = _paper_tone(aligned, printed, inner, residue, even, geo)
+    k95 = int(STAIN_TONE_INK_Q * (inner.shape[1] - 1))
+    darkest = np.partition(inner, k95, axis=1)[:, k95]  # the inside's darkest ink but specks (the tone's test and PENCIL_MAX's)
+    tone = _paper_tone(aligned, printed, darkest, residue, even, geo)
     level, residue, even, to_edges = (np.clip(v - tone, 0.0, 1.0) for v in (level, residue, even, to_edges))
     # a small middle filled to its rim is a vote only when the ink also shows over the outline's
     # own print (level over the whole inside): a small mark in the middle fills such a middle too
     rim = np.where(level >= BEYOND_MIDDLE_LEVEL, _knots(to_edges, LEVEL_KNOTS), np.minimum(_knots(to_edges, LEVEL_KNOTS), HIGH_ANCHOR - 0.02))
     even_score = np.where(share >= OPEN_PAPER_SHARE, _knots(even, LEVEL_KNOTS), np.maximum(_knots(even, RESIDUE_KNOTS), rim))
     # ... but stands on its own where the ink covers the print too, or is a pencil's light fill
-    k95 = int(0.95 * (inner.shape[1] - 1))
-    darkest = np.partition(inner, k95, axis=1)[:, k95]
     pencil = (level < BEYOND_MIDDLE_LEVEL) & (to_edges >= PENCIL_RIM) & (residue >= PENCIL_RESIDUE) & (darkest <= PENCIL_MAX)
     stands = (share < OPEN_PAPER_SHARE) & ((level >= OVER_PRINT_LEVEL) | pencil)
     even_score = np.where(stands, np.maximum(even_score, _knots(residue, LEVEL_KNOTS)), even_score)
@@ -1273,19 +1273,19 @@ def _paper_edge(printed: np.ndarray, paper: np.ndarray, geo: _Geometry) -> np.nd
     return near & paper
 
 
-def _paper_tone(aligned: np.ndarray, printed: np.ndarray, inner: np.ndarray, residue: np.ndarray, even: np.ndarray,
+def _paper_tone(aligned: np.ndarray, printed: np.ndarray, darkest: np.ndarray, residue: np.ndarray, even: np.ndarray,
                 geo: _Geometry) -> np.ndarray:
     """Per target, the tone of the paper round it that its inside shows and nothing darker (a
     stain's wash or the rim of its ring running on through the oval), else 0. Round it: on the
     box grown by marks.NEAR_GROW_IN, off the oval and the blank's print. The tone is the
     STAIN_TONE_Q quantile of the darkness there with lines narrower than STAIN_LIFT_PX lifted
     off (a check's tail, an X's arm: no stain); taken where it is at most STAIN_TONE_MAX,
-    neither the inside nor the paper round it holds ink darker than that (their
-    STAIN_TONE_INK_Q quantiles, lines and all), the residue is no darker than the darkest of
-    the lifted paper round it (its STAIN_TONE_TOP_Q quantile: a rim through the middle of the
-    oval is as dark inside as where it crosses the paper round it), and the inside is not as
-    dark evenly all over (the even fill under STAIN_UNEVEN of the residue: a light pencil's
-    fill next to a rim as dark is)."""
+    neither the inside (``darkest``: its STAIN_TONE_INK_Q quantile) nor the paper round it
+    (its STAIN_TONE_INK_Q quantile, lines and all) holds ink darker than that, the residue is
+    no darker than the darkest of the lifted paper round it (its STAIN_TONE_TOP_Q quantile: a
+    rim through the middle of the oval is as dark inside as where it crosses the paper round
+    it), and the inside is not as dark evenly all over (the even fill under STAIN_UNEVEN of the
+    residue: a light pencil's fill next to a rim as dark is)."""
     n, h, w = aligned.shape
     near = geo.near.ravel()
     lifted = cv2.erode(aligned.reshape(n * h, w), np.ones((STAIN_LIFT_PX, STAIN_LIFT_PX), np.uint8)).reshape(n, -1)
@@ -1293,9 +1293,7 @@ def _paper_tone(aligned: np.ndarray, printed: np.ndarray, inner: np.ndarray, res
     tone = _quantile_where(lifted[:, near], paper, STAIN_TONE_Q)
     top = _quantile_where(lifted[:, near], paper, STAIN_TONE_TOP_Q)
     ink_round = _quantile_where(aligned.reshape(n, -1)[:, near], paper, STAIN_TONE_INK_Q)
-    k = int(STAIN_TONE_INK_Q * (inner.shape[1] - 1))
-    ink_inside = np.partition(inner, k, axis=1)[:, k]
-    stain_like = ((tone <= STAIN_TONE_MAX) & (ink_round <= STAIN_TONE_MAX) & (ink_inside <= STAIN_TONE_MAX)
+    stain_like = ((tone <= STAIN_TONE_MAX) & (ink_round <= STAIN_TONE_MAX) & (darkest <= STAIN_TONE_MAX)
                   & (residue <= top) & (even < STAIN_UNEVEN * residue))
     return np.where(stain_like, tone, 0.0)
 
