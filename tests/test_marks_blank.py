@@ -963,3 +963,78 @@ def test_an_x_a_threshold_took_away_but_for_its_crossing_and_its_arms_ends_is_ne
     seen = [(r.status.value, round(r.score.score, 3)) for r in got]
     assert got[3].status is MarkStatus.UNKNOWN, seen  # no vote at 0.022 before
     assert all(r.status is MarkStatus.NO for i, r in enumerate(got) if i != 3), seen
+
+
+def test_a_check_over_an_outline_the_blank_prints_darker_and_thicker_is_a_vote_and_empty_ovals_stay_empty() -> None:
+    """The blank, thresholded, prints its ovals black with an outline 0.024 in thick round a
+    small middle; the card, a gray scan, shows them gray and 0.02 in thick. A marker's check
+    whose vertex lies on the outline and whose long arm runs out past the box lay mostly
+    where the blank prints and was taken for that print: the little left inside seemed ink
+    beside the oval, not across it (0.48, for a person; on the vendor profile's fresh seed
+    161616 a clear check read as no vote, 0.116). The blank's print now counts only as dark
+    as the card's targets show it; the card's empty ovals, and a dot, stay no vote."""
+    blank, reg, page = _flat_ovals(0)
+    img = np.full_like(blank, 255)
+    for i in range(len(page.targets)):
+        cx, cy = _centre(page, i)
+        cv2.ellipse(img, (_px(cx), _px(cy)), (_px(BOX_W / 2 - 0.012), _px(BOX_H / 2 - 0.012)), 0, 0, 360, 120, _px(0.02), cv2.LINE_AA)
+    pen = np.full_like(img, 255)
+    cx, cy = _centre(page, 2)
+    low = (_px(cx - 0.01), _px(cy + BOX_H / 2 - 0.025))  # the check's low point on the outline's bottom
+    cv2.line(pen, (_px(cx - BOX_W / 2 + 0.03), _px(cy)), low, 80, _px(0.025), cv2.LINE_AA)
+    cv2.line(pen, low, (_px(cx + BOX_W / 2 + 0.05), _px(cy - BOX_H / 2 - 0.06)), 80, _px(0.025), cv2.LINE_AA)
+    cx, cy = _centre(page, 5)
+    cv2.circle(pen, (_px(cx + 0.02), _px(cy)), _px(0.012), 60, -1, cv2.LINE_AA)  # a hesitation dot
+    got = _read(np.minimum(img, pen), blank, reg, page)
+    seen = [(r.status.value, round(r.score.score, 3)) for r in got]
+    assert got[2].status is MarkStatus.YES, seen
+    assert got[5].status is not MarkStatus.YES, seen
+    assert all(r.status is MarkStatus.NO for i, r in enumerate(got) if i not in (2, 5)), seen
+
+
+def test_a_stamp_s_light_band_ending_on_an_empty_oval_is_still_a_line_by_the_fill_the_blank_shows() -> None:
+    """A stamp letter's broad, light stroke (dithered on a bilevel scan) comes down from far
+    above over the right half of an empty oval and ends on it. Measured against the blank's
+    thick print the oval holds little ink: a thin line across it, for a person. Measured
+    against the card's own thinner print it holds more, and read as a vote (vendor seed
+    141414); the thin-line cap is judged by the fill the blank shows, so it stays for a person."""
+    from PIL import Image
+
+    blank, reg, page = _flat_ovals(0)
+    img = np.full_like(blank, 255)
+    for i in range(len(page.targets)):
+        cx, cy = _centre(page, i)
+        cv2.ellipse(img, (_px(cx), _px(cy)), (_px(BOX_W / 2 - 0.012), _px(BOX_H / 2 - 0.012)), 0, 0, 360, 120, _px(0.02), cv2.LINE_AA)
+    cx, cy = _centre(page, 3)
+    cv2.rectangle(img, (_px(cx), _px(cy - 0.3)), (_px(cx + 0.1), _px(cy + BOX_H / 2 - 0.01)), 150, -1)
+    img = np.asarray(Image.fromarray(img).convert("1").convert("L"))
+    got = _read(img, np.asarray(Image.fromarray(blank).convert("1").convert("L")), reg, page)
+    seen = [(r.status.value, round(r.score.score, 3)) for r in got]
+    assert got[3].status is MarkStatus.UNKNOWN, seen  # 0.937, a vote, without the cap
+    assert all(r.status is MarkStatus.NO for i, r in enumerate(got) if i != 3), seen
+
+
+def test_a_dot_just_inside_the_outline_does_not_leave_it_a_tail_out_past_it_does() -> None:
+    """:func:`_leaves_outline`: a hesitation dot three pixels inside a thin oval's printed
+    outline touched its fringe and lay away from the print, so it was taken for a stroke
+    leaving the outline, for a person (seven dots on the sixth renderer's fresh seed 1616).
+    Only ink outside the oval leaves it; a check's tail run out past the outline still does."""
+    from scanpipe.imaging import marks
+    from scanpipe.imaging.marks_blank import _leaves_outline
+
+    geo = marks._geometry(0.24, 0.15)
+    ch, cw = geo.crop
+    rows, cols = np.nonzero(geo.inside)
+    cy, cx = rows.mean(), cols.mean()
+    yy, xx = np.mgrid[0:ch, 0:cw]
+    rho = np.hypot((xx - cx) / 14.0, (yy - cy) / 9.0)
+    printed = (rho >= 0.8) & (rho <= 1.0)  # the outline, widened as the blank's print is
+    away = cv2.distanceTransform((~printed).astype(np.uint8), cv2.DIST_L2, 3)
+    dot = np.where((away >= 3) & (away <= 6.5) & (rho < 0.8) & (abs(yy - cy) <= 2) & (xx < cx), 0.9, 0.0)
+    tail = np.zeros((ch, cw))
+    for t in range(14):  # from the outline's upper right, out and up
+        tail[int(cy) - 6 - t, int(cx) + 11 + t: int(cx) + 14 + t] = 0.9
+    assert dot.sum() >= 0.9 * 12
+    ink = np.stack([dot, np.where(printed, 0.0, tail)])
+    got = _leaves_outline(ink, np.stack([printed, printed]), geo)
+    assert list(got) == [False, True]

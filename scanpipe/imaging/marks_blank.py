@@ -90,6 +90,7 @@ SHIFT_TIE = 0.002  # local alignment: shifts this close (share of the best corre
 MIN_VISIBLE = 0.5  # a target whose interior is printed over beyond this is obscured ...
 OVERPRINT_CLEAN = 0.05  # ... unless the card lacks that overprint: its box is then taken from the siblings
 OVERPRINT_SIBLINGS = 4  # printed over this little or less, at least this many of them, ...
+THINNER_SIBLINGS = 4  # the blank's print the card does not show: judged on a group of at least this many targets
 OVERPRINT_SIZE_IN = 0.012  # ... of the targets on the page this close to its width and height, ...
 OVERPRINT_AGREE = 0.06  # ... whose boxes differ from their median by at most this (mean darkness)
 OVERPRINT_BOX_GROW_PX = 2  # the box taken, grown by this (canonical px)
@@ -299,6 +300,12 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     gray_aligned = np.stack([card_win[k, s + dy[k]: s + dy[k] + ch, s + dx[k]: s + dx[k] + cw] for k in range(n)])
     blank = ref_dark[:, s: s + ch, s: s + cw]
     blank_near = cv2.dilate(blank.reshape(n * ch, cw), np.ones((3, 3), np.uint8)).reshape(blank.shape)
+    # the thin-fill cap below is judged against the blank as it prints (the lesser fill): what
+    # the card's lighter print lets show counts for a mark, never to lift that cap (a stamp's
+    # broad dithered band down half an empty oval, vendor seed 141414: 0.064 against the blank)
+    as_printed = np.where(blank_near >= BLANK_NOISE, np.clip(aligned - blank_near, 0.0, 1.0), aligned)
+    fill_as_printed = as_printed.reshape(n, -1)[:, geo.interior].mean(axis=1)
+    blank_near, unprinted = _as_the_card_prints(blank_near, aligned)
     printed = blank_near >= BLANK_NOISE  # the blank's paper noise is not print
     ink = np.where(printed, np.clip(aligned - blank_near, 0.0, 1.0), aligned)
     flat = ink.reshape(n, -1)
@@ -353,19 +360,23 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
         specks = small_pieces(faint, FOLD_SPECK_PX).reshape(n * ch, cw).astype(np.uint8)
         beyond_print[cv2.dilate(specks, np.ones((3, 3), np.uint8)).reshape(faint.shape) > 0] = 0.0
     showing = np.maximum(share, SHOWING_MIN)
+
+    def fine_of(which: np.ndarray) -> _FineWindows:
+        return _fine_windows(gray, hom, boxes, geo, dx, dy, reference, ref_dpi, which, {} if memo is None else memo,
+                             {} if blank_memo is None else blank_memo, unprinted)
+
     stroke = _span(ink, geo, len(geo.interior) * showing, visible=~printed, ignore=fringe)
     if side.boxed is not None:  # targets printed as boxes: a stroke crossing most of the box reaches across it
         in_box = _span_in_box(ink, side.boxed, len(geo.interior))
         stroke = np.where(in_box >= BOX_SPAN_MIN, np.maximum(stroke, in_box), stroke)
     # a span with almost no ink inside is a thin line across the target (a crease, a stray
     # stroke): for a person, never a vote by itself
-    thin = fill < THIN_FILL
+    thin = np.minimum(fill, fill_as_printed) < THIN_FILL
     crossed = thin & (fill >= STROKES_MIN_FILL) & (_knots(stroke, SPAN_KNOTS) >= HIGH_ANCHOR)
     two = np.zeros(n, bool)
     looked = crossed.copy()  # targets whose fine strokes were looked at for two meeting
     if crossed.any():  # ... unless it is two strokes meeting or crossing (a check, an X)
-        two = _two_strokes(_fine_windows(gray, hom, boxes, geo, dx, dy, reference, ref_dpi, crossed,
-                                         {} if memo is None else memo, {} if blank_memo is None else blank_memo), speckled_card)
+        two = _two_strokes(fine_of(crossed), speckled_card)
         thin &= ~two
     span_score = np.where(thin, np.minimum(_knots(stroke, SPAN_KNOTS), HIGH_ANCHOR - 0.02), _knots(stroke, SPAN_KNOTS))
     # a span that ink beside the target makes long (a neighbour's loop passing under it, with a
@@ -378,8 +389,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
         unseen = beside & ~crossed  # an X or a check the blur thins (a thresholded scan's 1-px strokes): two strokes cross it
         looked |= unseen
         if unseen.any():
-            beside &= ~_two_strokes(_fine_windows(gray, hom, boxes, geo, dx, dy, reference, ref_dpi, unseen,
-                                                  {} if memo is None else memo, {} if blank_memo is None else blank_memo), speckled_card)
+            beside &= ~_two_strokes(fine_of(unseen), speckled_card)
         span_score = np.where(beside, HIGH_ANCHOR - 0.02, span_score)
     ring = _ring_where_paper(flat, printed.reshape(n, -1), geo)
     centers_px = _jacobians(hom, boxes[:, :2] + boxes[:, 2:] / 2)[0]
@@ -410,8 +420,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     # targets whose strokes were looked at already are left as they are
     mid = (score >= LOW_ANCHOR) & (score < HIGH_ANCHOR) & (fill >= STROKES_MIN_FILL) & ~looked & ~crossed_out
     if mid.any():
-        fine_mid = _fine_windows(gray, hom, boxes, geo, dx, dy, reference, ref_dpi, mid,
-                                 {} if memo is None else memo, {} if blank_memo is None else blank_memo)
+        fine_mid = fine_of(mid)
         two = _two_strokes(fine_mid, speckled_card)
         if two.any():
             reach = np.minimum(_fine_stroke_reach(fine_mid, speckled_card), 1.0)
@@ -419,8 +428,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
             stroke = np.where(two, np.maximum(stroke, reach), stroke)
     quiet = score < LOW_ANCHOR
     if quiet.any():
-        fine = _fine_stroke_reach(_fine_windows(gray, hom, boxes, geo, dx, dy, reference, ref_dpi, quiet,
-                                                {} if memo is None else memo, {} if blank_memo is None else blank_memo),
+        fine = _fine_stroke_reach(fine_of(quiet),
                                   speckled_card)
         thin = fine >= FINE_REACH
         score = np.where(thin, np.maximum(score, FINE_STROKE_SCORE), score)
@@ -430,8 +438,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
         # vote: scored by their reach as a span is
         lines = thin & (fill >= STROKES_MIN_FILL)
         if lines.any():
-            two = _two_strokes(_fine_windows(gray, hom, boxes, geo, dx, dy, reference, ref_dpi, lines,
-                                             {} if memo is None else memo, {} if blank_memo is None else blank_memo), speckled_card)
+            two = _two_strokes(fine_of(lines), speckled_card)
             score = np.where(two, np.maximum(score, _knots(np.minimum(fine, 1.0), SPAN_KNOTS)), score)
     still = score < LOW_ANCHOR  # an X the scan took away but for its crossing and its arms' ends: for a person
     if still.any():
@@ -457,6 +464,25 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
             box_px=(corners[0] + sx, corners[1] + sy, corners[2], corners[3]), shift_px=(sx, sy),
         ))
     return out
+
+
+def _as_the_card_prints(blank_near: np.ndarray, aligned: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """The blank's print (``blank_near``, per window) as the card prints it: where most of the
+    group's blank windows print (the targets' outlines, not a number one of them prints
+    inside), no darker than most of the card's windows show there, a pixel either way (a blank
+    thresholded heavily prints its outlines darker and thicker than a gray card shows them,
+    and the ink of a check over a thick outline was taken for the print it lies on); and
+    where the blank prints so but the card's windows show paper two pixels round, for the
+    finer strokes' windows (None: nowhere). Conservative: where most of the card's targets
+    are marked, the blank stays as it is; a group of fewer than THINNER_SIBLINGS targets
+    keeps it too."""
+    if len(blank_near) < THINNER_SIBLINGS:
+        return blank_near, None
+    common = np.median(blank_near, axis=0) >= BLANK_NOISE
+    typical = np.median(aligned, axis=0).astype(np.float32)
+    card = cv2.dilate(typical, np.ones((3, 3), np.uint8))
+    unprinted = common & ~cv2.dilate((typical >= BLANK_NOISE).astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
+    return np.where(common[None], np.minimum(blank_near, card[None]), blank_near), (unprinted if unprinted.any() else None)
 
 
 def _above_baseline(fold: np.ndarray, speckled_card: bool) -> np.ndarray:
@@ -892,9 +918,10 @@ class _FineWindows:
 
 def _fine_windows(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, geo: _Geometry, dx: np.ndarray, dy: np.ndarray,
                   reference: np.ndarray, ref_dpi: float, which: np.ndarray, memo: dict[str, tuple[np.ndarray, np.ndarray]],
-                  blank_memo: dict[tuple[object, ...], object]) -> _FineWindows:
+                  blank_memo: dict[tuple[object, ...], object], unprinted: np.ndarray | None = None) -> _FineWindows:
     """The windows of the targets ``which`` (bool) at FINE_PPI, each shifted as the canonical
-    refinement found (``dx``, ``dy``), with the blank's print there (kept in ``blank_memo``)."""
+    refinement found (``dx``, ``dy``), with the blank's print there (kept in ``blank_memo``)
+    but where the card's targets show paper (``unprinted``, canonical px: :func:`_as_the_card_prints`)."""
     n = len(boxes)
     idx = np.flatnonzero(which)
     f = int(round(FINE_PPI / CANON_PPI))
@@ -920,6 +947,8 @@ def _fine_windows(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, geo: _Ge
         near.setflags(write=False)
         blank_memo[key] = near
     printed: np.ndarray = blank_memo[key]  # type: ignore[assignment]
+    if unprinted is not None:
+        printed = printed & ~np.repeat(np.repeat(unprinted, f, axis=0), f, axis=1)[None]
     zone = np.repeat(np.repeat(geo.span_zone, f, axis=0), f, axis=1).astype(np.uint8)
     band = int(round(FINE_BAND_IN * FINE_PPI))
     zone = cv2.dilate(zone, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * band + 1,) * 2)).astype(bool)
@@ -1199,7 +1228,7 @@ def _leaves_outline(ink: np.ndarray, printed: np.ndarray, geo: _Geometry) -> np.
         outline = cv2.dilate((printed[k] & own).astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)  # its edge's blur too
         count, labels = cv2.connectedComponents((dark | outline).astype(np.uint8), connectivity=8)
         on_outline = np.bincount(labels[outline], minlength=count) > 0
-        far = np.bincount(labels[dark & away], minlength=count)
+        far = np.bincount(labels[dark & away & ~geo.inside], minlength=count)
         out[k] = bool((on_outline[1:] & (far[1:] >= LEAVE_MIN_PX)).any())
     return out
 
