@@ -445,3 +445,29 @@ def test_two_auditors_resolve_a_mismatched_pair_through_reconciliation(world: Re
     assert [p.counted for p in world.store.pairs()] == ["A0042-R1"]
     assert "A0042" not in {i.item for i in page_of_items(world.store, Filters())[0]}
     assert _index(world) == _rebuilt_index(world)
+
+
+def test_a_card_read_upside_down_is_shown_turned_upright_so_its_boxes_line_up(world: ReviewWorld) -> None:
+    """The target boxes stored for a card fed upside down are in the upright card's pixels; the
+    image was sent as scanned, so an auditor saw every box on the wrong part of the card. It is
+    sent turned upright (PNG); a card read the right way up is sent as it is."""
+    from dataclasses import replace
+
+    import cv2
+    import numpy as np
+
+    from scanpipe.review.images import card_image
+    from scanpipe.types import MarkStatus
+    from tests.helpers import read_card
+    from tests.test_review_support import PNG, UNREADABLE
+
+    turned_id = "d" * 64
+    card = read_card(turned_id, world.election, "S1", "P01", {"gov": {"gov-a": MarkStatus.UNKNOWN}})
+    result = replace(card.interpretation, registration=replace(card.interpretation.registration, rotated_180=True))
+    world.store.save_cards([replace(card, interpretation=result, source=replace(card.source, path=str(world.folder / "card.png"),
+                                                                               sha256=UNREADABLE))])
+    sent = card_image(world.store, turned_id)
+    shown = cv2.imdecode(np.frombuffer(sent.data, np.uint8), cv2.IMREAD_GRAYSCALE)
+    scanned = cv2.imdecode(np.frombuffer(PNG, np.uint8), cv2.IMREAD_GRAYSCALE)
+    assert sent.mimetype == "image/png" and np.array_equal(shown, cv2.rotate(scanned, cv2.ROTATE_180))
+    assert card_image(world.store, MARGINAL).data == PNG
