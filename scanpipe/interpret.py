@@ -326,7 +326,7 @@ def _sheet_side(page: DecodedPage, result: ReadCard, context: InterpretContext) 
     model = context.index.get(result.style, result.page)
     if model is None:
         return None
-    gray = without_bed(page.image)
+    gray = without_bed(cv2.rotate(page.image, cv2.ROTATE_90_CLOCKWISE) if result.registration.quarter_turned else page.image)
     upright = cv2.rotate(gray, cv2.ROTATE_180) if result.registration.rotated_180 else gray
     hom = np.array(result.registration.homography, np.float64).reshape(3, 3)
     layout_page = _layout_page(context, result.style, result.page)
@@ -646,7 +646,19 @@ def _overlap(symbols: Sequence[DecodedCode]) -> bool:
 
 
 def interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHints, source: CardSource) -> InterpretedCard:
-    """Interpret one card (one page of a file)."""
+    """Interpret one card (one page of a file). A page that stands a quarter turn from every
+    blank (fed sideways, :func:`_sideways`) is read turned a quarter clockwise (upside down
+    after that, as any card may be); where it does not read so, as it came (its reason then
+    says it stands sideways)."""
+    if _sideways(page.image.shape, [m.size_in for m in context.index]):
+        card = _interpret_page(replace(page, image=cv2.rotate(page.image, cv2.ROTATE_90_CLOCKWISE)), context, hints, source)
+        if isinstance(card.interpretation, ReadCard):
+            result = card.interpretation
+            return replace(card, interpretation=replace(result, registration=replace(result.registration, quarter_turned=True)))
+    return _interpret_page(page, context, hints, source)
+
+
+def _interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHints, source: CardSource) -> InterpretedCard:
     gray = page.image
     if min(gray.shape[:2]) < MIN_PAGE_SIDE_PX:
         detail = (f"the image is only {gray.shape[1]} x {gray.shape[0]} pixels: too small to be a scanned card "

@@ -249,7 +249,9 @@ class Registration:
     """How a layout page sits on an (upright) card image.
 
     ``homography`` maps layout inches ``(x, y, 1)`` to image pixels ``(col, row, 1)``
-    of the image *after* the 180-degree turn when ``rotated_180`` is true.
+    of the image *after* the 180-degree turn when ``rotated_180`` is true, and after a quarter
+    turn clockwise before that when ``quarter_turned`` is (a card fed sideways: the scan stood a
+    quarter turn from every blank).
     """
 
     homography: tuple[float, ...]  # 9 values, row-major 3x3
@@ -258,6 +260,7 @@ class Registration:
     dpi: float
     anchors_found: int  # fiducials found (3 or 4), or inlier matches for a reference
     residual_px: float
+    quarter_turned: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ board would read it (no ``--style``) and the script prints, per set and in all:
 Targets: 0 definite errors; every card's style right or queued; at most 2 % of clear targets
 to a person. Run: ``python scripts/bench_real.py [--shared ../shared/realballots] [--jobs 2]``.
 
-``--rescan skew|turned|dpi300|bilevel|dpi150|background|stretch|blurred|tinted|photo|combined``: every card
+``--rescan skew|turned|sideways|dpi300|bilevel|dpi150|background|stretch|blurred|tinted|photo|combined``: every card
 read as another scanner would have delivered it (:func:`rescanned`, a PNG in memory): the same
 truth must come out, or the card be queued (never a definite error). The
 reader is judged on other counties' scanners; this is the cheapest stand-in.
@@ -61,14 +61,14 @@ _CONTEXT: Any = None
 _RESCAN: str | None = None
 _CHECKED: Any = None  # the election as its layouts were checked by eye (--boxes: for what the blank prints over)
 BOXES = ("loose", "tight", "shifted")
-RESCANS = ("skew", "turned", "dpi300", "bilevel", "dpi150", "background", "bed", "stretch", "blurred", "tinted", "photo", "combined")
+RESCANS = ("skew", "turned", "sideways", "dpi300", "bilevel", "dpi150", "background", "bed", "stretch", "blurred", "tinted", "photo", "combined")
 THRESHOLD = 160  # --rescan bilevel: a gray pixel darker than this is black
 
 
 def rescanned(path: str, how: str) -> bytes:
     """The card's file as another scanner would have delivered it (``--rescan``): ``skew``
     turned by up to 2.5 degrees either way (per file, from its name's CRC), ``turned`` fed
-    upside down, ``dpi300`` at 300 dpi (1.5 times the pixels, the file's dpi tag dropped),
+    upside down, ``sideways`` fed a quarter turn (clockwise or not, from its name's CRC), ``dpi300`` at 300 dpi (1.5 times the pixels, the file's dpi tag dropped),
     ``bilevel`` thresholded black and white, ``dpi150`` at three quarters of the pixels (Marin's
     cards are 150 dpi scans: they fall under the reader's 120 dpi floor), ``background`` on a
     scanner bed wider than the card (dark around it, the card off centre), ``bed`` the same
@@ -95,6 +95,8 @@ def rescanned(path: str, how: str) -> bytes:
         gray = cv2.warpAffine(gray, turn, (w, h), flags=cv2.INTER_LINEAR, borderValue=255)
     elif how == "turned":
         gray = np.ascontiguousarray(gray[::-1, ::-1])
+    elif how == "sideways":
+        gray = cv2.rotate(gray, cv2.ROTATE_90_CLOCKWISE if zlib.crc32(Path(path).name.encode()) % 2 else cv2.ROTATE_90_COUNTERCLOCKWISE)
     elif how == "dpi300":
         gray = cv2.resize(gray, (w * 3 // 2, h * 3 // 2), interpolation=cv2.INTER_CUBIC)
     elif how == "bilevel":

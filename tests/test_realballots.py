@@ -348,20 +348,32 @@ def test_a_sheet_with_some_print_or_a_dark_scan_is_no_blank_page(kind: str) -> N
     assert result.reason.value != "blank_page", result
 
 
-def test_a_card_fed_sideways_is_queued_with_what_to_do() -> None:
-    """Only a half turn (an upside-down feed) is read; a card fed a quarter turn is queued,
-    and the reason says it was fed sideways."""
+def test_a_card_fed_sideways_either_way_is_read_as_upright_and_one_that_still_does_not_read_says_so() -> None:
+    """A card fed a quarter turn (its proportions those of a blank turned) is read turned a
+    quarter clockwise, upside down after that when it was turned the other way: the same style
+    and votes as the card fed upright, its registration saying so. Where the turned page still
+    matches no blank (here a mirror image), the card is queued as before, the reason saying it
+    was fed sideways."""
     import cv2
     import numpy as np
 
     name = "cedar2008primary"
     path = next((FIX / name / "voted").iterdir())
     gray = cv2.imread(str(path), cv2.IMREAD_GRAYSCALE)
-    ok, png = cv2.imencode(".png", np.ascontiguousarray(np.rot90(gray)))
-    (read,) = interpret_file("sideways.png", context_of(name), CardHints(), "t", data=png.tobytes())
+    (upright,) = interpret_file(str(path), context_of(name), CardHints(), "t")
+    assert isinstance(upright.interpretation, ReadCard)
+    want = [(t.score.option, t.status) for t in upright.interpretation.targets]
+    for turn, half in ((cv2.ROTATE_90_COUNTERCLOCKWISE, False), (cv2.ROTATE_90_CLOCKWISE, True)):
+        ok, png = cv2.imencode(".png", cv2.rotate(gray, turn))
+        (read,) = interpret_file("sideways.png", context_of(name), CardHints(), "t", data=png.tobytes())
+        result = read.interpretation
+        assert isinstance(result, ReadCard), result
+        assert result.style == upright.interpretation.style
+        assert result.registration.quarter_turned and result.registration.rotated_180 is half
+        assert [(t.score.option, t.status) for t in result.targets] == want
+    ok, png = cv2.imencode(".png", np.ascontiguousarray(np.rot90(cv2.flip(gray, 1))))
+    (read,) = interpret_file("mirror.png", context_of(name), CardHints(), "t", data=png.tobytes())
     result = read.interpretation
     assert not isinstance(result, ReadCard)
     assert result.reason.value == "unknown_style"
     assert "fed sideways" in result.detail, result.detail
-    (upright,) = interpret_file(str(path), context_of(name), CardHints(), "t")
-    assert isinstance(upright.interpretation, ReadCard)

@@ -447,10 +447,10 @@ def test_two_auditors_resolve_a_mismatched_pair_through_reconciliation(world: Re
     assert _index(world) == _rebuilt_index(world)
 
 
-def test_a_card_read_upside_down_is_shown_turned_upright_so_its_boxes_line_up(world: ReviewWorld) -> None:
-    """The target boxes stored for a card fed upside down are in the upright card's pixels; the
-    image was sent as scanned, so an auditor saw every box on the wrong part of the card. It is
-    sent turned upright (PNG); a card read the right way up is sent as it is."""
+def test_a_card_read_upside_down_or_sideways_is_shown_turned_upright_so_its_boxes_line_up(world: ReviewWorld) -> None:
+    """The target boxes stored for a card fed upside down (or sideways) are in the upright
+    card's pixels; the image was sent as scanned, so an auditor saw every box on the wrong part
+    of the card. It is sent turned upright (PNG); a card read the right way up as it is."""
     from dataclasses import replace
 
     import cv2
@@ -461,13 +461,18 @@ def test_a_card_read_upside_down_is_shown_turned_upright_so_its_boxes_line_up(wo
     from tests.helpers import read_card
     from tests.test_review_support import PNG, UNREADABLE
 
-    turned_id = "d" * 64
-    card = read_card(turned_id, world.election, "S1", "P01", {"gov": {"gov-a": MarkStatus.UNKNOWN}})
-    result = replace(card.interpretation, registration=replace(card.interpretation.registration, rotated_180=True))
-    world.store.save_cards([replace(card, interpretation=result, source=replace(card.source, path=str(world.folder / "card.png"),
-                                                                               sha256=UNREADABLE))])
-    sent = card_image(world.store, turned_id)
-    shown = cv2.imdecode(np.frombuffer(sent.data, np.uint8), cv2.IMREAD_GRAYSCALE)
     scanned = cv2.imdecode(np.frombuffer(PNG, np.uint8), cv2.IMREAD_GRAYSCALE)
-    assert sent.mimetype == "image/png" and np.array_equal(shown, cv2.rotate(scanned, cv2.ROTATE_180))
+    sideways_then_upside_down = cv2.rotate(cv2.rotate(scanned, cv2.ROTATE_90_CLOCKWISE), cv2.ROTATE_180)
+    for card_id, quarter, half, want in (("d" * 64, False, True, cv2.rotate(scanned, cv2.ROTATE_180)),
+                                         ("e" * 64, True, False, cv2.rotate(scanned, cv2.ROTATE_90_CLOCKWISE)),
+                                         ("f" * 64, True, True, sideways_then_upside_down)):
+        card = read_card(card_id, world.election, "S1", "P01", {"gov": {"gov-a": MarkStatus.UNKNOWN}})
+        registration = replace(card.interpretation.registration, rotated_180=half, quarter_turned=quarter)
+        world.store.save_cards([replace(card, interpretation=replace(card.interpretation, registration=registration),
+                                        source=replace(card.source, path=str(world.folder / "card.png"), sha256=UNREADABLE))])
+        stored = world.store.get_card(card_id)
+        assert stored is not None and stored.card.interpretation.registration == registration  # kept as read
+        sent = card_image(world.store, card_id)
+        shown = cv2.imdecode(np.frombuffer(sent.data, np.uint8), cv2.IMREAD_GRAYSCALE)
+        assert sent.mimetype == "image/png" and np.array_equal(shown, want), card_id
     assert card_image(world.store, MARGINAL).data == PNG

@@ -2,8 +2,9 @@
 
 PNG and JPEG files are sent as they are; TIFF and PDF pages are decoded the way ingest
 decodes them (so the stored target boxes, in that image's pixels, line up) and sent as PNG.
-A card read upside down (fed the other way round) is sent turned upright, as PNG: its stored
-target boxes are in the upright card's pixels, and an auditor reads it the right way up.
+A card read upside down (fed the other way round) or sideways is sent turned upright, as PNG:
+its stored target boxes are in the upright card's pixels, and an auditor reads it the right
+way up.
 
 What an auditor sees is what was read: the file's SHA-256 is compared with the one stored
 when the card was ingested (a rendered new duplicate: when it was rendered) before anything
@@ -59,19 +60,22 @@ def card_image(store: Store, card_id: str, *, actor: str | None = None) -> CardI
     data = file.read_bytes()
     check_image_bytes(store, card_id, path, data, expected, actor=actor)
     suffix = file.suffix.lower()
-    turned = _read_upside_down(store, card_id)
-    if suffix in _DIRECT and page == 1 and not turned:
+    turns = _turns_read(store, card_id)
+    if suffix in _DIRECT and page == 1 and turns == (False, False):
         return CardImage(data, _DIRECT[suffix])
-    return CardImage(_decoded_png(file, data, page, turned=turned), "image/png")
+    return CardImage(_decoded_png(file, data, page, turns=turns), "image/png")
 
 
-def _read_upside_down(store: Store, card_id: str) -> bool:
-    """Whether the stored card was read upside down (its boxes are the upright card's)."""
+def _turns_read(store: Store, card_id: str) -> tuple[bool, bool]:
+    """How the stored card was turned to be read (its boxes are the upright card's): a quarter
+    turn clockwise (fed sideways), then a half turn (upside down)."""
     from scanpipe.types import ReadCard
 
     stored = store.get_card(card_id)
     result = stored.card.interpretation if stored is not None else None
-    return isinstance(result, ReadCard) and result.registration.rotated_180
+    if not isinstance(result, ReadCard):
+        return False, False
+    return result.registration.quarter_turned, result.registration.rotated_180
 
 
 def check_image_bytes(store: Store, card_id: str, path: str, data: bytes, expected: str | None, *, actor: str | None,
@@ -107,7 +111,7 @@ def _lookup(store: Store, card_id: str) -> tuple[str, int, str | None]:
     return str(row.path), int(row.page_index), str(row.sha256)
 
 
-def _decoded_png(file: Path, data: bytes, page: int, *, turned: bool = False) -> bytes:
+def _decoded_png(file: Path, data: bytes, page: int, *, turns: tuple[bool, bool] = (False, False)) -> bytes:
     import cv2
 
     from scanpipe.imaging.decode import ImageDecodeError, decode_card_bytes
@@ -119,7 +123,11 @@ def _decoded_png(file: Path, data: bytes, page: int, *, turned: bool = False) ->
     if page > len(pages):
         raise ImageMissing(f"{file.name} has no page {page}")
     image = pages[page - 1].image
-    ok, encoded = cv2.imencode(".png", cv2.rotate(image, cv2.ROTATE_180) if turned else image)
+    if turns[0]:
+        image = cv2.rotate(image, cv2.ROTATE_90_CLOCKWISE)
+    if turns[1]:
+        image = cv2.rotate(image, cv2.ROTATE_180)
+    ok, encoded = cv2.imencode(".png", image)
     if not ok:
         raise ImageMissing(f"{file.name}: page {page} could not be encoded")
     return bytes(encoded)

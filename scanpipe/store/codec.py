@@ -96,8 +96,11 @@ def _interpretation_columns(interp: ReadCard | MachinePrintedCard | UnreadableCa
 
 
 def _registration_json(reg: Registration) -> dict[str, Any]:
-    return {"homography": list(reg.homography), "method": reg.method, "rotated_180": reg.rotated_180,
-            "dpi": reg.dpi, "anchors_found": reg.anchors_found, "residual_px": reg.residual_px}
+    out = {"homography": list(reg.homography), "method": reg.method, "rotated_180": reg.rotated_180,
+           "dpi": reg.dpi, "anchors_found": reg.anchors_found, "residual_px": reg.residual_px}
+    if reg.quarter_turned:  # absent: as every card stored before cards fed sideways were read
+        out["quarter_turned"] = True
+    return out
 
 
 def _card_code_json(code: CardCode | None) -> dict[str, Any] | None:
@@ -186,7 +189,8 @@ def _code_value(data: dict[str, Any]) -> DecodedCode:
 def _registration_value(data: dict[str, Any]) -> Registration:
     return Registration(homography=tuple(data["homography"]), method=data["method"],
                         rotated_180=data["rotated_180"], dpi=data["dpi"],
-                        anchors_found=data["anchors_found"], residual_px=data["residual_px"])
+                        anchors_found=data["anchors_found"], residual_px=data["residual_px"],
+                        quarter_turned=bool(data.get("quarter_turned", False)))
 
 
 _MARK_STATUS = {m.value: m for m in MarkStatus}
