@@ -305,6 +305,8 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     # broad dithered band down half an empty oval, vendor seed 141414: 0.064 against the blank)
     as_printed = np.where(blank_near >= BLANK_NOISE, np.clip(aligned - blank_near, 0.0, 1.0), aligned)
     fill_as_printed = as_printed.reshape(n, -1)[:, geo.interior].mean(axis=1)
+    # the blank's print no darker than the card's own targets show it (a thresholded blank's
+    # outlines print blacker and thicker than a gray card's)
     blank_near, unprinted = _as_the_card_prints(blank_near, aligned)
     printed = blank_near >= BLANK_NOISE  # the blank's paper noise is not print
     ink = np.where(printed, np.clip(aligned - blank_near, 0.0, 1.0), aligned)
@@ -428,8 +430,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
             stroke = np.where(two, np.maximum(stroke, reach), stroke)
     quiet = score < LOW_ANCHOR
     if quiet.any():
-        fine = _fine_stroke_reach(fine_of(quiet),
-                                  speckled_card)
+        fine = _fine_stroke_reach(fine_of(quiet), speckled_card)
         thin = fine >= FINE_REACH
         score = np.where(thin, np.maximum(score, FINE_STROKE_SCORE), score)
         stroke = np.where(thin, np.maximum(stroke, np.minimum(fine, 1.0)), stroke)  # a share, in [0, 1]
@@ -1209,8 +1210,9 @@ def _taken_away_x(ink: np.ndarray, geo: _Geometry) -> np.ndarray:
 
 def _leaves_outline(ink: np.ndarray, printed: np.ndarray, geo: _Geometry) -> np.ndarray:
     """Per target: added ink (DARK or darker, on the blank's paper) joined to the target's own
-    printed outline that reaches LEAVE_AWAY_PX or more from any print, LEAVE_MIN_PX pixels of
-    it at least (a stroke, not the fringe a thicker scan leaves along the print)."""
+    printed outline that reaches LEAVE_AWAY_PX or more from any print outside the oval,
+    LEAVE_MIN_PX pixels of it at least (a stroke, not the fringe a thicker scan leaves along the
+    print, nor a dot just inside the oval touching that fringe)."""
     n, ch, cw = ink.shape
     m = int(round(MARGIN_IN * CANON_PPI))  # the window's margin around the box (marks._geometry)
     off = m - SEARCH_PX  # the box's origin in the crop
