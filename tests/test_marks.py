@@ -271,6 +271,41 @@ def test_a_name_written_in_light_pencil_is_ink_in_the_area(against_blank: bool, 
     assert score_targets(cv2.GaussianBlur(blank, (0, 0), 0.7), reg, page, **ref)[0].write_in_score == 0.0
 
 
+@pytest.mark.parametrize("tone", [110, 160])
+def test_a_stamp_crossing_the_write_in_area_is_no_name_but_a_name_under_it_or_rising_above_it_is(tone: int) -> None:
+    """A "SAMPLE" stamp over a card: its frame's line crosses the write-in area at a slant and a
+    letter's broad stroke runs through it from above to below, most of their ink outside it and
+    no darker inside. That ink is no name written there (about ten empty write-ins a vendor-profile
+    deck went to a person so). A name written in the area under the same stamp (a short one
+    joined to the letter's stroke, most of their ink outside the area: it is darker there), or
+    written so large that it rises well above the area, is still a name."""
+    blank, reg, page = card(["none", "none"], write_in_row=0)
+    x, y, w, h = page.targets[0].write_in_area_in
+    px = lambda xi, yi: (int(round(xi * DPI)), int(round(yi * DPI)))  # noqa: E731
+
+    def stamped(img: np.ndarray) -> np.ndarray:
+        out = img.copy()
+        stamp = np.full_like(out, 255)
+        cv2.line(stamp, px(x + 0.4, y + h + 0.45), px(x + 2.1, y - 0.35), 0, max(1, int(0.02 * DPI)), cv2.LINE_AA)
+        cv2.line(stamp, px(x + 0.9, y - 0.55), px(x + 1.05, y + h + 0.55), 0, int(0.1 * DPI), cv2.LINE_AA)
+        return np.minimum(out, np.where(stamp < 128, tone, 255).astype(np.uint8))
+
+    def named(img: np.ndarray, scale: float = 1.1, name: str = "Marion Tolliver", at: float = 0.1) -> np.ndarray:
+        out = img.copy()
+        cv2.putText(out, name, px(x + at, y + h - 0.08), cv2.FONT_HERSHEY_SCRIPT_SIMPLEX, scale, 40, 2, cv2.LINE_AA)
+        return out
+
+    def write_in(img: np.ndarray) -> float:
+        return score_targets(img, reg, page, reference=blank, reference_dpi=float(DPI))[0].write_in_score
+
+    threshold = load_thresholds().write_in
+    assert write_in(stamped(blank)) < threshold
+    assert write_in(named(stamped(blank))) >= threshold
+    assert write_in(stamped(named(blank))) >= threshold
+    assert write_in(stamped(named(blank, name="Li Wu", at=0.75))) >= threshold  # a short name over the letter's stroke
+    assert write_in(named(blank, scale=2.2)) >= threshold  # letters about 0.35 in tall, in an area 0.3 in high
+
+
 @pytest.mark.parametrize(("angle", "offset"), [(0.0, (0.0, 2.0)), (0.8, (1.0, -2.0)), (-0.8, (-1.0, 3.0))])
 def test_the_printed_write_in_line_inside_the_area_is_not_writing(angle: float, offset: tuple[float, float]) -> None:
     """The area's box reaches the printed write-in line (a board drew it that way, or the scan's

@@ -93,6 +93,21 @@ WRITE_IN_FAINT_INK = (0.18, 0.12)
 WRITE_IN_WORD_IN = 0.3
 WRITE_IN_WORD_MIN_PX = 3  # a word's height at SIDE_PPI (0.05 in): a rule scans 1-2 pixels thick
 WRITE_IN_WORD_FILL = 0.7
+# Ink that crosses the write-in area from outside it is no name written there (a "SAMPLE"
+# stamp's letters and frame, a stain): a piece of added ink (the blank's print bridged where it
+# crosses it), seen within PASSING_WINDOW_IN of the area, reaching PASSING_REACH_IN or more past
+# it, PASSING_OUT_SHARE or more of it outside or, in the area, a straight line PASSING_LINE_IN
+# long (a stamp's frame at a slant; its ink off the line PASSING_LINE_PX at most, a standard deviation
+# at SIDE_PPI: a written word, even flat, is a third of its letters' height, 1.5 px and more),
+# and no darker inside than outside (PASSING_DARKER: a name written under a stamp or a stain
+# darkens it there)
+PASSING_WINDOW_IN = 0.6
+PASSING_REACH_IN = 0.25
+PASSING_OUT_SHARE = 0.6
+PASSING_LINE_IN = 0.5
+PASSING_LINE_PX = 1.2
+PASSING_DARKER = 0.1
+PASSING_INK = 0.18
 LINE_IN = 0.4  # a straight stroke this long in a write-in area is printed, not written ...
 LINE_SIDE_PX = 3  # ... unless within this many pixels (SIDE_PPI) along both its sides ...
 LINE_SIDE_INK = 0.3  # ... this share of its length shows ink: a word's letters, rising above and falling below it
@@ -807,7 +822,59 @@ def _write_in_score(gray: np.ndarray, hom: np.ndarray, area: Box | None, referen
         inked |= _written_words((sharp >= WRITE_IN_INK) & ~_straight_lines(sharp))
     edge = max(1, int(round(WRITE_IN_EDGE_IN * SIDE_PPI)))  # what spills in from beside the area
     inked[:edge], inked[-edge:], inked[:, :edge], inked[:, -edge:] = False, False, False, False
+    if reference is not None and ref_dpi is not None and inked.any():
+        inked &= ~_passing_through(gray, hom, area, shape, reference, ref_dpi, tints_black)
     return float(inked.any(axis=0).mean()) if inked.size else 0.0
+
+
+def _long_line(piece: np.ndarray) -> bool:
+    """Whether a piece of ink (bool, SIDE_PPI) is a straight line PASSING_LINE_IN long or
+    longer at any slant, its pixels within PASSING_LINE_PX (a standard deviation) of it."""
+    rows, cols = np.nonzero(piece)
+    if rows.size < PASSING_LINE_IN * SIDE_PPI:
+        return False
+    spread = np.linalg.eigvalsh(np.cov(np.stack([cols, rows]).astype(np.float64)))  # ascending
+    return bool(np.sqrt(max(spread[0], 0.0)) <= PASSING_LINE_PX and np.sqrt(12.0 * spread[1]) >= PASSING_LINE_IN * SIDE_PPI)
+
+
+def _passing_through(gray: np.ndarray, hom: np.ndarray, area: Box, shape: tuple[int, int], reference: np.ndarray,
+                     ref_dpi: float, tints_black: bool) -> np.ndarray:
+    """The pixels of a write-in area (``shape`` at SIDE_PPI) that belong to ink passing through
+    it from outside: a piece of the card's added ink, in a window PASSING_WINDOW_IN wider all
+    round, the blank's print bridged where the ink crosses it, that reaches PASSING_REACH_IN
+    past the area, lies PASSING_OUT_SHARE or more outside it or is a long straight line in it, and is
+    no darker inside it than outside (its 90th percentiles within PASSING_DARKER): a stamp's
+    letter or frame, a stain. A name is written in the area: its letters may rise above it or
+    run past its end, but most of their ink is in it; one written under a stamp darkens the
+    stamp's ink."""
+    m = int(round(PASSING_WINDOW_IN * SIDE_PPI))
+    x, y, w, h = area
+    grown = (x - m / SIDE_PPI, y - m / SIDE_PPI, w + 2 * m / SIDE_PPI, h + 2 * m / SIDE_PPI)
+    big = (shape[0] + 2 * m, shape[1] + 2 * m)
+    card, added = _fine_darkness(gray, hom, grown, big, reference, ref_dpi, tints_black)[0]
+    ink = added >= PASSING_INK
+    printed = (card - added) >= PASSING_INK  # where the blank prints (the card's darkness there is the print's)
+    bridged = ink | (printed & cv2.dilate(ink.astype(np.uint8), np.ones((7, 7), np.uint8)).astype(bool))
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(bridged.astype(np.uint8), connectivity=8)
+    inside = np.zeros(big, bool)
+    inside[m: m + shape[0], m: m + shape[1]] = True
+    reach = PASSING_REACH_IN * SIDE_PPI
+    passing = np.zeros(count, bool)
+    for k in range(1, count):
+        left, top, width, height = (int(v) for v in stats[k, :4])
+        beyond = max(m - left, m - top, left + width - (m + shape[1]), top + height - (m + shape[0]))
+        if beyond < reach:
+            continue
+        own = (labels == k) & ink
+        n_in, n_all = int(np.count_nonzero(own & inside)), int(np.count_nonzero(own))
+        if n_in == 0 or (n_all - n_in < PASSING_OUT_SHARE * n_all and not _long_line(own & inside)):
+            continue
+        passing[k] = (float(np.percentile(added[own & inside], 90))
+                      <= float(np.percentile(added[own & ~inside], 90)) + PASSING_DARKER)
+    if not passing.any():
+        return np.zeros(shape, bool)
+    through = cv2.dilate(passing[labels].astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    return through[m: m + shape[0], m: m + shape[1]]
 
 
 def _written_words(faint: np.ndarray) -> np.ndarray:
