@@ -651,14 +651,18 @@ def interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHint
     after that, as any card may be); where it does not read so, as it came (its reason then
     says it stands sideways)."""
     if _sideways(page.image.shape, [m.size_in for m in context.index]):
-        card = _interpret_page(replace(page, image=cv2.rotate(page.image, cv2.ROTATE_90_CLOCKWISE)), context, hints, source)
+        card = _interpret_page(replace(page, image=cv2.rotate(page.image, cv2.ROTATE_90_CLOCKWISE)), context, hints, source,
+                               fed=page.image)
         if isinstance(card.interpretation, ReadCard):
             result = card.interpretation
             return replace(card, interpretation=replace(result, registration=replace(result.registration, quarter_turned=True)))
     return _interpret_page(page, context, hints, source)
 
 
-def _interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHints, source: CardSource) -> InterpretedCard:
+def _interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHints, source: CardSource,
+                    fed: np.ndarray | None = None) -> InterpretedCard:
+    """One page read as it stands; ``fed``: the page as it came, where it is read turned a
+    quarter (the scanner's streaks run down the scan as fed)."""
     gray = page.image
     if min(gray.shape[:2]) < MIN_PAGE_SIDE_PX:
         detail = (f"the image is only {gray.shape[1]} x {gray.shape[0]} pixels: too small to be a scanned card "
@@ -684,10 +688,11 @@ def _interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHin
         result = _interpret_content(gray, page, codes, context, hints)
     if isinstance(result, ReadCard):
         codes = _stated_label(_without_vendor_codes(codes, result, gray, context), hints)
-    # looked for on the scan as it came, a dark bed round the page and all: a streak runs from the
-    # paper's top edge to its bottom edge, and the bed painted as paper would make it stop short
-    if streaks := vertical_streaks(page.image):
-        result = _with_streaks(result, streaks, gray, context)
+    # looked for on the scan as it came (as fed: a card read turned a quarter was fed sideways), a
+    # dark bed round the page and all: a streak runs from the paper's top edge to its bottom edge,
+    # and the bed painted as paper would make it stop short
+    if streaks := vertical_streaks(page.image if fed is None else fed):
+        result = _with_streaks(result, streaks, gray, context, across=fed is not None)
     kind, kind_reasons = _kind_of(codes, hints)
     if isinstance(result, ReadCard | MachinePrintedCard):
         reasons = tuple(dict.fromkeys(result.reasons + kind_reasons))
@@ -696,7 +701,7 @@ def _interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHin
 
 
 def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streaks: tuple[Streak, ...], gray: np.ndarray,
-                  context: InterpretContext) -> ReadCard | MachinePrintedCard | UnreadableCard:
+                  context: InterpretContext, *, across: bool = False) -> ReadCard | MachinePrintedCard | UnreadableCard:
     """A card whose scan shows scanner streaks (:mod:`scanpipe.imaging.streaks`) is scored
     again with the streaks painted over from beside them
     (:func:`~scanpipe.imaging.streaks.painted_over`): a line through a name or a write-in line
@@ -708,8 +713,10 @@ def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streak
     again under other thresholds keeps it so). A card a streak crosses targets on says so
     (``scanner_streak``) either way, so the board learns the glass needs cleaning; a card that
     could not be read says the streak in its detail (it may be why). A line the blank prints
-    itself is no streak."""
-    width = gray.shape[1]
+    itself is no streak. ``across``: the card was read turned a quarter (fed sideways), so the
+    streaks, down the scan as fed, run across it; they are measured on the upright card
+    transposed, where they are columns again (its targets' boxes transposed alike)."""
+    width = gray.shape[0] if across else gray.shape[1]  # the scan's as fed
     where = "; ".join(s.describe(width) for s in streaks)
     if isinstance(result, UnreadableCard):
         return replace(result, detail=f"{result.detail} (the scan shows a scanner streak, a dark line down the whole image at "
@@ -720,23 +727,27 @@ def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streak
     columns = [upright_columns(s, width, registration.rotated_180) for s in streaks]
     model = context.index.get(result.style, result.page)
     hom = np.array(registration.homography).reshape(3, 3)
-    blank = None  # the card's pixels -> its blank's, and the blank
+    upright = cv2.rotate(gray, cv2.ROTATE_180) if registration.rotated_180 else gray
+    # the card as the streaks are measured, with its pixels -> the upright card's: columns down it
+    along, to_upright = (np.ascontiguousarray(upright.T), _SWAP_XY) if across else (upright, np.eye(3))
+    blank = None  # the measured card's pixels -> its blank's, and the blank
     if model is not None:
-        blank = (np.diag([model.dpi, model.dpi, 1.0]) @ np.linalg.inv(hom), model.image)
-        columns = [c for c in columns if not on_print(c, gray.shape[0], *blank)]
+        blank = (np.diag([model.dpi, model.dpi, 1.0]) @ np.linalg.inv(hom) @ to_upright, model.image)
+        columns = [c for c in columns if not on_print(c, along.shape[0], *blank)]
     if not columns:
         return result
     # the card scored again with the streaks painted over from beside them: a line beside a
     # target (through its name, its write-in line) is no ink of the voter's
     layout_page = _layout_page(context, result.style, result.page)
-    upright = cv2.rotate(gray, cv2.ROTATE_180) if registration.rotated_180 else gray
-    again = score_targets(painted_over(upright, columns), registration, layout_page, reference=model.image if model else None,
+    painted = painted_over(along, columns)
+    again = score_targets(np.ascontiguousarray(painted.T) if across else painted, registration, layout_page,
+                          reference=model.image if model else None,
                           reference_dpi=model.dpi if model else layout_page.reference_dpi,
                           reference_memo=model.memo if model is not None else None)
     px_per_in = float(np.sqrt(abs(np.linalg.det(hom[:2, :2]))))
-    lines = {c: streak_line(upright, c, px_per_in, blank) for c in columns}
-    crossed_by = [crossing(columns, r.score.box_px) for r in result.targets]
-    readings = tuple(_through_streaks(r, classify_target(s, context.thresholds), by, lines, context.thresholds)
+    lines = {c: streak_line(along, c, px_per_in, blank) for c in columns}
+    crossed_by = [crossing(columns, _box_along(r.score.box_px, across)) for r in result.targets]
+    readings = tuple(_through_streaks(r, classify_target(s, context.thresholds), by, lines, context.thresholds, across=across)
                      for r, s, by in zip(result.targets, again, crossed_by, strict=True))
     crossed = any(crossed_by)
     reasons: list[Reason] = [r for r in result.reasons if r not in (Reason.MARGINAL_MARK, Reason.WRITE_IN)]
@@ -750,8 +761,18 @@ def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streak
                    reasons=tuple(dict.fromkeys(reasons)))
 
 
+_SWAP_XY = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])  # a transposed image's pixels -> the image's
+
+
+def _box_along(box_px: Sequence[float], across: bool) -> tuple[float, ...]:
+    """A target's box (x, y, w, h, upright card pixels) in the card as its streaks are
+    measured: transposed where they run across it (:func:`_with_streaks`)."""
+    x, y, w, h = box_px[:4]
+    return (y, x, h, w) if across else (x, y, w, h)
+
+
 def _through_streaks(scanned: TargetReading, painted: TargetReading, crossed_by: list[tuple[int, int]],
-                     lines: dict[tuple[int, int], StreakLine], thresholds: Thresholds) -> TargetReading:
+                     lines: dict[tuple[int, int], StreakLine], thresholds: Thresholds, *, across: bool = False) -> TargetReading:
     """A target's reading on a streaked card, given its reading as ``scanned`` and with the
     streaks ``painted`` over: the painted one where no streak crosses it; where streaks cross
     it (``crossed_by``), the painted one only as a vote (the voter's ink reaches beyond the
@@ -760,10 +781,10 @@ def _through_streaks(scanned: TargetReading, painted: TargetReading, crossed_by:
     one damaged (damage score 1: for a person, under any thresholds)."""
     if not crossed_by:
         return painted
-    width = scanned.score.box_px[2]
+    width = _box_along(scanned.score.box_px, across)[2]  # across the streaks
     narrow = all(c1 - c0 + 1 + 2 * PAINT_BESIDE <= STREAK_PAINT_MAX_SHARE * width for c0, c1 in crossed_by)
     if narrow and (painted.status is MarkStatus.YES or (painted.status is MarkStatus.NO and all(
-            nothing_under(lines[c], painted.score.box_px) for c in crossed_by))):
+            nothing_under(lines[c], _box_along(painted.score.box_px, across)) for c in crossed_by))):
         return painted
     return classify_target(replace(scanned.score, damage_score=1.0), thresholds)
 

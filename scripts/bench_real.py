@@ -61,14 +61,17 @@ _CONTEXT: Any = None
 _RESCAN: str | None = None
 _CHECKED: Any = None  # the election as its layouts were checked by eye (--boxes: for what the blank prints over)
 BOXES = ("loose", "tight", "shifted")
-RESCANS = ("skew", "turned", "sideways", "dpi300", "bilevel", "dpi150", "background", "bed", "stretch", "blurred", "tinted", "photo", "combined")
+RESCANS = ("skew", "turned", "sideways", "streak", "sideways-streak", "dpi300", "bilevel", "dpi150", "background", "bed", "stretch", "blurred", "tinted", "photo", "combined")
 THRESHOLD = 160  # --rescan bilevel: a gray pixel darker than this is black
 
 
 def rescanned(path: str, how: str) -> bytes:
     """The card's file as another scanner would have delivered it (``--rescan``): ``skew``
     turned by up to 2.5 degrees either way (per file, from its name's CRC), ``turned`` fed
-    upside down, ``sideways`` fed a quarter turn (clockwise or not, from its name's CRC), ``dpi300`` at 300 dpi (1.5 times the pixels, the file's dpi tag dropped),
+    upside down, ``sideways`` fed a quarter turn (clockwise or not, from its name's CRC), ``streak``
+    with a scanner streak (dirt on the glass: a dark line 3 px wide down the whole scan, 20-80 %
+    across from its name's CRC), ``sideways-streak`` both (the streak down the scan as fed, so
+    across the card), ``dpi300`` at 300 dpi (1.5 times the pixels, the file's dpi tag dropped),
     ``bilevel`` thresholded black and white, ``dpi150`` at three quarters of the pixels (Marin's
     cards are 150 dpi scans: they fall under the reader's 120 dpi floor), ``background`` on a
     scanner bed wider than the card (dark around it, the card off centre), ``bed`` the same
@@ -95,7 +98,7 @@ def rescanned(path: str, how: str) -> bytes:
         gray = cv2.warpAffine(gray, turn, (w, h), flags=cv2.INTER_LINEAR, borderValue=255)
     elif how == "turned":
         gray = np.ascontiguousarray(gray[::-1, ::-1])
-    elif how == "sideways":
+    elif how in ("sideways", "sideways-streak"):
         gray = cv2.rotate(gray, cv2.ROTATE_90_CLOCKWISE if zlib.crc32(Path(path).name.encode()) % 2 else cv2.ROTATE_90_COUNTERCLOCKWISE)
     elif how == "dpi300":
         gray = cv2.resize(gray, (w * 3 // 2, h * 3 // 2), interpolation=cv2.INTER_CUBIC)
@@ -131,6 +134,9 @@ def rescanned(path: str, how: str) -> bytes:
         src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
         dst = src + rng.uniform(-0.01, 0.01, (4, 2)).astype(np.float32) * np.float32([w, h])
         gray = cv2.warpPerspective(gray, cv2.getPerspectiveTransform(src, dst), (w, h), borderValue=255)
+    if how in ("streak", "sideways-streak"):  # dirt on the glass darkens a few sensor columns on every row
+        x = int(gray.shape[1] * (0.2 + 0.6 * zlib.crc32(Path(path).name.encode()[::-1]) / 2**32))
+        gray[:, x: x + 3] = np.minimum(gray[:, x: x + 3], 50)
     ok, png = cv2.imencode(".png", gray)
     if not ok:
         raise RuntimeError(f"{path}: could not encode the rescanned card")

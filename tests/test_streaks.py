@@ -155,6 +155,54 @@ def test_empty_targets_a_black_streak_crosses_go_to_a_person(vendor_election: El
            [True] * sum(crossed)
 
 
+@pytest.mark.parametrize("quarters, width, across", [(1, 4, 1 / 2), (3, 4, 1 / 2), (3, 2, 1 / 3), (3, 4, 1 / 3)])
+def test_a_black_streak_on_a_card_fed_sideways_is_measured_down_the_scan_as_fed(vendor_election: Election,
+                                                                                context: InterpretContext, tmp_path: Path,
+                                                                                quarters: int, width: int, across: float) -> None:
+    """A card fed sideways (long edge first) is read turned a quarter; the scanner's streak
+    runs down the scan as fed, so across the card as read, through a row of targets. It is
+    looked for as fed and measured across the card as on an upright one (before, it was not
+    seen: the card said nothing of the glass): a line as wide as a voter's thinnest stroke
+    (4 px at 200 dpi) sends the empty targets it crosses to a person; a thinner one hides
+    nothing, so they read as no vote, but for one with a pen stroke drawn along the line. A
+    black line running along a whole line of the card's text (the names beside the targets it
+    crosses) leaves the card's print unlike its blank's: the card is queued, never read, its
+    reason naming the streak."""
+    gray, boxes = _blank_card(vendor_election, "H-13")
+    h, _w = gray.shape
+    fed = np.ascontiguousarray(np.rot90(gray, quarters))  # 1: a quarter counterclockwise, 3: clockwise
+
+    def columns(box: tuple[float, float, float, float]) -> tuple[float, float]:
+        _bx, by, _bw, bh = box  # the box's columns in the scan as fed
+        return (by, by + bh) if quarters == 1 else (h - 1 - by - bh, h - 1 - by)
+
+    x0, x1 = columns(boxes[0])
+    x = int(x0 + (x1 - x0) * across)
+    crossed = [c0 - 2 <= x + width - 1 and c1 + 2 >= x for c0, c1 in map(columns, boxes)]
+    hidden = next(k for k, hit in enumerate(crossed) if hit and k > 0) if width < 4 else None
+    if hidden is not None:  # a pen stroke along the line, a pixel beside it each side, inside the target
+        bx, _by, bw, _bh = boxes[hidden]
+        rows = (int(bx + 0.15 * bw), int(bx + 0.85 * bw)) if quarters == 3 else (int(gray.shape[1] - 1 - bx - 0.85 * bw),
+                                                                                  int(gray.shape[1] - 1 - bx - 0.15 * bw))
+        fed[rows[0]: rows[1], x - 1: x + width + 1] = 30
+    fed[:, x: x + width] = 12 if width >= 4 else 0
+    assert 0 < sum(crossed) < len(boxes)
+    if (width, across) == (4, 1 / 3):  # along the names' x-height
+        path = tmp_path / "streaked.png"
+        Image.fromarray(fed).save(path, dpi=(200, 200))
+        (queued,) = interpret_file(str(path), context, CardHints(), "b")
+        assert isinstance(queued.interpretation, UnreadableCard) and "scanner streak" in queued.interpretation.detail
+        return
+    _read_card, result = _read(fed, context, tmp_path)
+    assert result.style == "H-13" and result.registration.quarter_turned
+    assert Reason.SCANNER_STREAK in result.reasons
+    for k, (reading, hit) in enumerate(zip(result.targets, crossed, strict=True)):
+        if hit and (width >= 4 or k == hidden):
+            assert reading.status is MarkStatus.UNKNOWN and reading.score.damage_score == 1.0, (k, reading.why)
+        else:
+            assert reading.status is MarkStatus.NO, (k, hit, reading.why)
+
+
 def test_a_black_streak_on_a_card_scanned_on_a_dark_bed_sends_its_targets_to_a_person(vendor_election: Election,
                                                                                      context: InterpretContext, tmp_path: Path) -> None:
     """The reader paints a dark scanner bed round a skewed page as paper before reading it;
