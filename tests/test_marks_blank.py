@@ -1038,3 +1038,40 @@ def test_a_dot_just_inside_the_outline_does_not_leave_it_a_tail_out_past_it_does
     ink = np.stack([dot, np.where(printed, 0.0, tail)])
     got = _leaves_outline(ink, np.stack([printed, printed]), geo)
     assert list(got) == [False, True]
+
+
+def test_a_real_check_whose_long_arm_a_threshold_left_in_pieces_is_for_a_person_not_a_no_vote() -> None:
+    """A column of the sixth renderer's fresh seed 1818 (``tests/fixtures/check_taken_away``:
+    a blue ballpoint's checks on a 200-dpi scan thresholded at 121, ballot numbers printed in
+    the ovals). In ``town-wi2`` the threshold left the check's long arm as a hairline broken
+    where it crosses the number and the outline, and its short arm hardly at all: read as no
+    vote (0.013), a definite error. That straight line through the oval and out past it is now
+    for a person; the column's empty ovals stay no vote and its filled one a vote."""
+    import json
+    from pathlib import Path
+
+    from PIL import Image
+
+    from scanpipe.types import LayoutPage, Registration, TargetDef
+
+    here = Path(__file__).parent / "fixtures" / "check_taken_away"
+    meta = json.loads((here / "card.json").read_text())
+
+    def page_of(name: str, size: list[int], offset: list[int]) -> np.ndarray:
+        full = np.full((size[1], size[0]), 255, np.uint8)
+        crop = np.asarray(Image.open(here / name).convert("L"))
+        x, y = offset
+        full[y: y + crop.shape[0], x: x + crop.shape[1]] = crop
+        return full
+
+    card_img = page_of("card.png", meta["card_size_px"], meta["card_offset_px"])
+    blank = page_of("blank.png", meta["blank_size_px"], meta["blank_offset_px"])
+    page = LayoutPage(2, tuple(meta["page_size_in"]), tuple(TargetDef(t["contest"], t["option"], tuple(t["box"])) for t in meta["targets"]))
+    reg = Registration(tuple(meta["homography"]), "reference", False, float(meta["blank_dpi"]), 4, 0.0)
+    thresholds = load_thresholds()
+    got = {s.option: classify_target(s, thresholds) for s in score_targets(card_img, reg, page, reference=blank,
+                                                                           reference_dpi=float(meta["blank_dpi"]))}
+    seen = {o: (r.status.value, round(r.score.score, 3)) for o, r in got.items()}
+    assert got["town-wi2"].status is MarkStatus.UNKNOWN, seen
+    assert got["tc2"].status is MarkStatus.YES, seen
+    assert all(got[o].status is MarkStatus.NO for o in ("tc1", "tc3", "tc4", "tc5")), seen

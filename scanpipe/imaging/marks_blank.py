@@ -210,6 +210,20 @@ X_REACH = 1.4  # ... and within this of them (the arms cross the outline; the sp
 X_DEG = 25.0
 X_SPARSE = 0.15  # ... the ink covering at most this share of that reach (the X taken away on the sixth renderer's seed 1515, probed: 0.077) ...
 X_MIN_PX = 2  # canonical px of ink a quadrant's arm end needs (120 ppi)
+# A line the scan took away but for its pieces (a light pen's check on a scan thresholded dark,
+# its long arm cut where it crosses the number printed inside the oval and its outline): a
+# quiet target whose added ink (X_INK or darker, on print or paper, within X_REACH) lies along
+# one straight line (LINE_SPREAD_PX from it: a standard deviation, canonical px) as long as
+# LINE_LONG of the oval's height or more, through the oval (its middle within LINE_THROUGH of
+# the half-axes) and out past the outline, a pen's darkness (LINE_PEN) somewhere along it, with
+# little ink else (X_SPARSE), is never a clear no vote: for a person (looked at last, as the X
+# above). A dot is short; a smear, a blot and a stain's tone are broad; a ring stain's arc
+# through an empty oval is as thin and straight there, but light (probed on the sixth
+# renderer's seed 1818: 0.24 at most; the check's arm 0.37).
+LINE_SPREAD_PX = 2.0
+LINE_PEN = 0.3
+LINE_LONG = 1.0
+LINE_THROUGH = 0.7
 # A stroke leaving the target's outline: dark added ink joined to the print inside the box grown
 # by LEAVE_BOX_GROW_PX, LEAVE_MIN_PX of it LEAVE_AWAY_PX or more from any print, keeps the
 # score at least LEAVES_OUTLINE_SCORE (between the anchors: for a person, unless it is a vote).
@@ -442,7 +456,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
             score = np.where(two, np.maximum(score, _knots(np.minimum(fine, 1.0), SPAN_KNOTS)), score)
     still = score < LOW_ANCHOR  # an X the scan took away but for its crossing and its arms' ends: for a person
     if still.any():
-        score = np.where(still & _taken_away_x(ink, geo), np.maximum(score, LEAVES_OUTLINE_SCORE), score)
+        score = np.where(still & (_taken_away_x(ink, geo) | _taken_away_line(ink, geo)), np.maximum(score, LEAVES_OUTLINE_SCORE), score)
     # a ring above and below the printed name looked for right of the target, where the names
     # stand; where none of its own can (a column's rule between, the names printed left of the
     # targets), what lies there is another column's (a loop round a name on either side:
@@ -1205,6 +1219,40 @@ def _taken_away_x(ink: np.ndarray, geo: _Geometry) -> np.ndarray:
         else:
             opposite = [abs(((ends[i] - ends[3 - i]) % 360.0) - 180.0) for i in (0, 1)]
             out[k] = max(opposite) <= X_DEG
+    return out
+
+
+def _taken_away_line(ink: np.ndarray, geo: _Geometry) -> np.ndarray:
+    """Per target: whether its added ink (X_INK, within X_REACH of the oval's half-axes, over
+    print or paper) lies along one straight line (LINE_SPREAD_PX from it, a standard deviation)
+    LINE_LONG of the oval's height long or longer, through the oval (its middle within
+    LINE_THROUGH of the half-axes; half of LINE_LONG of its pixels inside it) and out past its
+    outline (an end beyond them), LINE_PEN dark somewhere, with little ink else (X_SPARSE)."""
+    n, ch, cw = ink.shape
+    rows, cols = np.nonzero(geo.inside)
+    cy, cx = rows.mean(), cols.mean()
+    a, b = geo.axes_px[0] / 2.0, geo.axes_px[1] / 2.0
+    yy, xx = np.mgrid[0:ch, 0:cw]
+    radius = np.hypot((xx - cx) / a, (yy - cy) / b)
+    reach = radius <= X_REACH
+    within = np.count_nonzero(reach)
+    long_px = LINE_LONG * geo.axes_px[1]
+    out = np.zeros(n, bool)
+    for k in range(n):
+        seen = (ink[k] >= X_INK) & reach
+        ys, xs = np.nonzero(seen)
+        if (len(xs) < long_px or len(xs) > X_SPARSE * within or float(ink[k][seen].max()) < LINE_PEN
+                or np.count_nonzero(seen & (radius <= 1.0)) < long_px / 2):
+            continue  # too little, too much, too light, or not in the oval (print beside it, thicker)
+        points = np.stack([xs, ys]).astype(np.float64)
+        middle = points.mean(axis=1)
+        spread, axes = np.linalg.eigh(np.cov(points))
+        along = axes[:, 1] @ (points - middle[:, None])
+        if np.sqrt(max(spread[0], 0.0)) > LINE_SPREAD_PX or float(along.max() - along.min()) < long_px:
+            continue
+        ends = [middle + axes[:, 1] * t for t in (along.min(), along.max())]
+        far = [float(np.hypot((x - cx) / a, (y - cy) / b)) for x, y in (middle, *ends)]
+        out[k] = far[0] <= LINE_THROUGH and max(far[1:]) > 1.0
     return out
 
 
