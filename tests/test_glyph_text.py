@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from scanpipe.imaging.glyph_text import read_apart, read_apart_in_places, read_glyphs
+from scanpipe.imaging.glyph_text import read_apart, read_apart_in_places, read_glyphs, unconfirmed_in_places
 from scanpipe.imaging.page_text import ocr_available
 
 BOLD = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"  # fonts-dejavu-core
@@ -58,6 +58,21 @@ def test_two_readings_differ_only_when_both_are_sure_and_unlike(blank: tuple[str
 ])
 def test_places_read_alike_as_another_glyph_add_up(places: list, apart: tuple[str, str] | None) -> None:
     assert read_apart_in_places(places) == apart
+
+
+@pytest.mark.parametrize("places, unread", [
+    # an ordered-dither B over the lone blank's A, twice, at 200 and 150 dpi (the sixth
+    # renderer's fresh seed 1919: both read as the blank before); read as nothing surely
+    ([(("A", 0.992), [("A", 0.337), ("B", 0.162)]), (("A", 0.995), [("0", 0.132), ("日", 0.441)])], "A"),
+    ([(("A", 0.992), [("慈", 0.174), ("?", 0.186)]), (("A", 0.995), [("鑫", 0.120), ("B", 0.561)]), (("■", 0.854), [("業", 0.148), ("■", 0.908)])], "A"),
+    ([(("A", 0.99), [("A", 0.75)]), (("A", 0.99), [("B", 0.2)])], None),  # read as itself in one place: only one unread
+    ([(("A", 0.99), [("a", 0.8), ("B", 0.2)]), (("A", 0.99), [("A", 0.71)])], None),  # read as itself (case folded) in both
+    ([(("A", 0.99), [("B", 0.2)])], None),  # one place: a stain over one glyph says nothing of the card
+    ([(("A", 0.99), [("B", 0.2)]), (("C", 0.99), [("B", 0.2)])], None),  # two glyphs of the blank, one place each
+    ([(("A", 0.8), [("B", 0.2)]), (("A", 0.8), [("B", 0.2)])], None),  # the blank's own reading unsure
+])
+def test_a_glyph_the_blank_prints_in_several_places_read_as_itself_in_none_is_unconfirmed(places: list, unread: str | None) -> None:
+    assert unconfirmed_in_places(places) == unread
 
 
 def _glyph(text: str, height_px: int, *, noise: float, seed: int) -> np.ndarray:

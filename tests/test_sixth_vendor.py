@@ -143,6 +143,51 @@ def test_a_card_of_a_split_the_election_lacks_is_queued_not_read_as_the_lone_bla
     assert any("where the blank reads 'A'" in result.detail for _card, result in readings)
 
 
+def _ordered_dither(gray: np.ndarray, dpi_from: float, dpi_to: float) -> np.ndarray:
+    """A blank as a scanner's bilevel ordered-dither mode delivers it at ``dpi_to``: area
+    reduced, softened, then thresholded against a tiled 8 x 8 Bayer matrix."""
+    bayer = np.array([[0]])
+    for _ in range(3):
+        bayer = np.block([[4 * bayer, 4 * bayer + 2], [4 * bayer + 3, 4 * bayer + 1]])
+    h, w = gray.shape
+    small = cv2.resize(gray, (int(w * dpi_to / dpi_from), int(h * dpi_to / dpi_from)), interpolation=cv2.INTER_AREA)
+    small = cv2.GaussianBlur(small, (0, 0), 0.6).astype(np.float32)
+    levels = (np.tile(bayer, (small.shape[0] // 8 + 1, small.shape[1] // 8 + 1))[: small.shape[0], : small.shape[1]] + 0.5) * 255 / 64
+    return np.where(small > levels, 255, 0).astype(np.uint8)
+
+
+@pytest.mark.skipif(not ocr_available(), reason="the ocr extra reads the glyph")
+@pytest.mark.parametrize("dpi", [150, 200])
+def test_an_ordered_dither_scan_of_the_split_the_election_lacks_is_queued_and_one_of_the_lone_blank_reads(deck: Path, tmp_path: Path,
+                                                                                                          dpi: int) -> None:
+    """Ordered dither at 150 or 200 dpi blurs a bold "B" over the lone blank's "A" so that
+    neither pixels nor the OCR extra read it surely as another letter (the sixth renderer's
+    fresh seed 1919: two such DM-0302 cards read as DM-0301 with DM-0302 left out). Where the
+    blank prints the glyph twice and the card's glyph is unlike it in both places and read as
+    it in neither, the card cannot be said to print the blank's line: queued. A DM-0301 card
+    scanned the same way reads as DM-0301."""
+    truth = json.loads((deck / "expected.json").read_text())
+    definition = json.loads((deck / truth["election"]).read_text())
+    definition["ballot_styles"] = [s for s in definition["ballot_styles"] if s["id"] != "DM-0302"]
+    lacking = (deck / truth["election"]).with_name("election-without-DM-0302-dither.json")
+    lacking.write_text(json.dumps(definition))
+    election = load_election(lacking)
+    context = InterpretContext(election, load_thresholds(), load_references(election, cache=False))
+    full = load_election(deck / truth["election"])
+    for style, reads in (("DM-0302", False), ("DM-0301", True)):
+        page = full.style(style).layout.pages[0]
+        assert page.reference is not None and page.reference_dpi is not None
+        card = _ordered_dither(np.asarray(Image.open(page.reference).convert("L")), page.reference_dpi, dpi)
+        path = tmp_path / f"{style}-{dpi}.png"
+        Image.fromarray(card).save(path, dpi=(dpi, dpi))
+        (read,) = interpret_file(str(path), context, CardHints(), "t")
+        result = read.interpretation
+        if reads:
+            assert isinstance(result, ReadCard) and result.style == "DM-0301", result
+        else:
+            assert not isinstance(result, ReadCard), f"{style} at {dpi} dpi read as {result.style}"
+
+
 def test_a_sheet_s_two_sides_in_one_file_take_out_each_other_s_show_through(deck: Path) -> None:
     """A sheet whose felt-tip marks show through on the other side, its sides saved as two
     files: each empty target a ghost lies on goes to a person (a light even tone, the look of an

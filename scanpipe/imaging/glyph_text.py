@@ -87,6 +87,22 @@ def read_apart_in_places(places: Sequence[tuple[tuple[str, float], Sequence[tupl
     return None
 
 
+def unconfirmed_in_places(places: Sequence[tuple[tuple[str, float], Sequence[tuple[str, float]]]]) -> str | None:
+    """The glyph the blank prints surely (BLANK_MIN_SCORE) in CARD_AGREE_PLACES places or more
+    where no reading of the card there is that glyph at CARD_MIN_SCORE or more, if any: the
+    card cannot be said to print it (each place a glyph that correlated poorly with the card:
+    a dithered B over the blank's A, twice, read as nothing surely). A genuine card's glyph
+    seldom correlates so poorly in two places, and is then mostly read as itself."""
+    unread: dict[str, int] = {}
+    for blank, cards in places:
+        a = _normal(blank[0])
+        if a is None or len(a) != 1 or blank[1] < BLANK_MIN_SCORE:
+            continue
+        if not any(_normal(text) == a and score >= CARD_MIN_SCORE for text, score in cards):
+            unread[blank[0]] = unread.get(blank[0], 0) + 1
+    return next((glyph for glyph, count in unread.items() if count >= CARD_AGREE_PLACES), None)
+
+
 def _normal(text: str) -> str | None:
     """The letters and digits of a reading, case folded, confusable glyphs made one; None
     where one is no Latin letter."""

@@ -62,7 +62,7 @@ from scanpipe.imaging.align import (
     refine,
     surer_of,
 )
-from scanpipe.imaging.glyph_text import read_apart_in_places, read_glyphs
+from scanpipe.imaging.glyph_text import read_apart_in_places, read_glyphs, unconfirmed_in_places
 from scanpipe.imaging.mark_code import code_mismatch
 from scanpipe.imaging.reference import FRAME_DPI, PageModel, ink_of, paper_level, reduce_to, warp_in_tiles
 from scanpipe.types import Box
@@ -1123,7 +1123,11 @@ def _read_apart(suspects: list[tuple[float, np.ndarray, np.ndarray, np.ndarray, 
     differently on blank and card (the card's either way: a thresholded scan reads better as
     scanned, a dithered one blurred), with what each reads; or, none surely so, several of
     them read as one other glyph (:func:`~scanpipe.imaging.glyph_text.read_apart_in_places`:
-    a line the blank prints twice); None where none differs or the extra is not installed."""
+    a line the blank prints twice); or, where one glyph the blank prints in several places is
+    read as itself on the card in none of them
+    (:func:`~scanpipe.imaging.glyph_text.unconfirmed_in_places`: a dithered 150-dpi "B" over
+    the blank's "A" read as nothing surely), those places; None where none differs or the
+    extra is not installed."""
     worst = sorted(suspects, key=lambda t: t[0])[:OWN_READ_MAX]
     if not worst:
         return None
@@ -1142,10 +1146,13 @@ def _read_apart(suspects: list[tuple[float, np.ndarray, np.ndarray, np.ndarray, 
         apart = read_apart_in_places([places[k]])
         if apart is not None:
             return f"{where} (it reads {apart[1]!r} where the blank reads {apart[0]!r})"
+    at = ", ".join(where for *_g, where in worst)
     apart = read_apart_in_places(places)  # one glyph misread alike in several places
     if apart is not None:
-        at = ", ".join(where for *_g, where in worst)
         return f"{at} (it reads {apart[1]!r} in several places where the blank reads {apart[0]!r})"
+    unread = unconfirmed_in_places(places)  # nor is the blank's own glyph read there, in several places
+    if unread is not None:
+        return f"{at} (where the blank prints {unread!r} in several places, the card's glyph is unlike it and not read as it)"
     return None
 
 
