@@ -1088,15 +1088,20 @@ def _straight_pieces(strokes: list[np.ndarray]) -> list[np.ndarray]:
     TWO_STROKES_STRAIGHT_PX), each as the segment (x1, y1, x2, y2) it covers."""
     out = []
     for pts in strokes:
-        xy = pts[:, ::-1].astype(np.float64)
-        centre = xy.mean(axis=0)
-        values, vectors = np.linalg.eigh(np.cov((xy - centre).T))
-        if np.sqrt(max(values[0], 0.0)) > TWO_STROKES_STRAIGHT_PX:
-            continue
-        axis = vectors[:, 1]
-        along = (xy - centre) @ axis
-        out.append(np.concatenate([centre + along.min() * axis, centre + along.max() * axis]))
+        spread, _centre, start, end = _line_fit(pts[:, ::-1].astype(np.float64))
+        if spread <= TWO_STROKES_STRAIGHT_PX:
+            out.append(np.concatenate([start, end]))
     return out
+
+
+def _line_fit(xy: np.ndarray) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """Points (n, 2: x, y) taken as one straight line: their spread across its main axis (a
+    standard deviation), their mean, and the two ends of the segment they cover along it."""
+    centre = xy.mean(axis=0)
+    values, vectors = np.linalg.eigh(np.cov((xy - centre).T))
+    axis = vectors[:, 1]
+    along = (xy - centre) @ axis
+    return float(np.sqrt(max(values[0], 0.0))), centre, centre + along.min() * axis, centre + along.max() * axis
 
 
 def _meeting_pair(segments: np.ndarray, width: float, zone: np.ndarray, passable: np.ndarray) -> bool:
@@ -1244,14 +1249,10 @@ def _taken_away_line(ink: np.ndarray, geo: _Geometry) -> np.ndarray:
         if (len(xs) < long_px or len(xs) > X_SPARSE * within or float(ink[k][seen].max()) < LINE_PEN
                 or np.count_nonzero(seen & (radius <= 1.0)) < long_px / 2):
             continue  # too little, too much, too light, or not in the oval (print beside it, thicker)
-        points = np.stack([xs, ys]).astype(np.float64)
-        middle = points.mean(axis=1)
-        spread, axes = np.linalg.eigh(np.cov(points))
-        along = axes[:, 1] @ (points - middle[:, None])
-        if np.sqrt(max(spread[0], 0.0)) > LINE_SPREAD_PX or float(along.max() - along.min()) < long_px:
+        spread, middle, start, end = _line_fit(np.stack([xs, ys], axis=1).astype(np.float64))
+        if spread > LINE_SPREAD_PX or float(np.hypot(*(end - start))) < long_px:
             continue
-        ends = [middle + axes[:, 1] * t for t in (along.min(), along.max())]
-        far = [float(np.hypot((x - cx) / a, (y - cy) / b)) for x, y in (middle, *ends)]
+        far = [float(np.hypot((x - cx) / a, (y - cy) / b)) for x, y in (middle, start, end)]
         out[k] = far[0] <= LINE_THROUGH and max(far[1:]) > 1.0
     return out
 
