@@ -1075,3 +1075,54 @@ def test_a_real_check_whose_long_arm_a_threshold_left_in_pieces_is_for_a_person_
     assert got["town-wi2"].status is MarkStatus.UNKNOWN, seen
     assert got["tc2"].status is MarkStatus.YES, seen
     assert all(got[o].status is MarkStatus.NO for o in ("tc1", "tc3", "tc4", "tc5")), seen
+
+
+def _real_column(name: str) -> dict:
+    """A fixture cut from a rendered card and its blank (``tests/fixtures/NAME``: the crop of
+    each, where it lies on its page, the card's registration and the contest's targets), read
+    as the scorer reads the whole page: option -> classified mark."""
+    import json
+    from pathlib import Path
+
+    from PIL import Image
+
+    from scanpipe.types import LayoutPage, Registration, TargetDef
+
+    here = Path(__file__).parent / "fixtures" / name
+    meta = json.loads((here / "card.json").read_text())
+
+    def page_of(file: str, size: list[int], offset: list[int]) -> np.ndarray:
+        full = np.full((size[1], size[0]), 255, np.uint8)
+        crop = np.asarray(Image.open(here / file).convert("L"))
+        x, y = offset
+        full[y: y + crop.shape[0], x: x + crop.shape[1]] = crop
+        return full
+
+    card_img = page_of("card.png", meta["card_size_px"], meta["card_offset_px"])
+    blank = page_of("blank.png", meta["blank_size_px"], meta["blank_offset_px"])
+    page = LayoutPage(1, tuple(meta["page_size_in"]), tuple(TargetDef(t["contest"], t["option"], tuple(t["box"])) for t in meta["targets"]))
+    reg = Registration(tuple(meta["homography"]), "reference", False, float(meta["blank_dpi"]), 4, 0.0)
+    thresholds = load_thresholds()
+    return {s.option: classify_target(s, thresholds) for s in score_targets(card_img, reg, page, reference=blank,
+                                                                            reference_dpi=float(meta["blank_dpi"]))}
+
+
+def test_a_stamp_s_line_through_an_empty_arrow_between_rows_of_print_crosses_it_a_fill_beside_a_band_is_a_vote() -> None:
+    """Vendor profile, fresh seed 202020. ``band_through_arrows``: a SAMPLE stamp's frame, a
+    thin gray line, runs through board-d's empty arrow and on across the column; the rows of
+    print above and below (the other arrows, their names) cut it into short pieces, none
+    reaching far nor two of them seen on one line through the box, and it was read as a vote
+    (1.0). A straight line through the target that runs on 0.35 in past it over ink or print
+    without meeting paper crosses it: for a person. ``fill_beside_band``: qb-yes half filled,
+    a stamp's dithered band passing left of it beyond the column's rule; some line through the
+    fill runs on over that print into the band, but the paper between the fill and the rule
+    (seen on the finer window) shows the band does not pass through it: still a vote."""
+    got = _real_column("band_through_arrows")
+    seen = {o: (r.status.value, round(r.score.score, 3), round(r.score.damage_score, 2)) for o, r in got.items()}
+    assert got["board-d"].status is MarkStatus.UNKNOWN and got["board-d"].score.damage_score >= 0.3, seen
+    assert got["board-a"].status is MarkStatus.NO, seen  # empty, no stamp over it
+    assert got["board-e"].status is MarkStatus.YES and got["board-w"].status is MarkStatus.YES, seen  # filled
+    got = _real_column("fill_beside_band")
+    seen = {o: (r.status.value, round(r.score.score, 3), round(r.score.damage_score, 2)) for o, r in got.items()}
+    assert got["qb-yes"].status is MarkStatus.YES, seen
+

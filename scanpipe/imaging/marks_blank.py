@@ -39,8 +39,9 @@ catalogue), so one set of thresholds serves both.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import cv2
 import numpy as np
@@ -194,6 +195,17 @@ CROSS_BAND_DEG = 12.0  # ... and another on the far side of the box, this close 
 # the paper round the oval.
 CROSS_OUT_IN = 0.15
 CROSS_OUT_MIN_PX = 2.0  # (CROSS_PPI) a sliver along the outline a pixel wide is a scan's edge, no stroke
+# A band running on along one straight line (a stamp letter's broad stroke, a stamp's frame, a
+# line drawn across the card), whichever pieces the print round the target cuts it into: a
+# line through the target's inside, added ink wherever it is not print there (a band over the
+# target, not beside it), that runs on past the box for CROSS_RUN_IN or more over added ink or
+# print and never over paper, the ink CROSS_RUN_INK of it. A voter's fill stays in its target;
+# an X's or a check's arm ends on paper well before (BAND_STEP_DEG apart, lines a pixel apart).
+CROSS_RUN_IN = 0.35
+CROSS_RUN_INK = 0.5
+CROSS_RUN_INSIDE_PAPER = 0.15  # at most this share of the line inside the box on paper
+CROSS_RUN_STEP_DEG = 5.0
+CROSS_RUN_GAP_PX = 1  # (CANON_PPI) paper the way out of the box may cross near it: a scan's noise, not a gap
 # An X the scan took away but for its crossing and its arms' ends (a light pen on a scan
 # thresholded dark: the crossing shows where it thickens the number printed in the middle, the
 # arms where they cross the outline): a quiet target whose added ink (X_INK or darker, on the
@@ -418,7 +430,8 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     filled = fill >= FILLED_OWN_INK  # a fill whose overflow runs out beside it, or on to the name written next to it
     fold = _above_baseline(_fold(beyond_print, geo, filled), speckled_card)
     crossing = _crossing(gray, hom, boxes, _paper(card_win), side, {} if memo is None else memo,
-                         [t.write_in_area_in if own else None for t, own in zip(targets, filled, strict=True)])
+                         [t.write_in_area_in if own else None for t, own in zip(targets, filled, strict=True)],
+                         lambda k: _line_inked_inside(ink[k], printed[k], geo, (boxes[k, 2], boxes[k, 3])))
     damage = np.maximum.reduce([stain, fold, tear, crossing, np.where(obscured > MIN_VISIBLE, 1.0, 0.0)])
     score = np.maximum.reduce([_knots(level, LEVEL_KNOTS), _knots(cover, COVER_KNOTS), span_score,
                                _knots(residue, RESIDUE_KNOTS), even_score])
@@ -659,7 +672,8 @@ def _span_in_box(ink: np.ndarray, inside: np.ndarray, interior_px: int) -> np.nd
 
 
 def _crossing(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, plane_card: np.ndarray, side: _BlankSide,
-              memo: dict[str, tuple[np.ndarray, np.ndarray]], areas: Sequence[Box | None] = ()) -> np.ndarray:
+              memo: dict[str, tuple[np.ndarray, np.ndarray]], areas: Sequence[Box | None] = (),
+              through: Callable[[int], Callable[[float, float, int], bool]] | None = None) -> np.ndarray:
     """1.0 for a target that a broad or long stroke crosses (a stamp's letter, a signature, a line
     drawn across the card), else 0.0: one stroke of ink added to the blank that touches the box
     and runs on CROSS_REACH_IN or more beyond it, with CROSS_AREA_IN2 of ink out there or out
@@ -722,16 +736,142 @@ def _crossing(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, plane_card: 
     out = np.zeros(n)
     past = np.logical_or.reduce(opposite)  # beyond the box by CROSS_OPPOSITE_IN: holds the far zone
     for k in np.flatnonzero((ink & past).reshape(n, -1).sum(axis=1) >= CROSS_TOUCH_PX):
-        stroke = cv2.morphologyEx(ink[k].astype(np.uint8), cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))  # a thin line's breaks
-        stroke = stroke | (printed[k] & box_zone & (cv2.dilate(stroke, bridge) > 0)).astype(np.uint8)
+        closed = cv2.morphologyEx(ink[k].astype(np.uint8), cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))  # a thin line's breaks
+        stroke = closed | (printed[k] & box_zone & (cv2.dilate(closed, bridge) > 0)).astype(np.uint8)
         count, labels = cv2.connectedComponents(stroke, connectivity=8)
         touching = np.bincount(labels[on_box], minlength=count) >= CROSS_TOUCH_PX
         beyond = np.bincount(labels[far & ink[k]], minlength=count)  # added ink only, not the print joined to it
         reach = np.sum([np.bincount(labels[side & ink[k]], minlength=count) > 0 for side in sides], axis=0)
         if ((touching[1:] & ((beyond[1:] >= area) | (reach[1:] >= 2))).any() or _passes_through(labels, touching, ink[k], opposite, (m, bw, bh))
-                or _bands_through(labels, count, ink[k], printed[k], (m, bw, bh)) or _band_out_hidden(ink[k], printed[k], on_box, (m, bw, bh))):
+                or _bands_through(labels, count, ink[k], printed[k], (m, bw, bh)) or _band_out_hidden(ink[k], printed[k], on_box, (m, bw, bh))
+                or _band_run(closed.astype(bool) & ~printed[k], printed[k], (m, bw, bh), CROSS_PRINT_GROW_PX + 1,
+                             None if through is None else through(int(k))) >= CROSS_RUN_IN * CROSS_PPI):
             out[k] = 1.0
     return out
+
+
+def _band_run(ink: np.ndarray, printed: np.ndarray, box: tuple[int, int, int], grow: int,
+              through: Callable[[float, float, int], bool] | None = None) -> float:
+    """The longest way (px) a straight line through the box (``box``: its offset in the window
+    and its size) runs on past it (and the band ``grow`` round it) on one side over added ink
+    (``ink``) or print (``printed``: where added ink is not measured) without meeting paper,
+    inked for CROSS_RUN_INK of that way, where the line holds added ink inside the box (a band
+    over the target, not beside it): ``through(angle_deg, offset_px, side)`` judges that on a
+    finer window (here the print round a small target, widened, may cover all its inside, and
+    the paper between the box and ink further out), else the window's own pixels (CROSS_RUN_INSIDE_PAPER of them on paper at most). Lines every
+    CROSS_RUN_STEP_DEG, a pixel apart across the box, each crossing half the box's height or
+    more of it; a way that reaches the window's edge ends there."""
+    ys, xs, valid, inside, out_at, params = _run_lines(ink.shape, box, grow)
+    state = np.where(ink[ys, xs], 1, np.where(printed[ys, xs], 2, 0)).astype(np.int8)
+    paper = (state == 0) | ~valid
+    centre = ys.shape[1] // 2
+    runs = []  # per side: each line's way that side
+    for side in (1, -1):
+        order = np.arange(centre, ys.shape[1]) if side > 0 else np.arange(centre, -1, -1)
+        start = out_at[:, 0 if side > 0 else 1]  # where each line leaves the box that way (samples from the centre)
+        steps = np.arange(len(order))[None]
+        beyond = steps >= start[:, None]
+        p = paper[:, order] & beyond
+        stop = np.where(p.any(axis=1), np.argmax(p, axis=1), len(order))
+        ran = (steps < stop[:, None]) & beyond
+        inked = (ran & (state[:, order] == 1)).sum(axis=1)
+        length = ran.sum(axis=1)
+        runs.append(np.where(inked >= CROSS_RUN_INK * np.maximum(length, 1), length, 0))
+    ways = np.stack(runs, axis=1).astype(np.float64)  # (lines, 2)
+    best = 0.0
+    least = CROSS_RUN_IN * CROSS_PPI
+    for flat in np.argsort(-ways, axis=None):
+        li, si = divmod(int(flat), 2)
+        if ways[li, si] <= best or ways[li, si] < least:
+            break
+        if through is not None:
+            held = through(float(params[li, 0]), float(params[li, 1]), 1 - 2 * si)
+        else:
+            seen = inside[li] & (state[li] != 2)
+            held = (int((seen & (state[li] == 1)).sum()) >= 2 and
+                    int((seen & (state[li] == 0)).sum()) <= CROSS_RUN_INSIDE_PAPER * max(int(seen.sum()), 1))
+        if held:
+            best = float(ways[li, si])
+    return best
+
+
+@lru_cache(maxsize=32)
+def _run_lines(shape: tuple[int, ...], box: tuple[int, int, int], grow: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The sample points of :func:`_band_run`'s lines in a window of ``shape``: per line, its
+    pixels (rows, columns, clipped), whether each lies in the window, whether inside the box,
+    how many samples from the middle each way it leaves the box and its band ``grow``, and
+    the line's direction (degrees) and offset from the box's middle (px)."""
+    m, bw, bh = box
+    h, w = shape[:2]
+    cx, cy = m + (bw - 1) / 2.0, m + (bh - 1) / 2.0
+    reach = int(np.ceil(np.hypot(h, w) / 2.0)) + 2  # the box lies in the window's middle
+    t = np.arange(-reach, reach + 1, dtype=np.float64)
+    rows, cols, ins, outs, params = [], [], [], [], []
+    half = np.hypot(bw, bh) / 2.0
+    for deg in np.arange(0.0, 180.0, CROSS_RUN_STEP_DEG):
+        u = np.array([np.cos(np.radians(deg)), np.sin(np.radians(deg))])
+        nrm = np.array([-u[1], u[0]])
+        for off in np.arange(-np.floor(half), np.floor(half) + 1):
+            xi = np.rint(cx + off * nrm[0] + t * u[0]).astype(int)
+            yi = np.rint(cy + off * nrm[1] + t * u[1]).astype(int)
+            in_box = (xi >= m) & (xi < m + bw) & (yi >= m) & (yi < m + bh)
+            if in_box.sum() < min(bw, bh) / 2.0:  # through the box, not past a corner
+                continue
+            banded = (xi >= m - grow) & (xi < m + bw + grow) & (yi >= m - grow) & (yi < m + bh + grow)
+            ahead = np.flatnonzero(~banded[reach:])
+            behind = np.flatnonzero(~banded[reach::-1])
+            rows.append(yi)
+            cols.append(xi)
+            ins.append(in_box)
+            outs.append((int(ahead[0]) if len(ahead) else reach, int(behind[0]) if len(behind) else reach))
+            params.append((float(deg), float(off)))
+    ys, xs = np.array(rows), np.array(cols)
+    valid = (ys >= 0) & (ys < h) & (xs >= 0) & (xs < w)
+    return np.clip(ys, 0, h - 1), np.clip(xs, 0, w - 1), valid, np.array(ins), np.array(outs), np.array(params)
+
+
+def _line_inked_inside(ink: np.ndarray, printed: np.ndarray, geo: _Geometry, box_in: tuple[float, float]
+                       ) -> Callable[[float, float, int], bool]:
+    """For :func:`_band_run`: whether its line (direction in degrees, offset from the box's
+    middle in CROSS_PPI px, the side its way runs out: 1 along the direction, -1 against it)
+    holds added ink (``ink``: one target's aligned canonical window; CROSS_DARK or darker)
+    wherever the blank leaves the target's inside bare (``printed``: the blank's print),
+    CROSS_RUN_INSIDE_PAPER of it on paper at most (an inside all print holds it), and runs on
+    out of the box that side over ink or print to the window's edge, CROSS_RUN_GAP_PX of
+    paper at most: a band over the target, not a fill near a band that runs past beyond
+    other print."""
+    ch, cw = geo.crop
+    o = MARGIN_IN * CANON_PPI - SEARCH_PX  # the box's corner in the crop (px)
+    cx, cy = o + box_in[0] * CANON_PPI / 2.0, o + box_in[1] * CANON_PPI / 2.0
+    scale = CANON_PPI / CROSS_PPI
+    t = np.arange(0.0, float(np.hypot(ch, cw)), 0.5)
+    bx0, by0, bx1, by1 = o, o, o + box_in[0] * CANON_PPI, o + box_in[1] * CANON_PPI
+
+    def through(deg: float, off: float, side: int) -> bool:
+        u = np.array([np.cos(np.radians(deg)), np.sin(np.radians(deg))])
+        px, py = cx - off * scale * u[1], cy + off * scale * u[0]
+        line = []
+        for sign in (-1, 1):
+            xs_, ys_ = px + sign * t * u[0], py + sign * t * u[1]
+            keep = (xs_ >= 0) & (xs_ <= cw - 1) & (ys_ >= 0) & (ys_ <= ch - 1)
+            line.append((np.rint(xs_[keep]).astype(int), np.rint(ys_[keep]).astype(int), xs_[keep], ys_[keep]))
+        xi = np.concatenate([line[0][0], line[1][0]])
+        yi = np.concatenate([line[0][1], line[1][1]])
+        on = geo.inside[yi, xi] & ~printed[yi, xi]
+        if on.any():
+            inked = ink[yi[on], xi[on]] >= CROSS_DARK
+            if int(inked.sum()) < 2 or float((~inked).mean()) > CROSS_RUN_INSIDE_PAPER:
+                return False
+        xi, yi, fx, fy = line[1] if side > 0 else line[0]
+        out = (fx < bx0) | (fx > bx1) | (fy < by0) | (fy > by1)  # from the box's edge out that side
+        xi, yi = xi[out], yi[out]
+        _, first = np.unique(yi * cw + xi, return_index=True)
+        order = np.sort(first)  # each pixel once, outwards
+        bare = ~printed[yi[order], xi[order]] & (ink[yi[order], xi[order]] < CROSS_DARK)
+        return int(bare.sum()) <= CROSS_RUN_GAP_PX
+
+    return through
 
 
 def _band_out_hidden(ink: np.ndarray, printed: np.ndarray, on_box: np.ndarray, box: tuple[int, int, int]) -> bool:
