@@ -36,6 +36,8 @@ THRESHOLDS_FILE = "thresholds.json"
 CALIBRATION_ENV = "SCANPIPE_CALIBRATION"
 _NUMBERS = ("marginal", "definite", "ring", "damage", "write_in")
 WRITE_IN_PREFIX = "write-in"
+HESITATION_PREFIX = "hesitation dot"
+HESITATION_DOT_MAX_IN = 0.1  # no dot wider than this is a hesitation mark, whatever a file says
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,12 +50,18 @@ class Thresholds:
     damage: float
     write_in: float
     source: str = "unspecified"
+    # a lone dot this wide (in) or less, between the levels, in a contest whose every vote is
+    # read clearly elsewhere, is a hesitation mark: no vote (0: every such dot to a person)
+    hesitation_dot_in: float = 0.0
 
     def __post_init__(self) -> None:
         for name in _NUMBERS:
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and 0.0 <= value <= 1.0):
                 raise ConfigError(f"threshold {name} must be a number in [0, 1], got {value!r}")
+        dot = self.hesitation_dot_in
+        if isinstance(dot, bool) or not (isinstance(dot, (int, float)) and math.isfinite(dot) and 0.0 <= dot <= HESITATION_DOT_MAX_IN):
+            raise ConfigError(f"threshold hesitation_dot_in must be a width in inches in [0, {HESITATION_DOT_MAX_IN}], got {dot!r}")
         if not self.marginal < self.definite:
             raise ConfigError(
                 f"threshold marginal ({self.marginal}) must be below definite ({self.definite})"
@@ -90,15 +98,24 @@ def load_thresholds(path: Path | None = None) -> Thresholds:
         return Thresholds(
             **{n: float(data[n]) for n in _NUMBERS},
             source=str(data.get("source", str(file))),
+            hesitation_dot_in=_dot_width(data.get("hesitation_dot_in", 0.0)),
         )
     except ConfigError as exc:
         raise ConfigError(f"{file}: {exc}") from None
 
 
+def _dot_width(value: object) -> float:
+    """The optional ``hesitation_dot_in`` of a recorded set (absent: 0, the rule off)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"threshold hesitation_dot_in must be a number, got {value!r}")
+    return float(value)
+
+
 def thresholds_from_mapping(data: dict[str, object], *, source: str) -> Thresholds:
     """Thresholds from a mapping of the five numbers (e.g. recorded in the log)."""
     try:
-        return Thresholds(**{n: float(data[n]) for n in _NUMBERS}, source=source)  # type: ignore[arg-type]
+        return Thresholds(**{n: float(data[n]) for n in _NUMBERS}, source=source,  # type: ignore[arg-type]
+                          hesitation_dot_in=_dot_width(data.get("hesitation_dot_in", 0.0)))
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"recorded thresholds are incomplete: {exc}") from None
 
@@ -125,6 +142,34 @@ def classify_target(score: TargetScore, thresholds: Thresholds) -> TargetReading
         return TargetReading(score, MarkStatus.NO, f"score {s:.3f} < marginal {t.marginal:.3f}")
     why = f"score {s:.3f} between marginal {t.marginal:.3f} and definite {t.definite:.3f}"
     return TargetReading(score, MarkStatus.UNKNOWN, why)
+
+
+def settle_hesitation_dots(readings: Sequence[TargetReading], vote_for: dict[str, int],
+                           thresholds: Thresholds) -> tuple[TargetReading, ...]:
+    """``readings`` (a page's, classified one by one) with each hesitation dot read as no vote:
+    a target unknown only for its score (between the levels, nothing flagging it) whose ink is
+    a lone dot (``dot_in``) no wider than ``hesitation_dot_in``, in a contest (``vote_for``:
+    contest -> votes allowed) whose every allowed vote is read clearly (yes) on its other
+    targets. A voter-intent guide's hesitation mark: the pen rested on an option the voter did
+    not choose. A dot in a contest with a vote still to give stays for a person (it may be that
+    vote), as does anything larger (a small fill, which may be an overvote)."""
+    limit = thresholds.hesitation_dot_in
+    if limit <= 0.0:
+        return tuple(readings)
+    votes: dict[str, int] = {}
+    for r in readings:
+        if r.status is MarkStatus.YES:
+            votes[r.score.contest] = votes.get(r.score.contest, 0) + 1
+    out = []
+    for r in readings:
+        dot = r.score.dot_in
+        allowed = vote_for.get(r.score.contest, 0)
+        if is_between_levels(r) and 0.0 < dot <= limit and allowed > 0 and votes.get(r.score.contest, 0) == allowed:
+            why = (f"{HESITATION_PREFIX} {dot:.3f} in <= {limit:.3f} in (score {r.score.score:.3f} between the levels), "
+                   f"the contest's {allowed} vote(s) read elsewhere")
+            r = TargetReading(r.score, MarkStatus.NO, why)
+        out.append(r)
+    return tuple(out)
 
 
 def _filled(score: TargetScore, thresholds: Thresholds) -> bool:

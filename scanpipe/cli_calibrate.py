@@ -80,7 +80,7 @@ def calibrate_thresholds(deck: Path, out: Path | None, jobs: int) -> None:
         derive_thresholds,
         write_thresholds,
     )
-    from scanpipe.classify import default_thresholds_path
+    from scanpipe.classify import default_thresholds_path, load_thresholds
 
     expected = json.loads(deck.read_text())
     election_path = str((deck.parent / expected["election"]).resolve())
@@ -94,7 +94,8 @@ def calibrate_thresholds(deck: Path, out: Path | None, jobs: int) -> None:
             samples.extend(got)
     if not samples:
         raise ConfigError(f"{deck}: no labelled target could be read; nothing to derive from")
-    thresholds = derive_thresholds(samples, source=f"derived from {deck} ({len(samples)} targets)")
+    thresholds = derive_thresholds(samples, source=f"derived from {deck} ({len(samples)} targets)",
+                                   hesitation_dot_in=load_thresholds().hesitation_dot_in)
     target = out or default_thresholds_path()
     write_thresholds(thresholds, target, provenance={
         "deck": str(deck), "seed": expected.get("seed"), "profile": expected.get("profile"), "targets": len(samples),

@@ -28,7 +28,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from scanpipe.classify import Thresholds, classify_contest, classify_target, is_between_levels, is_write_in_flag
+from scanpipe.classify import Thresholds, classify_contest, classify_target, is_between_levels, is_write_in_flag, settle_hesitation_dots
 from scanpipe.errors import ConfigError
 from scanpipe.imaging import show_through
 from scanpipe.imaging.codes import (
@@ -348,6 +348,7 @@ def _read_without(result: ReadCard, again: Sequence[TargetScore], show: show_thr
             readings.append(replace(new, why=f"{new.why}, {show.describe()}"))
         else:
             readings.append(old)
+    readings = list(_settled(context.election, readings, context.thresholds))
     if [r.status for r in readings] == [r.status for r in result.targets]:
         return result
     log.info("%s page %d: %d target(s) a light tone sent to a person read as no vote: %s", result.style, result.page,
@@ -747,8 +748,8 @@ def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streak
     px_per_in = float(np.sqrt(abs(np.linalg.det(hom[:2, :2]))))
     lines = {c: streak_line(along, c, px_per_in, blank) for c in columns}
     crossed_by = [crossing(columns, _box_along(r.score.box_px, across)) for r in result.targets]
-    readings = tuple(_through_streaks(r, classify_target(s, context.thresholds), by, lines, context.thresholds, across=across)
-                     for r, s, by in zip(result.targets, again, crossed_by, strict=True))
+    readings = _settled(context.election, [_through_streaks(r, classify_target(s, context.thresholds), by, lines, context.thresholds, across=across)
+                                           for r, s, by in zip(result.targets, again, crossed_by, strict=True)], context.thresholds)
     crossed = any(crossed_by)
     reasons: list[Reason] = [r for r in result.reasons if r not in (Reason.MARGINAL_MARK, Reason.WRITE_IN)]
     if crossed:
@@ -880,7 +881,7 @@ def _interpret_content(gray: np.ndarray, page: DecodedPage, codes: PageCodes, co
     scores = score_targets(upright, registration, layout_page, reference=blank,
                            reference_dpi=model.dpi if model is not None else layout_page.reference_dpi,
                            reference_memo=model.memo if model is not None else None)
-    readings = tuple(classify_target(s, context.thresholds) for s in scores)
+    readings = _settled(election, [classify_target(s, context.thresholds) for s in scores], context.thresholds)
     contests = _contest_readings(election, layout_page, readings)
     precinct, precinct_reasons = _precinct_of(style.precincts, codes.card_code, hints)
     reasons = list(found.reasons) + list(precinct_reasons)
@@ -981,7 +982,7 @@ def reclassify(card: InterpretedCard, election: Election, thresholds: Thresholds
     result = card.interpretation
     if not isinstance(result, ReadCard):
         return None
-    readings = tuple(classify_target(r.score, thresholds) for r in result.targets)
+    readings = _settled(election, [classify_target(r.score, thresholds) for r in result.targets], thresholds)
     if [r.status for r in readings] == [r.status for r in result.targets]:
         return None
     page = next(p for p in election.style(result.style).layout.pages if p.page == result.page)
@@ -992,6 +993,13 @@ def reclassify(card: InterpretedCard, election: Election, thresholds: Thresholds
         kept.append(Reason.WRITE_IN)
     new = replace(result, targets=readings, contests=_contest_readings(election, page, readings), reasons=tuple(kept))
     return replace(card, interpretation=new)
+
+
+def _settled(election: Election, readings: Sequence[TargetReading], thresholds: Thresholds) -> tuple[TargetReading, ...]:
+    """A page's readings, classified one by one, with its hesitation dots settled by their
+    contests (:func:`~scanpipe.classify.settle_hesitation_dots`)."""
+    vote_for = {cid: election.contest(cid).vote_for for cid in {r.score.contest for r in readings}}
+    return settle_hesitation_dots(readings, vote_for, thresholds)
 
 
 def _contest_readings(election: Election, page: LayoutPage, readings: Sequence[TargetReading]) -> tuple[ContestReading, ...]:

@@ -277,6 +277,7 @@ class TargetScore:
     write_in_score: float  # ink in the write-in area, in [0, 1]; 0 when there is none
     box_px: tuple[float, float, float, float]  # (x, y, w, h) where the target was found
     shift_px: tuple[float, float] = (0.0, 0.0)  # local refinement applied
+    dot_in: float = 0.0  # the extent (in) of a lone dot of ink in the target (a pen rested); 0 when there is none
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from scanpipe.calibration import calibration_report, derive_thresholds, write_thresholds
-from scanpipe.classify import Thresholds, classify_target, load_thresholds
+from scanpipe.classify import Thresholds, classify_target, load_thresholds, settle_hesitation_dots
 from scanpipe.election import load_election
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
 from scanpipe.types import CardHints, MarkIntent, MarkStatus, ReadCard, TargetScore
@@ -238,11 +238,28 @@ def style_report(deck: Deck, results: list[dict[str, Any]]) -> dict[str, int]:
     return {"style_right": right, "style_queued": queued, "style_wrong": len(wrong)}
 
 
-def report(pairs: list[tuple[TargetScore, MarkIntent, str]], thresholds: Thresholds) -> dict[str, float]:
+def statuses(pairs: list[tuple[TargetScore, MarkIntent, str]], thresholds: Thresholds, where: list[str] | None = None,
+             vote_for: dict[str, int] | None = None) -> list[MarkStatus]:
+    """Each pair's status as ``interpret`` gives it: classified one by one, then, per card
+    (``where``: each pair's card), its hesitation dots settled by their contests (``vote_for``)."""
+    readings = [classify_target(score, thresholds) for score, _i, _k in pairs]
+    if where is None or vote_for is None:
+        return [r.status for r in readings]
+    by_card: dict[str, list[int]] = defaultdict(list)
+    for k, card in enumerate(where):
+        by_card[card].append(k)
+    out = [r.status for r in readings]
+    for ks in by_card.values():
+        for k, r in zip(ks, settle_hesitation_dots([readings[k] for k in ks], vote_for, thresholds), strict=True):
+            out[k] = r.status
+    return out
+
+
+def report(pairs: list[tuple[TargetScore, MarkIntent, str]], thresholds: Thresholds, where: list[str] | None = None,
+           vote_for: dict[str, int] | None = None) -> dict[str, float]:
     confusion: dict[str, Counter[str]] = defaultdict(Counter)
     misread, amb, amb_unknown, clear, clear_unknown = [], 0, 0, 0, 0
-    for score, intent, kind in pairs:
-        status = classify_target(score, thresholds).status
+    for (score, intent, kind), status in zip(pairs, statuses(pairs, thresholds, where, vote_for), strict=True):
         confusion[kind][status.value] += 1
         if intent is MarkIntent.AMBIGUOUS:
             amb += 1
@@ -372,7 +389,8 @@ def main(argv: list[str] | None = None) -> int:
         thresholds = load_thresholds(args.thresholds)
         if args.derive:
             samples = [(s, i) for s, i, _ in pairs]
-            thresholds = derive_thresholds(samples, source=f"derived on a {deck.profile} deck, seed {deck.seed}")
+            thresholds = derive_thresholds(samples, source=f"derived on a {deck.profile} deck, seed {deck.seed}",
+                                           hesitation_dot_in=thresholds.hesitation_dot_in)
             write_thresholds(thresholds, args.derive, provenance={
                 "seed": deck.seed, "profile": deck.profile, "cards": len(results),
                 "targets": len(pairs), "command": shlex.join(["python", *sys.argv]),
@@ -381,7 +399,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"thresholds: marginal {thresholds.marginal} definite {thresholds.definite} ring {thresholds.ring} "
               f"damage {thresholds.damage} write_in {thresholds.write_in}")
         print(calibration_report([(s, i) for s, i, _ in pairs], thresholds).summary())
-        figures = report(pairs, thresholds)
+        vote_for = {c.id: c.vote_for for c in load_election(deck.election_path).contests}
+        figures = report(pairs, thresholds, where, vote_for)
         if args.json:
             args.json.write_text(json.dumps({**figures, **styles, "unread": len(unread), "cards": len(results)}, indent=1) + "\n")
     return 0

@@ -14,6 +14,7 @@ from scanpipe.classify import (
     default_thresholds_path,
     is_write_in_flag,
     load_thresholds,
+    settle_hesitation_dots,
     unknown_reason,
 )
 from scanpipe.errors import ConfigError
@@ -132,6 +133,8 @@ def test_repo_thresholds_load(monkeypatch: pytest.MonkeyPatch) -> None:
         ({"marginal": 0.1, "definite": 0.5}, "missing threshold(s): ring, damage, write_in"),
         ({**GOOD, "ring": "high"}, "threshold(s) not a number: ring"),
         ({**GOOD, "definite": 0.05}, "threshold marginal (0.1) must be below definite (0.05)"),
+        ({**GOOD, "hesitation_dot_in": "small"}, "threshold hesitation_dot_in must be a number, got 'small'"),
+        ({**GOOD, "hesitation_dot_in": 0.5}, "threshold hesitation_dot_in must be a width in inches in [0, 0.1], got 0.5"),
     ],
 )
 def test_load_thresholds_errors_name_file_and_reason(tmp_path: Path, content: object, message: str) -> None:
@@ -141,3 +144,30 @@ def test_load_thresholds_errors_name_file_and_reason(tmp_path: Path, content: ob
     with pytest.raises(ConfigError) as err:
         load_thresholds(path)
     assert str(err.value) == f"{path}: {message}"
+
+
+DOTS = Thresholds(marginal=0.08, definite=0.6, ring=0.7, damage=0.5, write_in=0.15, source="test", hesitation_dot_in=0.05)
+
+
+def _dotted(score: float, dot: float, *, option: str, contest: str = "c", damage: float = 0.0) -> TargetScore:
+    return TargetScore(contest, option, score, score, 0.0, 0.0, damage, 0.0, (0.0, 0.0, 10.0, 6.0), dot_in=dot)
+
+
+def test_a_hesitation_dot_beside_the_contest_s_every_vote_is_no_vote_and_any_other_doubt_stays() -> None:
+    """A voter-intent guide's hesitation mark: a lone dot (the pen rested), between the
+    levels, in a contest whose every allowed vote is read clearly on another option, is no
+    vote. The same dot where a vote is still to give may be that vote (a person reads it); a
+    larger mark may be an overvote; a dot flagged for damage stays flagged; with the rule off
+    (hesitation_dot_in 0) nothing changes."""
+    scores = [_dotted(0.9, 0.0, option="a"), _dotted(0.3, 0.033, option="b"), _dotted(0.3, 0.07, option="c"),
+              _dotted(0.3, 0.03, option="d", damage=0.6), _dotted(0.3, 0.033, option="x", contest="q"),
+              _dotted(0.01, 0.0, option="y", contest="q")]
+    readings = [classify_target(x, DOTS) for x in scores]
+    got = settle_hesitation_dots(readings, {"c": 1, "q": 1}, DOTS)
+    assert [r.status for r in got] == [MarkStatus.YES, MarkStatus.NO, MarkStatus.UNKNOWN, MarkStatus.UNKNOWN,
+                                       MarkStatus.UNKNOWN, MarkStatus.NO]
+    assert got[1].why == ("hesitation dot 0.033 in <= 0.050 in (score 0.300 between the levels), "
+                          "the contest's 1 vote(s) read elsewhere")
+    # two votes allowed and one given: the dot may be the second
+    assert settle_hesitation_dots(readings, {"c": 2, "q": 1}, DOTS)[1].status is MarkStatus.UNKNOWN
+    assert settle_hesitation_dots(readings, {"c": 1, "q": 1}, T) == tuple(readings)  # the rule off

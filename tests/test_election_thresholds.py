@@ -92,3 +92,27 @@ def test_applied_thresholds_are_logged_used_and_every_stored_card_read_again(tmp
     assert recorded is not None and recorded.marginal == derived.thresholds.marginal
     assert interpret_context(store).thresholds == recorded
     store.close()
+
+
+def test_reading_again_settles_a_hesitation_dot_by_its_contest() -> None:
+    """``interpret`` settles a page's hesitation dots after classifying it target by target:
+    a lone 0.03-in dot between the levels beside the contest's only vote is no vote; the same
+    dot in the two-seat council beside one vote stays for a person (it may be the second)."""
+    from tests.helpers import tiny_election
+
+    election = tiny_election()
+    card = read_card("d" * 64, election, "S1", "P01", {})
+    result = card.interpretation
+    assert isinstance(result, ReadCard)
+    marks = {"gov-a": (0.95, 0.0), "gov-b": (0.33, 0.03), "c-1": (0.95, 0.0), "c-2": (0.33, 0.03)}
+    targets = tuple(classify_target(replace(r.score, score=marks.get(r.score.option, (r.score.score, 0.0))[0],
+                                            dot_in=marks.get(r.score.option, (0.0, 0.0))[1]), REVIEWED)
+                    for r in result.targets)
+    card = replace(card, interpretation=replace(result, targets=targets))
+    again = reclassify(card, election, REVIEWED)
+    assert again is not None
+    got = {t.score.option: t for t in again.interpretation.targets}
+    assert got["gov-b"].status is MarkStatus.NO and got["gov-b"].why.startswith("hesitation dot 0.030 in"), got["gov-b"]
+    assert got["c-2"].status is MarkStatus.UNKNOWN and got["gov-a"].status is MarkStatus.YES
+    gov = next(c for c in again.interpretation.contests if c.contest == "gov")
+    assert gov.votes == ("gov-a",) and not gov.unknown_options

@@ -1126,3 +1126,19 @@ def test_a_stamp_s_line_through_an_empty_arrow_between_rows_of_print_crosses_it_
     seen = {o: (r.status.value, round(r.score.score, 3), round(r.score.damage_score, 2)) for o, r in got.items()}
     assert got["qb-yes"].status is MarkStatus.YES, seen
 
+
+def test_a_lone_dot_s_width_is_measured_a_stroke_or_a_dot_in_a_light_fill_is_no_lone_dot() -> None:
+    """``dot_in``: the extent of the one dark piece of added ink in and just round the box (a
+    pen rested: classify.settle_hesitation_dots reads it as no vote beside the contest's votes).
+    A check's stroke runs out of that zone; a dot inside a light fill has ink round it: neither
+    is a lone dot. A full fill is one piece too, its width the oval's (never a hesitation)."""
+    blank, _, _ = card(EMPTY)
+    img, reg, page = card(["dot", "check", "full_fill", "none", "dot", "none", "none", "none"])
+    cx, cy = _centre(page, 4)  # a light even fill round the dot of target 4
+    cv2.ellipse(img, (_px(cx), _px(cy)), (_px(BOX_W / 2 - 0.02), _px(BOX_H / 2 - 0.02)), 0, 0, 360, 200, -1)
+    cv2.circle(img, (_px(cx + 0.02), _px(cy + 0.01)), _px(0.016), 20, -1, cv2.LINE_AA)
+    got = _read(img, blank, reg, page)
+    dots = [round(r.score.dot_in, 3) for r in got]
+    assert 0.02 <= dots[0] <= 0.05, dots  # a 0.032-in dot
+    assert dots[1] == 0.0 and dots[4] == 0.0 and dots[3] == 0.0, dots
+    assert dots[2] >= 0.1, dots

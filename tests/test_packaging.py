@@ -92,6 +92,7 @@ print("pages", page.status_code, script.status_code, b"<form" in page.data)
     assert "thresholds file not found" not in done.stderr, done.stderr
     assert "Traceback" not in done.stderr, done.stderr
     assert "pages 200 200 True" in done.stdout, done.stdout + done.stderr
+    assert (elsewhere / "cvr.json").exists(), done.stdout + done.stderr
     cvr = json.loads((elsewhere / "cvr.json").read_text())
     snapshots = [s for c in cvr["CVR"] for s in c["CVRSnapshot"] if s["Type"] == "interpreted"]
     indications = [p["HasIndication"] for s in snapshots for cc in s.get("CVRContest", [])

@@ -55,7 +55,8 @@ def source(seed: str, *, batch: str = "b1", page: int = 1, pages: int = 1) -> Ca
 def target(contest: str, option: str, score: float, status: MarkStatus) -> TargetReading:
     s = TargetScore(contest=contest, option=option, score=score, fill_score=score * 0.9, stroke_score=1 / 3,
                     ring_score=0.1 + 0.2, damage_score=0.0, write_in_score=0.0,
-                    box_px=(101.25, 202.5, 44.0, 28.000000000000004), shift_px=(-0.5, 1.75))
+                    box_px=(101.25, 202.5, 44.0, 28.000000000000004), shift_px=(-0.5, 1.75),
+                    dot_in=0.0325 if score < 0.5 else 0.125)  # a lone dot's extent: stored and read back
     return TargetReading(score=s, status=status, why=f"score {score:.3f} vs thresholds 0.080/0.600")
 
 

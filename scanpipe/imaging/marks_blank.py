@@ -206,6 +206,15 @@ CROSS_RUN_INK = 0.5
 CROSS_RUN_INSIDE_PAPER = 0.15  # at most this share of the line inside the box on paper
 CROSS_RUN_STEP_DEG = 5.0
 CROSS_RUN_GAP_PX = 1  # (CANON_PPI) paper the way out of the box may cross near it: a scan's noise, not a gap
+# A lone dot (a pen rested on the target, a hesitation mark): the one piece of added ink
+# (DARK or darker) in the box grown by DOT_AROUND_IN, not touching that grown box's edge (ink
+# running on out of it is a stroke), with at most DOT_OTHER_PX of lighter added ink (DOT_FAINT
+# or darker) away from it (a dot, not the darkest spot of a light fill). Stored as its extent
+# (in): whether a dot that size is a hesitation is the thresholds' (hesitation_dot_in) and
+# the contest's (its votes read elsewhere), classify.settle_hesitation_dots.
+DOT_AROUND_IN = 0.03
+DOT_FAINT = 0.15
+DOT_OTHER_PX = 3
 # An X the scan took away but for its crossing and its arms' ends (a light pen on a scan
 # thresholded dark: the crossing shows where it thickens the number printed in the middle, the
 # arms where they cross the outline): a quiet target whose added ink (X_INK or darker, on the
@@ -477,6 +486,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     name_ring = _name_rings_against_blank(gray, hom, reference, ref_hom, targets, tints_black)
     if nameless_right is not None:
         name_ring = np.where(nameless_right, 0.0, name_ring)
+    dots = _lone_dots(ink, geo, boxes[0, 2:])
     shift_px = np.einsum("nij,nj->ni", jac, np.stack([dx, dy], 1) / CANON_PPI)
     corners_all = _boxes_px(hom, boxes)
     out = []
@@ -488,8 +498,35 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
             stroke_score=float(stroke[i]), ring_score=float(max(ring[i], name_ring[i])),
             damage_score=float(damage[i]),
             write_in_score=_write_in_score(gray, hom, t.write_in_area_in, reference, ref_dpi, tints_black, speckled_card),
-            box_px=(corners[0] + sx, corners[1] + sy, corners[2], corners[3]), shift_px=(sx, sy),
+            box_px=(corners[0] + sx, corners[1] + sy, corners[2], corners[3]), shift_px=(sx, sy), dot_in=float(dots[i]),
         ))
+    return out
+
+
+def _lone_dots(ink: np.ndarray, geo: _Geometry, box_in: np.ndarray) -> np.ndarray:
+    """Per target: the extent (in, the larger side of its bounding box) of a lone dot of added
+    ink (``ink``: the aligned canonical windows) in the box grown by DOT_AROUND_IN: the one
+    piece DARK or darker there, not touching the grown box's edge, with at most DOT_OTHER_PX of
+    added ink DOT_FAINT or darker away from it; 0.0 where there is no such dot."""
+    n, ch, cw = ink.shape
+    o = MARGIN_IN * CANON_PPI - SEARCH_PX  # the box's corner in the crop (px)
+    g = DOT_AROUND_IN * CANON_PPI
+    r0, c0 = max(0, int(np.floor(o - g))), max(0, int(np.floor(o - g)))
+    r1, c1 = min(ch, int(np.ceil(o + box_in[1] * CANON_PPI + g))), min(cw, int(np.ceil(o + box_in[0] * CANON_PPI + g)))
+    zone = ink[:, r0:r1, c0:c1]
+    dark = zone >= DARK
+    out = np.zeros(n)
+    for k in np.flatnonzero(dark.reshape(n, -1).any(axis=1)):
+        count, labels, stats, _ = cv2.connectedComponentsWithStats(dark[k].view(np.uint8), connectivity=8)
+        if count != 2:
+            continue
+        x, y, w, h = (int(v) for v in stats[1, :4])
+        if x == 0 or y == 0 or x + w == zone.shape[2] or y + h == zone.shape[1]:
+            continue  # it runs on out of the zone: a stroke
+        near = cv2.dilate((labels == 1).view(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
+        if int(((zone[k] >= DOT_FAINT) & ~near).sum()) > DOT_OTHER_PX:
+            continue
+        out[k] = max(w, h) / CANON_PPI
     return out
 
 

@@ -116,6 +116,7 @@ def _code_json(code: DecodedCode) -> dict[str, Any]:
 SCORE_COLUMNS = (
     "card_id", "contest", "option", "position", "score", "fill_score", "stroke_score", "ring_score",
     "damage_score", "write_in_score", "box_x", "box_y", "box_w", "box_h", "shift_x", "shift_y", "status", "why",
+    "dot_in",
 )
 """The columns of a target score row, in the order of the tuples :func:`card_to_rows` gives."""
 
@@ -123,7 +124,7 @@ SCORE_COLUMNS = (
 def _score_row(card_id: str, position: int, reading: TargetReading) -> tuple[Any, ...]:
     s = reading.score
     return (card_id, s.contest, s.option, position, s.score, s.fill_score, s.stroke_score, s.ring_score,
-            s.damage_score, s.write_in_score, *s.box_px, *s.shift_px, reading.status.value, reading.why)
+            s.damage_score, s.write_in_score, *s.box_px, *s.shift_px, reading.status.value, reading.why, s.dot_in)
 
 
 def _reading_row(card_id: str, position: int, c: ContestReading) -> dict[str, Any]:
@@ -201,10 +202,10 @@ _OUTCOME = {o.value: o for o in ContestOutcome}
 def _score_value(r: Sequence[Any]) -> TargetReading:
     """A target from a score row tuple in :data:`SCORE_COLUMNS` order (no per-row name lookups:
     loading 100,000 cards builds millions of these)."""
-    (_, contest, option, _, score, fill, stroke, ring, damage, write_in, bx, by, bw, bh, sx, sy, status, why) = r
+    (_, contest, option, _, score, fill, stroke, ring, damage, write_in, bx, by, bw, bh, sx, sy, status, why, dot) = r
     value = TargetScore(contest=contest, option=option, score=score, fill_score=fill, stroke_score=stroke,
                         ring_score=ring, damage_score=damage, write_in_score=write_in, box_px=(bx, by, bw, bh),
-                        shift_px=(sx, sy))
+                        shift_px=(sx, sy), dot_in=dot)
     return TargetReading(score=value, status=_MARK_STATUS[status], why=why)
 
 

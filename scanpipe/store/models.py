@@ -29,6 +29,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -182,6 +183,7 @@ class TargetScoreRow(Base):
     shift_y: Mapped[float] = mapped_column(Double)
     status: Mapped[str] = mapped_column(CODE)
     why: Mapped[str] = mapped_column(Text)
+    dot_in: Mapped[float] = mapped_column(Double, server_default=text("0"))  # 0011: a lone dot's extent (in), 0 for none
 
 
 class ContestReadingRow(Base):
