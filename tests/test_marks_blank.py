@@ -1047,30 +1047,7 @@ def test_a_real_check_whose_long_arm_a_threshold_left_in_pieces_is_for_a_person_
     where it crosses the number and the outline, and its short arm hardly at all: read as no
     vote (0.013), a definite error. That straight line through the oval and out past it is now
     for a person; the column's empty ovals stay no vote and its filled one a vote."""
-    import json
-    from pathlib import Path
-
-    from PIL import Image
-
-    from scanpipe.types import LayoutPage, Registration, TargetDef
-
-    here = Path(__file__).parent / "fixtures" / "check_taken_away"
-    meta = json.loads((here / "card.json").read_text())
-
-    def page_of(name: str, size: list[int], offset: list[int]) -> np.ndarray:
-        full = np.full((size[1], size[0]), 255, np.uint8)
-        crop = np.asarray(Image.open(here / name).convert("L"))
-        x, y = offset
-        full[y: y + crop.shape[0], x: x + crop.shape[1]] = crop
-        return full
-
-    card_img = page_of("card.png", meta["card_size_px"], meta["card_offset_px"])
-    blank = page_of("blank.png", meta["blank_size_px"], meta["blank_offset_px"])
-    page = LayoutPage(2, tuple(meta["page_size_in"]), tuple(TargetDef(t["contest"], t["option"], tuple(t["box"])) for t in meta["targets"]))
-    reg = Registration(tuple(meta["homography"]), "reference", False, float(meta["blank_dpi"]), 4, 0.0)
-    thresholds = load_thresholds()
-    got = {s.option: classify_target(s, thresholds) for s in score_targets(card_img, reg, page, reference=blank,
-                                                                           reference_dpi=float(meta["blank_dpi"]))}
+    got = _real_column("check_taken_away")
     seen = {o: (r.status.value, round(r.score.score, 3)) for o, r in got.items()}
     assert got["town-wi2"].status is MarkStatus.UNKNOWN, seen
     assert got["tc2"].status is MarkStatus.YES, seen
