@@ -798,6 +798,11 @@ def _band_run(ink: np.ndarray, printed: np.ndarray, box: tuple[int, int, int], g
     the paper between the box and ink further out), else the window's own pixels (CROSS_RUN_INSIDE_PAPER of them on paper at most). Lines every
     CROSS_RUN_STEP_DEG, a pixel apart across the box, each crossing half the box's height or
     more of it; a way that reaches the window's edge ends there."""
+    least = CROSS_RUN_IN * CROSS_PPI
+    m, bw, bh = box
+    outside = int(ink.sum()) - int(ink[max(0, m - grow): m + bh + grow, max(0, m - grow): m + bw + grow].sum())
+    if outside < CROSS_RUN_INK * least:
+        return 0.0  # too little ink out of the box for any way that long
     ys, xs, valid, inside, out_at, params = _run_lines(ink.shape, box, grow)
     state = np.where(ink[ys, xs], 1, np.where(printed[ys, xs], 2, 0)).astype(np.int8)
     paper = (state == 0) | ~valid
@@ -816,7 +821,6 @@ def _band_run(ink: np.ndarray, printed: np.ndarray, box: tuple[int, int, int], g
         runs.append(np.where(inked >= CROSS_RUN_INK * np.maximum(length, 1), length, 0))
     ways = np.stack(runs, axis=1).astype(np.float64)  # (lines, 2)
     best = 0.0
-    least = CROSS_RUN_IN * CROSS_PPI
     for flat in np.argsort(-ways, axis=None):
         li, si = divmod(int(flat), 2)
         if ways[li, si] <= best or ways[li, si] < least:
