@@ -307,20 +307,27 @@ def _check_like(own: np.ndarray) -> bool:
 
 def _loop_score(own: np.ndarray, printed: np.ndarray, drawn: np.ndarray) -> float:
     """How surely the piece ``own`` (its bounding box) is a loop around print: the third-best
-    coverage of its four sides; 0 where it encloses no print or much drawn ink."""
+    coverage of its four sides, one of which may count the print it runs over as the loop
+    hidden there; 0 where it encloses no print or much drawn ink."""
     h, w = own.shape
     band_r = max(2, min(int(round(SIDE_BAND * h)), int(SIDE_BAND_MAX_IN * LOOP_PPI)))
     band_c = max(2, min(int(round(SIDE_BAND * w)), int(SIDE_BAND_MAX_IN * LOOP_PPI)))
     c0, r0 = int(w * (1 - INNER_COLS) / 2), int(h * (1 - INNER_ROWS) / 2)
     c1, r1 = max(int(w * (1 + INNER_COLS) / 2), c0 + 1), max(int(h * (1 + INNER_ROWS) / 2), r0 + 1)
-    top = own[:band_r, c0:c1].any(axis=0).mean()
-    bottom = own[h - band_r:, c0:c1].any(axis=0).mean()
-    left = own[r0:r1, :band_c].any(axis=1).mean()
-    right = own[r0:r1, w - band_c:].any(axis=1).mean()
+    def sides(seen: np.ndarray) -> list[float]:
+        return [float(seen[:band_r, c0:c1].any(axis=0).mean()), float(seen[h - band_r:, c0:c1].any(axis=0).mean()),
+                float(seen[r0:r1, :band_c].any(axis=1).mean()), float(seen[r0:r1, w - band_c:].any(axis=1).mean())]
+
     inside = (slice(band_r, h - band_r), slice(band_c, w - band_c))
     if printed[inside].size == 0 or printed[inside].mean() < ENCLOSED_PRINT or drawn[inside].mean() > ENCLOSED_DRAWN:
         return 0.0
-    return float(sorted((top, bottom, left, right))[1])
+    drawn_sides, hidden_sides = sides(own), sides(own | printed)
+    # one side may run over the print (a loop's end across the name's first letter, where ink
+    # over print is not measured): that side counts the print it crosses as hidden loop
+    best = sorted(drawn_sides)[1]
+    for k in range(4):
+        best = max(best, sorted(drawn_sides[:k] + [hidden_sides[k]] + drawn_sides[k + 1:])[1])
+    return float(best)
 
 
 def _owners(boxes: np.ndarray, named: Sequence[int], loop: tuple[int, int, int, int], side: str, *,
