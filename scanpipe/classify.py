@@ -112,7 +112,8 @@ def _dot_width(value: object) -> float:
 
 
 def thresholds_from_mapping(data: dict[str, object], *, source: str) -> Thresholds:
-    """Thresholds from a mapping of the five numbers (e.g. recorded in the log)."""
+    """Thresholds from a mapping of the five numbers and, where recorded, ``hesitation_dot_in``
+    (e.g. recorded in the log)."""
     try:
         return Thresholds(**{n: float(data[n]) for n in _NUMBERS}, source=source,  # type: ignore[arg-type]
                           hesitation_dot_in=_dot_width(data.get("hesitation_dot_in", 0.0)))

@@ -397,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
             })
             print(f"wrote {args.derive}: {thresholds}")
         print(f"thresholds: marginal {thresholds.marginal} definite {thresholds.definite} ring {thresholds.ring} "
-              f"damage {thresholds.damage} write_in {thresholds.write_in}")
+              f"damage {thresholds.damage} write_in {thresholds.write_in} hesitation_dot_in {thresholds.hesitation_dot_in}")
         print(calibration_report([(s, i) for s, i, _ in pairs], thresholds).summary())
         vote_for = {c.id: c.vote_for for c in load_election(deck.election_path).contests}
         figures = report(pairs, thresholds, where, vote_for)

@@ -197,10 +197,13 @@ CROSS_OUT_IN = 0.15
 CROSS_OUT_MIN_PX = 2.0  # (CROSS_PPI) a sliver along the outline a pixel wide is a scan's edge, no stroke
 # A band running on along one straight line (a stamp letter's broad stroke, a stamp's frame, a
 # line drawn across the card), whichever pieces the print round the target cuts it into: a
-# line through the target's inside, added ink wherever it is not print there (a band over the
-# target, not beside it), that runs on past the box for CROSS_RUN_IN or more over added ink or
-# print and never over paper, the ink CROSS_RUN_INK of it. A voter's fill stays in its target;
-# an X's or a check's arm ends on paper well before (BAND_STEP_DEG apart, lines a pixel apart).
+# line through the target (every CROSS_RUN_STEP_DEG, a pixel apart) that runs on past the box
+# for CROSS_RUN_IN or more over added ink or print and never over paper, the ink CROSS_RUN_INK
+# of it, and that on the finer canonical window holds added ink wherever the blank leaves the
+# target's inside bare (CROSS_RUN_INSIDE_PAPER of it paper at most: a band over the target, not
+# beside it) and meets CROSS_RUN_GAP_PX of paper at most on its way out (a fill beside a band
+# beyond other print is no crossing). A voter's fill stays in its target; an X's or a check's
+# arm ends on paper well before.
 CROSS_RUN_IN = 0.35
 CROSS_RUN_INK = 0.5
 CROSS_RUN_INSIDE_PAPER = 0.15  # at most this share of the line inside the box on paper
@@ -709,8 +712,8 @@ def _span_in_box(ink: np.ndarray, inside: np.ndarray, interior_px: int) -> np.nd
 
 
 def _crossing(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, plane_card: np.ndarray, side: _BlankSide,
-              memo: dict[str, tuple[np.ndarray, np.ndarray]], areas: Sequence[Box | None] = (),
-              through: Callable[[int], Callable[[float, float, int], bool]] | None = None) -> np.ndarray:
+              memo: dict[str, tuple[np.ndarray, np.ndarray]], areas: Sequence[Box | None],
+              through: Callable[[int], Callable[[float, float, int], bool]]) -> np.ndarray:
     """1.0 for a target that a broad or long stroke crosses (a stamp's letter, a signature, a line
     drawn across the card), else 0.0: one stroke of ink added to the blank that touches the box
     and runs on CROSS_REACH_IN or more beyond it, with CROSS_AREA_IN2 of ink out there or out
@@ -782,28 +785,27 @@ def _crossing(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, plane_card: 
         if ((touching[1:] & ((beyond[1:] >= area) | (reach[1:] >= 2))).any() or _passes_through(labels, touching, ink[k], opposite, (m, bw, bh))
                 or _bands_through(labels, count, ink[k], printed[k], (m, bw, bh)) or _band_out_hidden(ink[k], printed[k], on_box, (m, bw, bh))
                 or _band_run(closed.astype(bool) & ~printed[k], printed[k], (m, bw, bh), CROSS_PRINT_GROW_PX + 1,
-                             None if through is None else through(int(k))) >= CROSS_RUN_IN * CROSS_PPI):
+                             through(int(k))) >= CROSS_RUN_IN * CROSS_PPI):
             out[k] = 1.0
     return out
 
 
 def _band_run(ink: np.ndarray, printed: np.ndarray, box: tuple[int, int, int], grow: int,
-              through: Callable[[float, float, int], bool] | None = None) -> float:
+              through: Callable[[float, float, int], bool]) -> float:
     """The longest way (px) a straight line through the box (``box``: its offset in the window
     and its size) runs on past it (and the band ``grow`` round it) on one side over added ink
     (``ink``) or print (``printed``: where added ink is not measured) without meeting paper,
-    inked for CROSS_RUN_INK of that way, where the line holds added ink inside the box (a band
-    over the target, not beside it): ``through(angle_deg, offset_px, side)`` judges that on a
-    finer window (here the print round a small target, widened, may cover all its inside, and
-    the paper between the box and ink further out), else the window's own pixels (CROSS_RUN_INSIDE_PAPER of them on paper at most). Lines every
-    CROSS_RUN_STEP_DEG, a pixel apart across the box, each crossing half the box's height or
-    more of it; a way that reaches the window's edge ends there."""
+    inked for CROSS_RUN_INK of that way, where ``through(angle_deg, offset_px, side)`` says the
+    line is a band over the target (judged on the finer window: here the print round a small
+    target, widened, may cover all its inside, and the paper between the box and ink further
+    out). Lines every CROSS_RUN_STEP_DEG, a pixel apart across the box, each crossing half the
+    box's height or more of it; a way that reaches the window's edge ends there."""
     least = CROSS_RUN_IN * CROSS_PPI
     m, bw, bh = box
     outside = int(ink.sum()) - int(ink[max(0, m - grow): m + bh + grow, max(0, m - grow): m + bw + grow].sum())
     if outside < CROSS_RUN_INK * least:
         return 0.0  # too little ink out of the box for any way that long
-    ys, xs, valid, inside, out_at, params = _run_lines(ink.shape, box, grow)
+    ys, xs, valid, out_at, params = _run_lines(ink.shape, box, grow)
     state = np.where(ink[ys, xs], 1, np.where(printed[ys, xs], 2, 0)).astype(np.int8)
     paper = (state == 0) | ~valid
     centre = ys.shape[1] // 2
@@ -825,30 +827,24 @@ def _band_run(ink: np.ndarray, printed: np.ndarray, box: tuple[int, int, int], g
         li, si = divmod(int(flat), 2)
         if ways[li, si] <= best or ways[li, si] < least:
             break
-        if through is not None:
-            held = through(float(params[li, 0]), float(params[li, 1]), 1 - 2 * si)
-        else:
-            seen = inside[li] & (state[li] != 2)
-            held = (int((seen & (state[li] == 1)).sum()) >= 2 and
-                    int((seen & (state[li] == 0)).sum()) <= CROSS_RUN_INSIDE_PAPER * max(int(seen.sum()), 1))
-        if held:
+        if through(float(params[li, 0]), float(params[li, 1]), 1 - 2 * si):
             best = float(ways[li, si])
     return best
 
 
 @lru_cache(maxsize=32)
 def _run_lines(shape: tuple[int, ...], box: tuple[int, int, int], grow: int
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The sample points of :func:`_band_run`'s lines in a window of ``shape``: per line, its
-    pixels (rows, columns, clipped), whether each lies in the window, whether inside the box,
-    how many samples from the middle each way it leaves the box and its band ``grow``, and
-    the line's direction (degrees) and offset from the box's middle (px)."""
+    pixels (rows, columns, clipped), whether each lies in the window, how many samples from
+    the middle each way it leaves the box and its band ``grow``, and the line's direction
+    (degrees) and offset from the box's middle (px)."""
     m, bw, bh = box
     h, w = shape[:2]
     cx, cy = m + (bw - 1) / 2.0, m + (bh - 1) / 2.0
     reach = int(np.ceil(np.hypot(h, w) / 2.0)) + 2  # the box lies in the window's middle
     t = np.arange(-reach, reach + 1, dtype=np.float64)
-    rows, cols, ins, outs, params = [], [], [], [], []
+    rows, cols, outs, params = [], [], [], []
     half = np.hypot(bw, bh) / 2.0
     for deg in np.arange(0.0, 180.0, CROSS_RUN_STEP_DEG):
         u = np.array([np.cos(np.radians(deg)), np.sin(np.radians(deg))])
@@ -864,12 +860,11 @@ def _run_lines(shape: tuple[int, ...], box: tuple[int, int, int], grow: int
             behind = np.flatnonzero(~banded[reach::-1])
             rows.append(yi)
             cols.append(xi)
-            ins.append(in_box)
             outs.append((int(ahead[0]) if len(ahead) else reach, int(behind[0]) if len(behind) else reach))
             params.append((float(deg), float(off)))
     ys, xs = np.array(rows), np.array(cols)
     valid = (ys >= 0) & (ys < h) & (xs >= 0) & (xs < w)
-    return np.clip(ys, 0, h - 1), np.clip(xs, 0, w - 1), valid, np.array(ins), np.array(outs), np.array(params)
+    return np.clip(ys, 0, h - 1), np.clip(xs, 0, w - 1), valid, np.array(outs), np.array(params)
 
 
 def _line_inked_inside(ink: np.ndarray, printed: np.ndarray, geo: _Geometry, box_in: tuple[float, float]
