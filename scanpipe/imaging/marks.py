@@ -239,7 +239,26 @@ def score_targets(
             blank_memo[key] = marked_on_blank(reference, ref_dpi, [t.box_in for t in targets])
         marked: np.ndarray = blank_memo[key]  # type: ignore[assignment]
         out = [replace(s, damage_score=1.0) if s is not None and marked[i] else s for i, s in enumerate(out)]
+        # a stamp, a signature or a long line across the card entering a target's box: for a person
+        crossed = ink_across(gray, hom, plane, reference, ref_dpi, ref_plane, page, blank_memo)
+        out = [replace(s, damage_score=1.0) if s is not None and crossed[i] else s for i, s in enumerate(out)]
     return tuple(s for s in out if s is not None)
+
+
+def ink_across(gray: np.ndarray, hom: np.ndarray, plane: tuple[float, float, float], reference: np.ndarray, ref_dpi: float,
+               ref_plane: tuple[float, float, float], page: LayoutPage, blank_memo: dict[tuple[object, ...], object]) -> np.ndarray:
+    """Per target of ``page``, whether a stamp, a signature or another long line of ink across
+    the card enters its box (:mod:`scanpipe.imaging.marks_across`; ``plane``, ``ref_plane``:
+    the card's and the blank's paper, :func:`_page_paper`)."""
+    from scanpipe.imaging import marks_across
+
+    key = ("blank print in the frame", ref_dpi, page.size_in)
+    if key not in blank_memo:
+        blank_memo[key] = marks_across.blank_print(
+            marks_across.darkness_in_frame(reference, np.diag([ref_dpi, ref_dpi, 1.0]), ref_plane, page.size_in))
+    near: np.ndarray = blank_memo[key]  # type: ignore[assignment]
+    added = marks_across.added_ink(marks_across.darkness_in_frame(gray, hom, plane, page.size_in), near)
+    return marks_across.crossed_by_ink_across(added, near, [t.box_in for t in page.targets], [t.write_in_area_in for t in page.targets])
 
 
 def tints_printed_black(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi: float,

@@ -1,0 +1,107 @@
+"""Ink across the card (a stamp, a signature) entering a target's box: for a person."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from scanpipe.classify import load_thresholds
+from scanpipe.election import load_election
+from scanpipe.imaging.marks_across import FIT_PPI, crossed_by_ink_across
+from scanpipe.interpret import InterpretContext, interpret_file, load_references
+from scanpipe.types import CardHints, MarkStatus, ReadCard
+
+STAMPED = Path(__file__).parent / "fixtures" / "stamped_vendor"
+PAGE_IN = (8.5, 11.0)
+# a column of six targets 0.4 in apart, each with a printed name beside it
+BOXES = [(1.0, 2.0 + 0.4 * k, 0.2, 0.15) for k in range(6)]
+
+
+def _page() -> tuple[np.ndarray, np.ndarray]:
+    """An empty page's added ink and its blank's print (the names), in the frame at FIT_PPI."""
+    h, w = int(PAGE_IN[1] * FIT_PPI), int(PAGE_IN[0] * FIT_PPI)
+    blank = np.zeros((h, w), np.float32)
+    for x, y, _, _ in BOXES:
+        for j in range(8):  # a name: eight letters' strokes
+            x0 = int((x + 0.3 + 0.1 * j) * FIT_PPI)
+            blank[int(y * FIT_PPI): int((y + 0.15) * FIT_PPI), x0: x0 + 3] = 0.9
+    return np.zeros((h, w), np.float32), blank
+
+
+def _px(x_in: float, y_in: float) -> tuple[int, int]:
+    return int(round(x_in * FIT_PPI)), int(round(y_in * FIT_PPI))
+
+
+def test_a_stamp_s_broad_letters_broken_by_the_names_print_cross_the_targets_they_enter() -> None:
+    added, blank = _page()
+    stamp = np.zeros_like(added)
+    # "SAMPLE" slanting across the column, letters 0.08 in broad, over targets 2 and 3 and the names
+    for k in range(6):
+        cx, cy = 0.6 + 0.45 * k, 3.6 - 0.25 * k
+        cv2.ellipse(stamp, _px(cx, cy), (int(0.15 * FIT_PPI), int(0.25 * FIT_PPI)), 20, 0, 300, 1.0, int(0.08 * FIT_PPI))
+    added = np.where(blank >= 0.5, 0.0, stamp)  # no ink is added where the blank prints
+    crossed = crossed_by_ink_across(added, blank, BOXES, [None] * len(BOXES))
+    entering = [bool((stamp[y0:y1, x0:x1] > 0).any())
+                for x0, y0, x1, y1 in ((int((x - 0.02) * FIT_PPI), int((y - 0.02) * FIT_PPI),
+                                        int((x + w + 0.02) * FIT_PPI) + 1, int((y + h + 0.02) * FIT_PPI) + 1) for x, y, w, h in BOXES)]
+    assert any(entering) and not all(entering)
+    assert crossed.tolist() == entering
+
+
+def test_a_voter_s_fills_checks_and_a_loop_round_a_name_cross_nothing() -> None:
+    added, blank = _page()
+    for k in (0, 2, 4):  # fills
+        x, y, w, h = BOXES[k]
+        cv2.ellipse(added, _px(x + w / 2, y + h / 2), (int(w / 2 * FIT_PPI), int(h / 2 * FIT_PPI)), 0, 0, 360, 0.9, -1)
+    x, y, w, h = BOXES[1]  # a big check whose arm runs 0.3 in past the box
+    cv2.line(added, _px(x, y + h / 2), _px(x + w / 3, y + h), 0.9, 2)
+    cv2.line(added, _px(x + w / 3, y + h), _px(x + w + 0.3, y - 0.2), 0.9, 2)
+    x, y, w, h = BOXES[5]  # a loop round the name beside the last target
+    cv2.ellipse(added, _px(x + 0.85, y + h / 2), (int(0.5 * FIT_PPI), int(0.15 * FIT_PPI)), 0, 0, 360, 0.9, 2)
+    assert not crossed_by_ink_across(added, blank, BOXES, [None] * len(BOXES)).any()
+
+
+def test_a_signature_across_the_card_crosses_the_target_it_runs_through() -> None:
+    added, blank = _page()
+    xs = np.linspace(0.5, 3.5, 300)
+    ys = 2.475 + 0.05 * np.sin(xs * 4.0)  # a long wavy pen line through target 1 (2.4-2.55 in) and its name
+    points = np.stack([xs * FIT_PPI, ys * FIT_PPI], 1).round().astype(np.int32)
+    cv2.polylines(added, [points], False, 0.8, 2)
+    added[blank >= 0.5] = 0.0
+    crossed = crossed_by_ink_across(added, blank, BOXES, [None] * len(BOXES))
+    assert crossed[1] and not crossed[[0, 3, 4, 5]].any()
+
+
+@pytest.fixture(scope="module")
+def stamped_readings(vendor_dir: Path) -> list[tuple[dict, ReadCard]]:
+    election = load_election(vendor_dir / "election.json")
+    context = InterpretContext(election, load_thresholds(), load_references(election))
+    out = []
+    for card in json.loads((STAMPED / "truth.json").read_text())["cards"]:
+        (read,) = interpret_file(str(STAMPED / card["file"]), context, CardHints(), "t")
+        assert isinstance(read.interpretation, ReadCard), f"{card['file']}: {read.interpretation}"
+        out.append((card, read.interpretation))
+    return out
+
+
+def test_targets_a_stamp_or_a_signature_enters_on_real_scans_are_for_a_person(stamped_readings: list[tuple[dict, ReadCard]]) -> None:
+    """Six cards of the vendor profile's seed 232323 (five thresholded "SAMPLE" stamps, a
+    signature): every target the stamp's ink enters is for a person, an empty one read as a
+    vote with the code before the rule (``0194-p1.tif``, ``board-e``: a piece of the stamp
+    alone in the box, its letters around it broken by the names' print) among them; every
+    other target reads as drawn or goes to a person, never the other way."""
+    for card, read in stamped_readings:
+        assert (read.style, read.page) == (card["style"], card["page"])
+        statuses = {t.score.option: t.status for t in read.targets}
+        for target in card["targets"]:
+            got = statuses[target["option"]]
+            if target.get("damage") == "stamp":
+                assert got is MarkStatus.UNKNOWN, f"{card['file']} {target['option']} ({target['drawn']} under the stamp): {got}"
+            elif target["intent"] == "vote":
+                assert got in (MarkStatus.YES, MarkStatus.UNKNOWN), f"{card['file']} {target['option']}: {got}"
+            elif target["intent"] == "no_vote":
+                assert got in (MarkStatus.NO, MarkStatus.UNKNOWN), f"{card['file']} {target['option']}: {got}"
