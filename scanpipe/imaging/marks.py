@@ -253,10 +253,12 @@ def ink_across(gray: np.ndarray, hom: np.ndarray, plane: tuple[float, float, flo
     from scanpipe.imaging import marks_across
 
     key = ("blank print in the frame", ref_dpi, page.size_in)
-    if key not in blank_memo:
-        blank_memo[key] = marks_across.blank_print(
+    if key not in blank_memo:  # kept with the blank in 256 levels (a megabyte a page, not four)
+        near_dark = marks_across.blank_print(
             marks_across.darkness_in_frame(reference, np.diag([ref_dpi, ref_dpi, 1.0]), ref_plane, page.size_in))
-    near: np.ndarray = blank_memo[key]  # type: ignore[assignment]
+        blank_memo[key] = np.round(near_dark * 255.0).astype(np.uint8)
+    kept: np.ndarray = blank_memo[key]  # type: ignore[assignment]
+    near = kept.astype(np.float32) / 255.0
     added = marks_across.added_ink(marks_across.darkness_in_frame(gray, hom, plane, page.size_in), near)
     return marks_across.crossed_by_ink_across(added, near, [t.box_in for t in page.targets], [t.write_in_area_in for t in page.targets])
 
