@@ -109,7 +109,6 @@ def crossed_by_ink_across(added: np.ndarray, blank: np.ndarray, boxes_in: Sequen
     return out
 
 
-
 def ink_across(added: np.ndarray, blank: np.ndarray, boxes_in: Sequence[Box], areas_in: Sequence[Box | None]) -> np.ndarray | None:
     """The ink of the page's stamps, signatures and long lines across it (a mask in the frame of
     ``added``; the module's steps 2-4), or None where there is none."""
@@ -126,9 +125,8 @@ def ink_across(added: np.ndarray, blank: np.ndarray, boxes_in: Sequence[Box], ar
     foreign[:edge], foreign[-edge:], foreign[:, :edge], foreign[:, -edge:] = 0, 0, 0, 0
     if np.count_nonzero(foreign) < FOREIGN_MIN_SQIN * FIT_PPI * FIT_PPI:
         return None
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(foreign, connectivity=8)
-    foreign = (stats[:, cv2.CC_STAT_AREA] >= SPECK_SQIN * FIT_PPI * FIT_PPI)[labels] & (labels > 0)
-    foreign = foreign.astype(np.uint8)
+    _, labels, sizes, _ = cv2.connectedComponentsWithStats(foreign, connectivity=8)
+    foreign = ((sizes[:, cv2.CC_STAT_AREA] >= SPECK_SQIN * FIT_PPI * FIT_PPI)[labels] & (labels > 0)).astype(np.uint8)
     if np.count_nonzero(foreign) < FOREIGN_MIN_SQIN * FIT_PPI * FIT_PPI:
         return None
     broad = (cv2.distanceTransform(foreign, cv2.DIST_L2, 3) >= BROAD_IN * FIT_PPI / 2.0).astype(np.uint8)
@@ -159,6 +157,7 @@ def ink_across(added: np.ndarray, blank: np.ndarray, boxes_in: Sequence[Box], ar
     of_across[np.unique(pieces[across])] = True
     of_across[0] = False
     return of_across[pieces] & (ink > 0)
+
 
 def _span(box: Box, grow_in: float, w: int, h: int) -> tuple[int, int, int, int]:
     x, y, bw, bh = box
