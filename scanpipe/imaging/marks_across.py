@@ -122,7 +122,8 @@ def ink_across(added: np.ndarray, blank: np.ndarray, boxes_in: Sequence[Box], ar
     printed = cv2.dilate((blank >= PAPER).astype(np.uint8), np.ones((2 * PRINT_AWAY_PX + 1,) * 2, np.uint8))
     foreign = ink & (own == 0) & (printed == 0)
     edge = int(round(EDGE_IN * FIT_PPI))
-    foreign[:edge], foreign[-edge:], foreign[:, :edge], foreign[:, -edge:] = 0, 0, 0, 0
+    if edge > 0:  # (a slice from -0 would be the whole page)
+        foreign[:edge], foreign[-edge:], foreign[:, :edge], foreign[:, -edge:] = 0, 0, 0, 0
     if np.count_nonzero(foreign) < FOREIGN_MIN_SQIN * FIT_PPI * FIT_PPI:
         return None
     _, labels, sizes, _ = cv2.connectedComponentsWithStats(foreign, connectivity=8)
