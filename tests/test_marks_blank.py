@@ -1106,7 +1106,7 @@ def test_a_stamp_s_line_through_an_empty_arrow_between_rows_of_print_crosses_it_
     assert got["board-e"].status is MarkStatus.YES and got["board-w"].status is MarkStatus.YES, seen  # filled
     got = _real_column("fill_beside_band")
     assert got["qb-yes"].status is MarkStatus.UNKNOWN, got["qb-yes"]  # the stamp's letters round it
-    monkeypatch.setattr(marks, "ink_across", lambda *args: np.zeros(len(args[6].targets), bool))
+    monkeypatch.setattr(marks, "targets_crossed_by_ink_across", lambda *args: np.zeros(len(args[6].targets), bool))
     got = _real_column("fill_beside_band")
     seen = {o: (r.status.value, round(r.score.score, 3), round(r.score.damage_score, 2)) for o, r in got.items()}
     assert got["qb-yes"].status is MarkStatus.YES, seen  # the band rule alone: a vote

@@ -240,13 +240,14 @@ def score_targets(
         marked: np.ndarray = blank_memo[key]  # type: ignore[assignment]
         out = [replace(s, damage_score=1.0) if s is not None and marked[i] else s for i, s in enumerate(out)]
         # a stamp, a signature or a long line across the card entering a target's box: for a person
-        crossed = ink_across(gray, hom, plane, reference, ref_dpi, ref_plane, page, blank_memo)
+        crossed = targets_crossed_by_ink_across(gray, hom, plane, reference, ref_dpi, ref_plane, page, blank_memo)
         out = [replace(s, damage_score=1.0) if s is not None and crossed[i] else s for i, s in enumerate(out)]
     return tuple(s for s in out if s is not None)
 
 
-def ink_across(gray: np.ndarray, hom: np.ndarray, plane: tuple[float, float, float], reference: np.ndarray, ref_dpi: float,
-               ref_plane: tuple[float, float, float], page: LayoutPage, blank_memo: dict[tuple[object, ...], object]) -> np.ndarray:
+def targets_crossed_by_ink_across(gray: np.ndarray, hom: np.ndarray, plane: tuple[float, float, float], reference: np.ndarray,
+                                  ref_dpi: float, ref_plane: tuple[float, float, float], page: LayoutPage,
+                                  blank_memo: dict[tuple[object, ...], object]) -> np.ndarray:
     """Per target of ``page``, whether a stamp, a signature or another long line of ink across
     the card enters its box (:mod:`scanpipe.imaging.marks_across`; ``plane``, ``ref_plane``:
     the card's and the blank's paper, :func:`_page_paper`)."""
