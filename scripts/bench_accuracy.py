@@ -17,7 +17,8 @@ the truth records:
 
 ``--derive PATH`` also derives thresholds from the deck's raw scores
 (:func:`scanpipe.calibration.derive_thresholds`) and writes them with provenance;
-``--dump FILE`` writes every target's card, raw scores and labels as JSON lines.
+``--dump FILE`` writes every target's card, raw scores, labels and status (under the
+thresholds read, as ``interpret`` gives it) as JSON lines.
 
 ``--profile vendor`` (or ``vendor_clean``) generates the vendor-like election's cards instead
 (:mod:`scanpipe.synth.vendor_deck`: timing marks, no fiducials, no card code, bilevel and
@@ -382,11 +383,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"cards not read ({len(unread)}):")
             for line in unread[:10]:
                 print("  " + line)
-        if args.dump:
-            with args.dump.open("w") as fh:
-                for (s, intent, kind), card_ref in zip(pairs, where, strict=True):
-                    fh.write(json.dumps({"card": card_ref, "kind": kind, "intent": intent.value, **asdict(s)}) + "\n")
         thresholds = load_thresholds(args.thresholds)
+        if args.dump:
+            vote_for = {c.id: c.vote_for for c in load_election(deck.election_path).contests}
+            with args.dump.open("w") as fh:
+                for (s, intent, kind), card_ref, status in zip(pairs, where, statuses(pairs, thresholds, where, vote_for), strict=True):
+                    fh.write(json.dumps({"card": card_ref, "kind": kind, "intent": intent.value, "status": status.value, **asdict(s)}) + "\n")
         if args.derive:
             samples = [(s, i) for s, i, _ in pairs]
             thresholds = derive_thresholds(samples, source=f"derived on a {deck.profile} deck, seed {deck.seed}",

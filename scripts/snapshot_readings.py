@@ -3,9 +3,10 @@
 change meant only to make reading faster read nothing differently.
 
 A snapshot is one JSON line per card (file and page): the style and page read, or the reason
-it could not be; the reasons for a person; the codes found; per target its status, score and
-damage (five decimals), and the registration's residual. Cards are read in-process by the
-library, as ``ingest`` reads them, in ``--jobs`` processes.
+it could not be; the reasons for a person; the codes found; per target its status and every
+measure of its score (five decimals: score, damage, fill, stroke, ring, write-in, dot), and
+the registration's residual. Cards are read in-process by the library, as ``ingest`` reads
+them, in ``--jobs`` processes.
 
     python scripts/snapshot_readings.py --deck DIR --out before.jsonl [--code OLD_CHECKOUT]
     python scripts/snapshot_readings.py --election E.json --cards DIR --out after.jsonl
@@ -27,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+# every measure a target's score holds (score and damage first, as snapshots before the others were kept)
+SCORE_FIELDS = ("score", "damage_score", "fill_score", "stroke_score", "ring_score", "write_in_score", "dot_in")
 CARD_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".pdf")
 _CONTEXT: list[Any] = []
 
@@ -56,8 +59,8 @@ def _read(path: str) -> list[dict[str, Any]]:
         if isinstance(r, ReadCard):
             line.update(style=[r.style, r.page], reasons=[x.value for x in r.reasons],
                         residual=round(r.registration.residual_px, 5),
-                        targets=[[t.score.contest, t.score.option, t.status.value, round(t.score.score, 5),
-                                  round(t.score.damage_score, 5)] for t in r.targets])
+                        targets=[[t.score.contest, t.score.option, t.status.value,
+                                  *(round(getattr(t.score, f), 5) for f in SCORE_FIELDS)] for t in r.targets])
         elif isinstance(r, MachinePrintedCard):
             line.update(style=[r.record.style, None], reasons=[x.value for x in r.reasons], machine_printed=True)
         else:
@@ -101,10 +104,10 @@ def compare(a: Path, b: Path, *, shown: int = 10) -> int:
             if s[2] != t[2]:
                 targets += 1
                 notes.append(f"{key[0]} page {key[1]} {s[1]}: {s[2]} {s[3]} -> {t[2]} {t[3]}")
-            largest = max(largest, abs(s[3] - t[3]), abs(s[4] - t[4]))
+            largest = max([largest, *(abs(u - v) for u, v in zip(s[3:], t[3:], strict=True))])
     n = sum(len(d.get("targets", [])) for d in before.values())
     print(f"{len(before)} cards, {n} targets: cards read differently {cards}, targets with another status {targets}, "
-          f"largest score or damage difference {largest:.5f}")
+          f"largest difference of a score measure {largest:.5f}")
     for note in notes[:shown]:
         print("  " + note)
     if len(notes) > shown:
