@@ -956,8 +956,10 @@ def _blurred(image: np.ndarray, sigma: float) -> np.ndarray:
 def _darkest_of_blocks(image: np.ndarray, k: int) -> np.ndarray:
     """``image`` (rows and columns multiples of ``k``) reduced ``k`` times, each pixel the
     darkest of its ``k`` x ``k`` block."""
-    h, w = image.shape
-    return np.ascontiguousarray(image.reshape(h // k, k, w // k, k).min(axis=(1, 3)))
+    # the darkest of k strided columns, then of k strided rows: elementwise minima, exact, a
+    # tenth of the time numpy's reduction over the small axes of a reshaped array takes
+    columns = np.minimum.reduce([image[:, j::k] for j in range(k)])
+    return np.ascontiguousarray(np.minimum.reduce([columns[i::k] for i in range(k)]))
 
 
 def _straight_lines(dark: np.ndarray) -> np.ndarray:

@@ -805,20 +805,14 @@ def _band_run(ink: np.ndarray, printed: np.ndarray, box: tuple[int, int, int], g
     outside = int(ink.sum()) - int(ink[max(0, m - grow): m + bh + grow, max(0, m - grow): m + bw + grow].sum())
     if outside < CROSS_RUN_INK * least:
         return 0.0  # too little ink out of the box for any way that long
-    ys, xs, valid, out_at, params = _run_lines(ink.shape, box, grow)
-    state = np.where(ink[ys, xs], 1, np.where(printed[ys, xs], 2, 0)).astype(np.int8)
-    paper = (state == 0) | ~valid
-    centre = ys.shape[1] // 2
+    lines = _run_lines(ink.shape, box, grow)
+    inked_at = ink.ravel()[lines.flat]  # (lines, samples): added ink there (it wins over print)
+    paper = ~(inked_at | printed.ravel()[lines.flat]) | ~lines.valid
     runs = []  # per side: each line's way that side
-    for side in (1, -1):
-        order = np.arange(centre, ys.shape[1]) if side > 0 else np.arange(centre, -1, -1)
-        start = out_at[:, 0 if side > 0 else 1]  # where each line leaves the box that way (samples from the centre)
-        steps = np.arange(len(order))[None]
-        beyond = steps >= start[:, None]
-        p = paper[:, order] & beyond
-        stop = np.where(p.any(axis=1), np.argmax(p, axis=1), len(order))
-        ran = (steps < stop[:, None]) & beyond
-        inked = (ran & (state[:, order] == 1)).sum(axis=1)
+    for order, beyond in lines.sides:
+        # from where each line leaves the box that way, up to the first paper
+        ran = beyond & ~np.logical_or.accumulate(paper[:, order] & beyond, axis=1)
+        inked = (ran & inked_at[:, order]).sum(axis=1)
         length = ran.sum(axis=1)
         runs.append(np.where(inked >= CROSS_RUN_INK * np.maximum(length, 1), length, 0))
     ways = np.stack(runs, axis=1).astype(np.float64)  # (lines, 2)
@@ -827,18 +821,31 @@ def _band_run(ink: np.ndarray, printed: np.ndarray, box: tuple[int, int, int], g
         li, si = divmod(int(flat), 2)
         if ways[li, si] <= best or ways[li, si] < least:
             break
-        if through(float(params[li, 0]), float(params[li, 1]), 1 - 2 * si):
+        if through(float(lines.params[li, 0]), float(lines.params[li, 1]), 1 - 2 * si):
             best = float(ways[li, si])
     return best
 
 
+@dataclass(frozen=True)
+class _RunLines:
+    """:func:`_band_run`'s lines in one window: per line (rows) and sample (columns), the
+    window's pixel there (flat index, clipped into the window) and whether the sample lies in
+    the window; per line its direction (degrees) and offset from the box's middle (px); per
+    side of the middle (along the direction, then against it), the samples in order outwards
+    and which of them lie past the box and its band."""
+
+    flat: np.ndarray
+    valid: np.ndarray
+    params: np.ndarray
+    sides: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
 @lru_cache(maxsize=32)
-def _run_lines(shape: tuple[int, ...], box: tuple[int, int, int], grow: int
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The sample points of :func:`_band_run`'s lines in a window of ``shape``: per line, its
-    pixels (rows, columns, clipped), whether each lies in the window, how many samples from
-    the middle each way it leaves the box and its band ``grow``, and the line's direction
-    (degrees) and offset from the box's middle (px)."""
+def _run_lines(shape: tuple[int, ...], box: tuple[int, int, int], grow: int) -> _RunLines:
+    """The sample points of :func:`_band_run`'s lines in a window of ``shape``, the box
+    (``box``: its offset in the window and its size) and its band ``grow`` round it
+    (:class:`_RunLines`): lines every CROSS_RUN_STEP_DEG, a pixel apart, each crossing half
+    the box's height or more of it."""
     m, bw, bh = box
     h, w = shape[:2]
     cx, cy = m + (bw - 1) / 2.0, m + (bh - 1) / 2.0
@@ -864,7 +871,12 @@ def _run_lines(shape: tuple[int, ...], box: tuple[int, int, int], grow: int
             params.append((float(deg), float(off)))
     ys, xs = np.array(rows), np.array(cols)
     valid = (ys >= 0) & (ys < h) & (xs >= 0) & (xs < w)
-    return np.clip(ys, 0, h - 1), np.clip(xs, 0, w - 1), valid, np.array(outs), np.array(params)
+    out_at = np.array(outs)  # per line: samples from the middle to where it leaves the box and band, each way
+    centre = ys.shape[1] // 2
+    sides = []
+    for side, order in enumerate((np.arange(centre, ys.shape[1]), np.arange(centre, -1, -1))):
+        sides.append((order, np.arange(len(order))[None] >= out_at[:, side][:, None]))
+    return _RunLines(np.clip(ys, 0, h - 1) * w + np.clip(xs, 0, w - 1), valid, np.array(params), (sides[0], sides[1]))
 
 
 def _line_inked_inside(ink: np.ndarray, printed: np.ndarray, geo: _Geometry, box_in: tuple[float, float]

@@ -111,7 +111,9 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
     left_out = _left_out(targets, (h, w))
     drawn[left_out] = 0
     drawn[near_rules] = 0  # a rule printed thicker, or a little off, in this scan
-    looks_for_checks = _specks_per_in2(drawn) <= CHECK_SPECKS_IN2  # a speckled or dithered scan's specks join into any shape
+    # a speckled or dithered scan's specks join into any shape: checks are looked for only on a
+    # clean one (counted once, where a piece of a check's size first asks)
+    looks_for_checks: bool | None = None
     # drawn ink reaching a target's box is that target's own mark run over its edge, not one beside it
     at_targets = cv2.dilate(left_out.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
     # pieces this close are one drawing: a loop is broken where it grazes print (taken out with it)
@@ -138,6 +140,8 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
                 together = _loop_at(drawn, labels, *joined, blank_dark, beside_print)
                 score, at = (together, joined[1]) if together > score else (score, at)
         check = False
+        if score <= 0.0 and check_sized and looks_for_checks is None:
+            looks_for_checks = _specks_per_in2(drawn) <= CHECK_SPECKS_IN2
         if score <= 0.0 and check_sized and looks_for_checks:
             own = (labels[y: y + bh, x: x + bw] == k) & drawn[y: y + bh, x: x + bw].astype(bool)
             check = ((own & beside_print[y: y + bh, x: x + bw]).sum() <= LOOP_MAX_HUG * own.sum()  # not the print's own rim
