@@ -26,6 +26,7 @@ from scanpipe.types import (
     Contest,
     ContestOutcome,
     ContestReading,
+    DamageCause,
     MarkStatus,
     Reason,
     TargetReading,
@@ -121,12 +122,26 @@ def thresholds_from_mapping(data: dict[str, object], *, source: str) -> Threshol
         raise ConfigError(f"recorded thresholds are incomplete: {exc}") from None
 
 
+DAMAGE_WHY = {
+    DamageCause.STAIN: "a stain over it",
+    DamageCause.FOLD: "a fold or crease across it",
+    DamageCause.TEAR: "the paper torn or missing there",
+    DamageCause.CROSSING: "a stroke from outside runs through it (a stamp's letter, a signature, a line)",
+    DamageCause.INK_ACROSS: "a stamp or signature across the card enters it",
+    DamageCause.MARKED_ON_BLANK: "the layout's blank is marked there itself, so a mark there cannot be told",
+    DamageCause.CUT_OFF: "part of it is not on the scan",
+    DamageCause.STREAK: "a scanner streak runs through it",
+}
+"""What a person reading a damaged target is told the machine saw over it."""
+
+
 def classify_target(score: TargetScore, thresholds: Thresholds) -> TargetReading:
     """Decide yes / no / unknown for one target; ``why`` names the rule and the numbers."""
     t = thresholds
     s = score.score
     if score.damage_score >= t.damage:
-        why = f"damage {score.damage_score:.3f} >= {t.damage:.3f} over the target (score {s:.3f})"
+        what = f": {DAMAGE_WHY[score.damage_cause]}" if score.damage_cause is not None else ""
+        why = f"damage {score.damage_score:.3f} >= {t.damage:.3f} over the target{what} (score {s:.3f})"
         return TargetReading(score, MarkStatus.UNKNOWN, why)
     if score.ring_score >= t.ring and not _filled(score, t):
         why = f"ring {score.ring_score:.3f} >= {t.ring:.3f}: ink drawn around or beside the target or its name (score {s:.3f})"

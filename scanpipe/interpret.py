@@ -85,6 +85,7 @@ from scanpipe.types import (
     CodeSymbology,
     ContestOutcome,
     ContestReading,
+    DamageCause,
     DecodedCode,
     Election,
     InterpretedCard,
@@ -787,7 +788,7 @@ def _through_streaks(scanned: TargetReading, painted: TargetReading, crossed_by:
     if narrow and (painted.status is MarkStatus.YES or (painted.status is MarkStatus.NO and all(
             nothing_under(lines[c], _box_along(painted.score.box_px, across)) for c in crossed_by))):
         return painted
-    return classify_target(replace(scanned.score, damage_score=1.0), thresholds)
+    return classify_target(replace(scanned.score, damage_score=1.0, damage_cause=DamageCause.STREAK), thresholds)
 
 
 def _marginal(reading: TargetReading, *, streaked: bool) -> bool:

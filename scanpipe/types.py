@@ -263,6 +263,20 @@ class Registration:
     quarter_turned: bool = False
 
 
+class DamageCause(StrEnum):
+    """What gave a target's damage score its value (the strongest of the measures), so that a
+    person sent a damaged target is told what the machine saw over it."""
+
+    STAIN = "stain"  # a stain's even darkening over the target
+    FOLD = "fold"  # a fold or crease across it
+    TEAR = "tear"  # the paper torn or missing there
+    CROSSING = "crossing"  # a stroke from outside runs through it (a stamp's letter, a signature, a line)
+    INK_ACROSS = "ink_across"  # a stamp or signature across the card, seen from the whole page, enters it
+    MARKED_ON_BLANK = "marked_on_blank"  # the layout's blank itself is marked there
+    CUT_OFF = "cut_off"  # part of the target is not on the scan
+    STREAK = "streak"  # a scanner's streak runs through it
+
+
 @dataclass(frozen=True, slots=True)
 class TargetScore:
     """Raw measurements of one target; every one is stored, none is a verdict."""
@@ -278,6 +292,7 @@ class TargetScore:
     box_px: tuple[float, float, float, float]  # (x, y, w, h) where the target was found
     shift_px: tuple[float, float] = (0.0, 0.0)  # local refinement applied
     dot_in: float = 0.0  # the extent (in) of a lone dot of ink in the target (a pen rested); 0 when there is none
+    damage_cause: DamageCause | None = None  # what the damage score measured; None where it measured nothing
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from scanpipe.classify import (
+    DAMAGE_WHY,
     Thresholds,
     classify_contest,
     classify_target,
@@ -18,7 +20,7 @@ from scanpipe.classify import (
     unknown_reason,
 )
 from scanpipe.errors import ConfigError
-from scanpipe.types import Contest, ContestOutcome, MarkStatus, Option, Reason, TargetScore
+from scanpipe.types import Contest, ContestOutcome, DamageCause, MarkStatus, Option, Reason, TargetScore
 
 T = Thresholds(marginal=0.08, definite=0.6, ring=0.7, damage=0.5, write_in=0.15, source="test")
 
@@ -54,6 +56,17 @@ def test_classify_target_statuses(score: float, kw: dict[str, float], status: Ma
     reading = classify_target(ts(score, **kw), T)
     assert reading.status is status
     assert reading.why == why
+
+
+def test_a_damaged_target_s_reason_says_what_lay_over_it() -> None:
+    """Every damage cause has words of its own in the reason a person reads."""
+    assert set(DAMAGE_WHY) == set(DamageCause)
+    for cause in DamageCause:
+        reading = classify_target(replace(ts(0.9, damage=0.5), damage_cause=cause), T)
+        assert reading.status is MarkStatus.UNKNOWN
+        assert reading.why == f"damage 0.500 >= 0.500 over the target: {DAMAGE_WHY[cause]} (score 0.900)"
+    stamped = classify_target(replace(ts(0.0, damage=1.0), damage_cause=DamageCause.INK_ACROSS), T)
+    assert stamped.why == "damage 1.000 >= 0.500 over the target: a stamp or signature across the card enters it (score 0.000)"
 
 
 def test_write_in_flag_and_reason() -> None:

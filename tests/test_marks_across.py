@@ -13,7 +13,7 @@ from scanpipe.classify import load_thresholds
 from scanpipe.election import load_election
 from scanpipe.imaging.marks_across import FIT_PPI, crossed_by_ink_across
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
-from scanpipe.types import CardHints, MarkStatus, ReadCard
+from scanpipe.types import CardHints, DamageCause, MarkStatus, ReadCard
 
 STAMPED = Path(__file__).parent / "fixtures" / "stamped_vendor"
 PAGE_IN = (8.5, 11.0)
@@ -105,3 +105,21 @@ def test_targets_a_stamp_or_a_signature_enters_on_real_scans_are_for_a_person(st
                 assert got in (MarkStatus.YES, MarkStatus.UNKNOWN), f"{card['file']} {target['option']}: {got}"
             elif target["intent"] == "no_vote":
                 assert got in (MarkStatus.NO, MarkStatus.UNKNOWN), f"{card['file']} {target['option']}: {got}"
+
+
+def test_a_person_is_told_what_lies_over_each_damaged_target(stamped_readings: list[tuple[dict, ReadCard]]) -> None:
+    """Every target sent to a person for damage on the stamped cards says what the machine saw
+    over it (its score's ``damage_cause``, in words in its reason); a stamp seen from the whole
+    page says so, a stroke crossing the target from outside says so."""
+    causes = []
+    for card, read in stamped_readings:
+        for t in read.targets:
+            if t.score.damage_score >= 0.3:
+                assert t.score.damage_cause is not None, f"{card['file']} {t.score.option}: damaged, no cause"
+                assert t.why.startswith("damage ") and ": " in t.why, t.why
+                causes.append(t.score.damage_cause)
+            elif t.score.damage_score == 0.0:
+                assert t.score.damage_cause is None, f"{card['file']} {t.score.option}: {t.score.damage_cause}"
+    assert DamageCause.INK_ACROSS in causes and DamageCause.CROSSING in causes, causes
+    across = next(t for _c, r in stamped_readings for t in r.targets if t.score.damage_cause is DamageCause.INK_ACROSS)
+    assert "a stamp or signature across the card enters it" in across.why

@@ -14,7 +14,7 @@ from scanpipe.counting import count_card
 from scanpipe.exports.cvr import CvrEntry, build_cvr_report, validate_cvr_report
 from scanpipe.queue import card_queue_items
 from scanpipe.store.repository import Store
-from scanpipe.types import Contest, ContestOutcome, MarkStatus, Option, TargetScore
+from scanpipe.types import Contest, ContestOutcome, MarkStatus, Option, ReadCard, TargetScore
 from scanpipe.workflow import init_election
 from tests.helpers import read_card
 from tests.test_export_cvr import GENERATED, make_election, positions
@@ -101,6 +101,11 @@ def test_review_page_asks_about_the_doubtful_target_only(tmp_path: Path) -> None
     assert f"Needs you: {gov.options[0].name}; the machine read the other options clearly." in page
     assert f'data-option="{gov.options[0].id}" class="doubtful"' in page
     assert page.count('class="doubtful"') == 2  # its box on the image and its line in the form
+    # the machine's reason for the doubtful one, as it was stored (a damaged target's says what lay over it)
+    stored = world.store.get_card(MARGINAL)
+    assert stored is not None and isinstance(stored.card.interpretation, ReadCard)
+    (why,) = [t.why for t in stored.card.interpretation.targets if t.score.option == gov.options[0].id]
+    assert page.count(f"(the machine: {why})") == 1
     alice.set_cookie("sp_blind", "1")
     blind = html.unescape(alice.get(f"/card/{MARGINAL}").text)
-    assert "needs you" not in blind and 'class="doubtful"' not in blind
+    assert "needs you" not in blind and 'class="doubtful"' not in blind and "(the machine:" not in blind

@@ -27,6 +27,7 @@ from scanpipe.types import (
     CodeSymbology,
     ContestOutcome,
     ContestReading,
+    DamageCause,
     DecodedCode,
     InterpretedCard,
     MachinePrintedCard,
@@ -54,9 +55,10 @@ def source(seed: str, *, batch: str = "b1", page: int = 1, pages: int = 1) -> Ca
 
 def target(contest: str, option: str, score: float, status: MarkStatus) -> TargetReading:
     s = TargetScore(contest=contest, option=option, score=score, fill_score=score * 0.9, stroke_score=1 / 3,
-                    ring_score=0.1 + 0.2, damage_score=0.0, write_in_score=0.0,
+                    ring_score=0.1 + 0.2, damage_score=0.0 if score < 0.5 else 0.25, write_in_score=0.0,
                     box_px=(101.25, 202.5, 44.0, 28.000000000000004), shift_px=(-0.5, 1.75),
-                    dot_in=0.0325 if score < 0.5 else 0.125)  # a lone dot's extent: stored and read back
+                    dot_in=0.0325 if score < 0.5 else 0.125,  # a lone dot's extent: stored and read back
+                    damage_cause=None if score < 0.5 else DamageCause.FOLD)  # what the damage measured, or None: both kept
     return TargetReading(score=s, status=status, why=f"score {score:.3f} vs thresholds 0.080/0.600")
 
 

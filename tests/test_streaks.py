@@ -15,7 +15,7 @@ from scanpipe.classify import Thresholds, load_thresholds
 from scanpipe.imaging.streaks import Streak, on_print, painted_over, upright_columns, vertical_streaks
 from scanpipe.interpret import InterpretContext, interpret_file, load_references, reclassify
 from scanpipe.queue import PERSON_READS
-from scanpipe.types import CardHints, Election, InterpretedCard, MarkStatus, ReadCard, Reason, UnreadableCard
+from scanpipe.types import CardHints, DamageCause, Election, InterpretedCard, MarkStatus, ReadCard, Reason, UnreadableCard
 
 H, W = 2200, 1700  # a letter page at 200 dpi
 
@@ -142,6 +142,7 @@ def test_empty_targets_a_black_streak_crosses_go_to_a_person(vendor_election: El
     for reading, hit in zip(result.targets, crossed, strict=True):
         if hit:
             assert reading.status is MarkStatus.UNKNOWN and reading.score.damage_score == 1.0
+            assert reading.score.damage_cause is DamageCause.STREAK and "a scanner streak runs through it" in reading.why
         else:
             assert reading.status is MarkStatus.NO  # the blank's other targets: read as they are
     pending = {c.contest for c in result.contests if c.outcome.value == "pending"}

@@ -34,13 +34,14 @@ All targets of a page are scored together (no per-target Python work on pixels):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import cv2
 import numpy as np
 
-from scanpipe.types import Box, LayoutPage, Registration, TargetDef, TargetScore
+from scanpipe.types import Box, DamageCause, LayoutPage, Registration, TargetDef, TargetScore
 
 CANON_PPI = 120.0  # pixels per inch of the canonical target windows
 MARGIN_IN = 0.19  # window = box plus this on every side
@@ -238,11 +239,22 @@ def score_targets(
 
             blank_memo[key] = marked_on_blank(reference, ref_dpi, [t.box_in for t in targets])
         marked: np.ndarray = blank_memo[key]  # type: ignore[assignment]
-        out = [replace(s, damage_score=1.0) if s is not None and marked[i] else s for i, s in enumerate(out)]
+        out = [replace(s, damage_score=1.0, damage_cause=DamageCause.MARKED_ON_BLANK) if s is not None and marked[i] else s
+               for i, s in enumerate(out)]
         # a stamp, a signature or a long line across the card entering a target's box: for a person
         crossed = targets_crossed_by_ink_across(gray, hom, plane, reference, ref_dpi, ref_plane, page, blank_memo)
-        out = [replace(s, damage_score=1.0) if s is not None and crossed[i] else s for i, s in enumerate(out)]
+        # (a target a stroke already crosses, or the blank marks, keeps that cause: it says more)
+        out = [replace(s, damage_score=1.0, damage_cause=DamageCause.INK_ACROSS) if s is not None and crossed[i]
+               and s.damage_score < 1.0 else s for i, s in enumerate(out)]
     return tuple(s for s in out if s is not None)
+
+
+def damage_causes(measures: Sequence[np.ndarray], causes: Sequence[DamageCause]) -> list[DamageCause | None]:
+    """Per target, the cause of the strongest of the damage ``measures`` (one array per cause,
+    a value per target; the first where two are equal), None where none measured any."""
+    stacked = np.stack(measures)
+    strongest = np.argmax(stacked, axis=0)
+    return [causes[int(k)] if stacked[k, i] > 0 else None for i, k in enumerate(strongest)]
 
 
 def targets_crossed_by_ink_across(gray: np.ndarray, hom: np.ndarray, plane: tuple[float, float, float], reference: np.ndarray,
@@ -481,8 +493,9 @@ def _score_group(gray: np.ndarray, hom: np.ndarray, targets: list[TargetDef], ge
     stroke = _span(ink, geo, len(geo.interior))
     ring = _ring(flat, geo)
     centers_px = _jacobians(hom, boxes[:, :2] + boxes[:, 2:] / 2)[0]
-    damage = np.maximum.reduce([_stain(gray_aligned, plane, centers_px, geo), _fold(aligned, geo),
-                                _tear(aligned.reshape(n, -1), geo)])
+    measures = [_stain(gray_aligned, plane, centers_px, geo), _fold(aligned, geo), _tear(aligned.reshape(n, -1), geo)]
+    damage = np.maximum.reduce(measures)
+    causes = damage_causes(measures, (DamageCause.STAIN, DamageCause.FOLD, DamageCause.TEAR))
     score = np.maximum.reduce([_knots(level, LEVEL_KNOTS), _knots(cover, COVER_KNOTS), _knots(stroke, SPAN_KNOTS)])
     name_ring = _name_rings(gray, hom, targets)
     shift_px = np.einsum("nij,nj->ni", jac, np.stack([dx, dy], 1) / CANON_PPI)
@@ -494,7 +507,7 @@ def _score_group(gray: np.ndarray, hom: np.ndarray, targets: list[TargetDef], ge
         out.append(TargetScore(
             contest=t.contest, option=t.option, score=float(score[i]), fill_score=float(fill[i]),
             stroke_score=float(stroke[i]), ring_score=float(max(ring[i], name_ring[i])),
-            damage_score=float(damage[i]),
+            damage_score=float(damage[i]), damage_cause=causes[i],
             write_in_score=_write_in_score(gray, hom, t.write_in_area_in, reference, ref_dpi),
             box_px=(corners[0] + sx, corners[1] + sy, corners[2], corners[3]), shift_px=(sx, sy),
         ))

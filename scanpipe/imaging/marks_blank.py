@@ -75,13 +75,14 @@ from scanpipe.imaging.marks import (
     _stain,
     _windows,
     _write_in_score,
+    damage_causes,
     name_band,
     paper_shade,
     shade_at,
     small_pieces,
     speckled,
 )
-from scanpipe.types import Box, TargetDef, TargetScore
+from scanpipe.types import Box, DamageCause, TargetDef, TargetScore
 
 PRINTED = 0.3  # blank darkness that counts as print inside a target
 BOXED_FILL = 0.9  # a target whose printed outline encloses this share of its own bounding box is a box (an oval: pi/4)
@@ -444,7 +445,10 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     crossing = _crossing(gray, hom, boxes, _paper(card_win), side, {} if memo is None else memo,
                          [t.write_in_area_in if own else None for t, own in zip(targets, filled, strict=True)],
                          lambda k: _line_inked_inside(ink[k], printed[k], geo, (boxes[k, 2], boxes[k, 3])))
-    damage = np.maximum.reduce([stain, fold, tear, crossing, np.where(obscured > MIN_VISIBLE, 1.0, 0.0)])
+    measures = [stain, fold, tear, crossing, np.where(obscured > MIN_VISIBLE, 1.0, 0.0)]
+    damage = np.maximum.reduce(measures)
+    causes = damage_causes(measures, (DamageCause.STAIN, DamageCause.FOLD, DamageCause.TEAR, DamageCause.CROSSING,
+                                      DamageCause.CUT_OFF))
     score = np.maximum.reduce([_knots(level, LEVEL_KNOTS), _knots(cover, COVER_KNOTS), span_score,
                                _knots(residue, RESIDUE_KNOTS), even_score])
     # a stroke that leaves the target's own printed outline (a check or an X drawn over a thick
@@ -499,7 +503,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
         out.append(TargetScore(
             contest=t.contest, option=t.option, score=float(score[i]), fill_score=float(bare_fill[i]),
             stroke_score=float(stroke[i]), ring_score=float(max(ring[i], name_ring[i])),
-            damage_score=float(damage[i]),
+            damage_score=float(damage[i]), damage_cause=causes[i],
             write_in_score=_write_in_score(gray, hom, t.write_in_area_in, reference, ref_dpi, tints_black, speckled_card),
             box_px=(corners[0] + sx, corners[1] + sy, corners[2], corners[3]), shift_px=(sx, sy), dot_in=float(dots[i]),
         ))

@@ -51,6 +51,7 @@ class OptionView:
     status: str | None = None  # machine: yes / no / unknown (None in blind mode)
     score: float | None = None
     doubtful: bool = False  # the machine could not read this one: what the page asks (False in blind mode)
+    why: str | None = None  # for a doubtful one, the machine's reason (what it measured; None in blind mode)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +171,8 @@ def _option_views(election: Election, contest: str, card: InterpretedCard | None
         scores = {t.score.option: t for t in card.interpretation.targets if t.score.contest == contest}
         doubtful = {o for r in card.interpretation.contests if r.contest == contest for o in r.unknown_options}
     return tuple(OptionView(o.id, o.name, o.write_in, scores[o.id].status.value if o.id in scores else None,
-                            round(scores[o.id].score.score, 3) if o.id in scores else None, o.id in doubtful)
+                            round(scores[o.id].score.score, 3) if o.id in scores else None, o.id in doubtful,
+                            scores[o.id].why if o.id in doubtful and o.id in scores else None)
                  for o in election.contest(contest).options)
 
 

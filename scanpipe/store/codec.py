@@ -17,6 +17,7 @@ from scanpipe.types import (
     CodeSymbology,
     ContestOutcome,
     ContestReading,
+    DamageCause,
     DecodedCode,
     InterpretedCard,
     MachinePrintedCard,
@@ -116,7 +117,7 @@ def _code_json(code: DecodedCode) -> dict[str, Any]:
 SCORE_COLUMNS = (
     "card_id", "contest", "option", "position", "score", "fill_score", "stroke_score", "ring_score",
     "damage_score", "write_in_score", "box_x", "box_y", "box_w", "box_h", "shift_x", "shift_y", "status", "why",
-    "dot_in",
+    "dot_in", "damage_cause",
 )
 """The columns of a target score row, in the order of the tuples :func:`card_to_rows` gives."""
 
@@ -124,7 +125,8 @@ SCORE_COLUMNS = (
 def _score_row(card_id: str, position: int, reading: TargetReading) -> tuple[Any, ...]:
     s = reading.score
     return (card_id, s.contest, s.option, position, s.score, s.fill_score, s.stroke_score, s.ring_score,
-            s.damage_score, s.write_in_score, *s.box_px, *s.shift_px, reading.status.value, reading.why, s.dot_in)
+            s.damage_score, s.write_in_score, *s.box_px, *s.shift_px, reading.status.value, reading.why, s.dot_in,
+            None if s.damage_cause is None else s.damage_cause.value)
 
 
 def _reading_row(card_id: str, position: int, c: ContestReading) -> dict[str, Any]:
@@ -197,15 +199,16 @@ def _registration_value(data: dict[str, Any]) -> Registration:
 _MARK_STATUS = {m.value: m for m in MarkStatus}
 _CARD_KIND = {k.value: k for k in CardKind}  # dict lookups: Enum(value) is slow over millions of rows
 _OUTCOME = {o.value: o for o in ContestOutcome}
+_DAMAGE_CAUSE = {c.value: c for c in DamageCause}
 
 
 def _score_value(r: Sequence[Any]) -> TargetReading:
     """A target from a score row tuple in :data:`SCORE_COLUMNS` order (no per-row name lookups:
     loading 100,000 cards builds millions of these)."""
-    (_, contest, option, _, score, fill, stroke, ring, damage, write_in, bx, by, bw, bh, sx, sy, status, why, dot) = r
+    (_, contest, option, _, score, fill, stroke, ring, damage, write_in, bx, by, bw, bh, sx, sy, status, why, dot, cause) = r
     value = TargetScore(contest=contest, option=option, score=score, fill_score=fill, stroke_score=stroke,
                         ring_score=ring, damage_score=damage, write_in_score=write_in, box_px=(bx, by, bw, bh),
-                        shift_px=(sx, sy), dot_in=dot)
+                        shift_px=(sx, sy), dot_in=dot, damage_cause=None if cause is None else _DAMAGE_CAUSE[cause])
     return TargetReading(score=value, status=_MARK_STATUS[status], why=why)
 
 

@@ -32,7 +32,7 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 SUPPORTED = ("sqlite", "postgresql")
 PG_MIGRATE_LOCK = 0x5CA9_91BE  # advisory lock keys (PostgreSQL): one migrator at a time,
 PG_ELECTION_LOCK = 0x5CA9_91BF  # one election loader at a time
-SCHEMA_HEAD = "0011"  # the newest migration's revision (tests/test_store.py checks it against Alembic)
+SCHEMA_HEAD = "0012"  # the newest migration's revision (tests/test_store.py checks it against Alembic)
 
 
 def alembic_config() -> Config:

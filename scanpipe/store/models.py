@@ -184,6 +184,7 @@ class TargetScoreRow(Base):
     status: Mapped[str] = mapped_column(CODE)
     why: Mapped[str] = mapped_column(Text)
     dot_in: Mapped[float] = mapped_column(Double, server_default=text("0"))  # 0011: a lone dot's extent (in), 0 for none
+    damage_cause: Mapped[str | None] = mapped_column(CODE, nullable=True)  # 0012: what the damage score measured (types.DamageCause)
 
 
 class ContestReadingRow(Base):
