@@ -25,10 +25,12 @@ from scanpipe.imaging.decode import LIMITS, too_large_file
 from scanpipe.interpret import InterpretContext, interpret_file, unreadable_file_card
 from scanpipe.lifeline import die_with
 from scanpipe.names import reason_label
+from scanpipe.queue import PERSON_READS
 from scanpipe.sources.files import may_hold_cards, shown_path
 from scanpipe.types import (
     NOTHING_TO_DECIDE,
     CardHints,
+    ContestOutcome,
     InterpretedCard,
     MachinePrintedCard,
     ReadCard,
@@ -237,11 +239,17 @@ def run_local(files: Sequence[str], context: InterpretContext, hints: CardHints,
 
 
 def needs_person(card: InterpretedCard) -> bool:
+    """Whether the card waits for a person, as the queue has it: an unreadable card (but for
+    those with nothing to decide), a read card with a contest pending or a reason of its own;
+    the reasons a person reads through the contests they leave pending (a mark, a write-in, a
+    scanner streak) count only where one is pending (a streak across targets read clearly
+    either side of it left nothing to decide)."""
     result = card.interpretation
     if isinstance(result, UnreadableCard):
         return result.reason not in NOTHING_TO_DECIDE
     assert isinstance(result, ReadCard | MachinePrintedCard)
-    return bool(result.reasons) or any(c.outcome.value == "pending" for c in result.contests)
+    return (any(r not in PERSON_READS for r in result.reasons)
+            or any(c.outcome is ContestOutcome.PENDING for c in result.contests))
 
 
 def store_results(

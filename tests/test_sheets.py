@@ -24,7 +24,8 @@ from scanpipe.counting import count_card
 from scanpipe.interpret import blank_back, interpret_file
 from scanpipe.pipeline import needs_person
 from scanpipe.queue import build_queue
-from scanpipe.types import CardHints, InterpretedCard, ReadCard, Reason, UnreadableCard
+from scanpipe.types import CardHints, InterpretedCard, MarkStatus, ReadCard, Reason, UnreadableCard
+from tests.helpers import read_card
 from tests.test_realballots import FIX, context_of
 
 SET = "cedar2008primary"
@@ -532,3 +533,25 @@ def test_a_duplex_folder_s_files_pair_in_name_order_numbers_by_value() -> None:
     sides = [("/s/a/img10.png", "c"), ("/s/a/img2.png", "b"), ("/s/a/img1.png", "a"), ("/s/a/img11.png", "d"),
              ("/s/b/x.png", "e"), ("/s/a/img12.png", "f")]
     assert sheets_in_order(sides) == [("a", "b"), ("c", "d")]  # img12 alone at the end of its folder; /s/b has one file
+
+
+def test_a_card_waits_for_a_person_in_the_ingest_summary_as_in_the_queue() -> None:
+    """``needs_person`` (the ingest summary's count) says what the queue says: a scanner streak
+    across targets read clearly either side of it leaves nothing to decide (the card keeps its
+    reason, the queue holds no item); the same streak beside a pending contest, or a reason of
+    the card's own, waits for a person."""
+    election = context_of(SET).election
+    style = election.ballot_styles[0]
+    contest = election.contest(style.contests[0])
+    precinct = style.precincts[0]
+    cards = {
+        "clear": read_card("a" * 64, election, style.id, precinct, {}, reasons=(Reason.SCANNER_STREAK,)),
+        "pending": read_card("b" * 64, election, style.id, precinct, {contest.id: {contest.options[0].id: MarkStatus.UNKNOWN}},
+                             reasons=(Reason.SCANNER_STREAK,)),
+        "conflict": read_card("c" * 64, election, style.id, precinct, {}, reasons=(Reason.STYLE_CONFLICT,)),
+        "plain": read_card("d" * 64, election, style.id, precinct, {}),
+    }
+    queue = build_queue([count_card(election, c, {}) for c in cards.values()], [])
+    queued = {i.item for i in queue}
+    assert {name: needs_person(c) for name, c in cards.items()} == {"clear": False, "pending": True, "conflict": True, "plain": False}
+    assert {name: c.source.card_id in queued for name, c in cards.items()} == {name: needs_person(c) for name, c in cards.items()}
