@@ -34,6 +34,7 @@ from scanpipe.types import (
     InterpretedCard,
     MachinePrintedCard,
     ReadCard,
+    Reason,
     UnreadableCard,
 )
 
@@ -79,6 +80,7 @@ class IngestSummary:
     unreadable_cards: list[tuple[str, str, str]] = field(default_factory=list)  # (file [page], reason, detail)
     needs_person: int = 0
     blank_backs: int = 0  # blank backs of one-sided cards (kept, nothing to decide)
+    streaked: int = 0  # cards with a scanner streak across their targets (the glass wants cleaning)
     seconds: float = 0.0
 
     def retold(self, old: InterpretedCard, new: InterpretedCard) -> None:
@@ -88,6 +90,7 @@ class IngestSummary:
         self.needs_person += person
         self.unreadable += unreadable  # (a Counter's += drops the counts that fall to nothing)
         self.blank_backs += blank_backs
+        self.streaked += streaked(new) - streaked(old)
         src, before = old.source, old.interpretation
         if isinstance(before, UnreadableCard):
             where = src.path + (f" (page {src.page_index} of {src.page_count})" if src.page_count > 1 else "")
@@ -110,6 +113,10 @@ class IngestSummary:
                + f" ({self.seconds:.1f} s)"]
         if self.blank_backs:
             out.append(f"  {self.blank_backs} blank back(s) of cards printed on one side: kept with their fronts, nothing to decide")
+        if self.streaked:
+            out.append(f"  {self.streaked} card(s) show a scanner streak across their targets (a line down the whole scan: dust or "
+                       "a mark on the scanner's glass; clean it before the next batch): a target it crosses is read only where "
+                       "the line hides nothing, else a person reads it")
         for reason, n in sorted(self.unreadable.items()):
             out.append(f"  unreadable: {n} x {reason} ({reason_label(reason)})")
         for where, reason, detail in self.unreadable_cards[:SHOWN_UNREADABLE]:
@@ -238,6 +245,12 @@ def run_local(files: Sequence[str], context: InterpretContext, hints: CardHints,
         yield from pool.map(_read_task, [(f, hints, batch) for f in files], chunksize=chunk)
 
 
+def streaked(card: InterpretedCard) -> bool:
+    """Whether a scanner streak runs across the card's targets (``scanner_streak``)."""
+    result = card.interpretation
+    return isinstance(result, ReadCard) and Reason.SCANNER_STREAK in result.reasons
+
+
 def needs_person(card: InterpretedCard) -> bool:
     """Whether the card waits for a person, as the queue has it: an unreadable card (but for
     those with nothing to decide), a read card with a contest pending or a reason of its own;
@@ -283,6 +296,7 @@ def store_results(
             for card in result.cards:
                 flagged = needs_person(card)
                 summary.needs_person += flagged
+                summary.streaked += streaked(card)
                 if isinstance(card.interpretation, UnreadableCard) and card.interpretation.reason in NOTHING_TO_DECIDE:
                     summary.blank_backs += 1
                 elif isinstance(card.interpretation, UnreadableCard):

@@ -22,7 +22,7 @@ from PIL import Image
 
 from scanpipe.counting import count_card
 from scanpipe.interpret import blank_back, interpret_file
-from scanpipe.pipeline import needs_person
+from scanpipe.pipeline import FileResult, IngestSummary, needs_person, store_results
 from scanpipe.queue import build_queue
 from scanpipe.types import CardHints, InterpretedCard, MarkStatus, ReadCard, Reason, UnreadableCard
 from tests.helpers import read_card
@@ -555,3 +555,9 @@ def test_a_card_waits_for_a_person_in_the_ingest_summary_as_in_the_queue() -> No
     queued = {i.item for i in queue}
     assert {name: needs_person(c) for name, c in cards.items()} == {"clear": False, "pending": True, "conflict": True, "plain": False}
     assert {name: c.source.card_id in queued for name, c in cards.items()} == {name: needs_person(c) for name, c in cards.items()}
+    # the summary counts what waits, and tells the board of the streaks (the glass wants cleaning)
+    summary = IngestSummary()
+    store_results([FileResult(f"/scans/{name}.png", c.source.sha256, (c,)) for name, c in cards.items()], len, summary)
+    assert summary.needs_person == 2 and summary.streaked == 2
+    (line,) = [x for x in summary.lines() if "scanner streak" in x]
+    assert line.startswith("  2 card(s) show a scanner streak across their targets") and "clean it" in line
