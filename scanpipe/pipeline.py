@@ -114,9 +114,7 @@ class IngestSummary:
         if self.blank_backs:
             out.append(f"  {self.blank_backs} blank back(s) of cards printed on one side: kept with their fronts, nothing to decide")
         if self.streaked:
-            out.append(f"  {self.streaked} card(s) show a scanner streak across their targets (a line down the whole scan: dust or "
-                       "a mark on the scanner's glass; clean it before the next batch): a target it crosses is read only where "
-                       "the line hides nothing, else a person reads it")
+            out.append(streak_line(self.streaked))
         for reason, n in sorted(self.unreadable.items()):
             out.append(f"  unreadable: {n} x {reason} ({reason_label(reason)})")
         for where, reason, detail in self.unreadable_cards[:SHOWN_UNREADABLE]:
@@ -243,6 +241,13 @@ def run_local(files: Sequence[str], context: InterpretContext, hints: CardHints,
     with ProcessPoolExecutor(max_workers=workers, mp_context=mp, initializer=_init_worker,
                              initargs=(context, known, os.getpid())) as pool:
         yield from pool.map(_read_task, [(f, hints, batch) for f in files], chunksize=chunk)
+
+
+def streak_line(cards: int) -> str:
+    """The summary's line on ``cards`` streaked cards (ingest's and scan's)."""
+    return (f"  {cards} card(s) show a scanner streak across their targets (a line down the whole scan: dust or a mark on "
+            "the scanner's glass; clean it before the next batch): a target it crosses is read only where the line hides "
+            "nothing, else a person reads it")
 
 
 def streaked(card: InterpretedCard) -> bool:

@@ -33,7 +33,7 @@ from typing import Any
 
 from scanpipe.errors import ConfigError, SourceError
 from scanpipe.names import Names, reason_label
-from scanpipe.pipeline import interpret_path, needs_person, retold_counts
+from scanpipe.pipeline import interpret_path, needs_person, retold_counts, streak_line, streaked
 from scanpipe.sources.base import AcquiredPage, AcquisitionError, DeviceInfo, PageSource, ScanSettings
 from scanpipe.store.repository import Store
 from scanpipe.types import NOTHING_TO_DECIDE, CardHints, InterpretedCard, MachinePrintedCard, ReadCard, Reason, UnreadableCard
@@ -178,6 +178,7 @@ class ScanSummary:
     discarded: list[str] = field(default_factory=list)  # half-written pages found on resume
     unreadable: Counter[str] = field(default_factory=Counter)
     blank_backs: int = 0  # blank backs of one-sided cards scanned duplex (kept, nothing to decide)
+    streaked: int = 0  # cards with a scanner streak across their targets (the glass wants cleaning)
     first_seq: int | None = None
     last_seq: int = 0
     stopped_on: tuple[int, str, tuple[str, ...]] | None = None  # (seq, file, reasons) with --stop-on-flag
@@ -196,6 +197,8 @@ class ScanSummary:
             out.append(f"  {name}: was cut short while being written and was removed; feed that card again")
         if self.blank_backs:
             out.append(f"  {self.blank_backs} blank back(s) of cards printed on one side: kept with their fronts, nothing to decide")
+        if self.streaked:
+            out.append(streak_line(self.streaked))
         for reason, n in sorted(self.unreadable.items()):
             out.append(f"  unreadable: {n} x {reason}")
         return out
@@ -382,8 +385,9 @@ def _store_page(run: _Run, entry: ManifestEntry) -> tuple[str, ...]:
     for card in result.cards:
         run.cards_seen += 1
         flagged = needs_person(card)
-        if flagged:
-            s.needs_person += 1
+        s.needs_person += flagged
+        s.streaked += streaked(card)
+        if flagged or streaked(card):  # a streak stops the feed too (--stop-on-flag): every card after it would carry it
             reasons += tuple(r for r in card_reasons(card) if r not in reasons)
         if isinstance(card.interpretation, UnreadableCard) and card.interpretation.reason in NOTHING_TO_DECIDE:
             s.blank_backs += 1

@@ -561,3 +561,39 @@ def test_a_card_waits_for_a_person_in_the_ingest_summary_as_in_the_queue() -> No
     assert summary.needs_person == 2 and summary.streaked == 2
     (line,) = [x for x in summary.lines() if "scanner streak" in x]
     assert line.startswith("  2 card(s) show a scanner streak across their targets") and "clean it" in line
+
+
+def test_a_scanner_streak_stops_the_feed_though_its_card_waits_for_no_one(tmp_path: Path) -> None:
+    """A clean Cedar card scanned with a 2-px line down the glass through a column of empty
+    targets reads clearly either side of it (``scanner_streak``, nothing pending): no one waits
+    for it, but ``--stop-on-flag`` stops the feed there (every card after it would carry the
+    line) and the summary asks for the glass to be cleaned."""
+    from scanpipe.scan import scan_batch
+    from scanpipe.sources.replay import ReplaySource
+    from scanpipe.store.repository import Store
+    from scanpipe.workflow import init_election
+
+    gray = cv2.imread(str(CLEAN), cv2.IMREAD_GRAYSCALE)
+    assert gray is not None
+    (clean,) = interpret_file(str(CLEAN), context_of(SET), CardHints(), "t")
+    assert isinstance(clean.interpretation, ReadCard) and not clean.interpretation.reasons
+    x, _y, w, _h = next(t.score.box_px for t in clean.interpretation.targets if t.status is MarkStatus.NO)
+    column = int(round(x + w / 2))
+    gray[:, column: column + 2] = 30
+    stack = tmp_path / "stack"
+    stack.mkdir()
+    assert cv2.imwrite(str(stack / "1.png"), gray)
+    (stack / "2.jpg").write_bytes(CLEAN.read_bytes())
+    store = Store.open(f"sqlite:///{tmp_path / 'scan.db'}")
+    store.migrate()
+    try:
+        init_election(store, FIX / SET / "election.json")
+        summary = scan_batch(store, ReplaySource(f"replay:{stack}"), batch="s1", out_dir=tmp_path / "scans", stop_on_flag=True)
+        (streaked,) = [c.card for c in store.iter_cards()]
+        assert isinstance(streaked.interpretation, ReadCard)
+        assert streaked.interpretation.reasons == (Reason.SCANNER_STREAK,) and not needs_person(streaked)
+        assert summary.stopped_on == (1, "00001.png", ("scanner_streak",))
+        assert summary.needs_person == 0 and summary.streaked == 1
+        assert any("scanner streak across their targets" in line and "clean it" in line for line in summary.lines())
+    finally:
+        store.close()
