@@ -182,6 +182,7 @@ class ScanSummary:
     first_seq: int | None = None
     last_seq: int = 0
     stopped_on: tuple[int, str, tuple[str, ...]] | None = None  # (seq, file, reasons) with --stop-on-flag
+    stopped_for_streak: bool = False  # ... on a card read clearly but for the scanner's streak across it
     fed_after_stop: int = 0
     error: AcquisitionError | None = None
     seconds: float = 0.0
@@ -211,7 +212,13 @@ class ScanSummary:
             after = (f"; the scanner had already fed {self.fed_after_stop} more card(s), stored too, so it is the "
                      f"{_ordinal(self.fed_after_stop + 1)} card counting back from the last one fed") if self.fed_after_stop else \
                     "; it is the last card fed"
-            return (f"stopped: card {self.batch}/{seq:05d} ({name}) needs a person ({', '.join(reasons)}){after}. "
+            if self.stopped_for_streak:
+                return (f"stopped: card {self.batch}/{seq:05d} ({name}) shows a scanner streak across its targets "
+                        f"({', '.join(reasons)}){after}. It was read (the line hid none of its marks) and needs no one. Clean the "
+                        f"scanner's glass before feeding more: every card after it would carry the line. Every card fed so far is "
+                        f"stored; do not feed any stored card again. Leave the cards not yet fed in the feeder and run: {resume}")
+            glass = " Its scan shows a scanner streak: clean the scanner's glass before feeding more." if "scanner_streak" in reasons else ""
+            return (f"stopped: card {self.batch}/{seq:05d} ({name}) needs a person ({', '.join(reasons)}){after}.{glass} "
                     f"Every card fed so far is stored. Take that card out of the output tray and set it aside for a person; "
                     f"do not feed any stored card again. Leave the cards not yet fed in the feeder and run: {resume}")
         if self.error is not None:
@@ -344,6 +351,8 @@ def _feed(run: _Run, source: PageSource, stop_on_flag: bool, *, duplex: bool = F
         elif flagged and stop_on_flag:
             entry = run.manifest.entries[seq_flagged]
             run.summary.stopped_on = (seq_flagged, entry.file, flagged)
+            stored = run.store.get_card(entry.sha256)
+            run.summary.stopped_for_streak = stored is not None and not needs_person(stored.card)  # read, the glass streaked
             source.stop()
 
 

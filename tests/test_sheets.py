@@ -594,6 +594,10 @@ def test_a_scanner_streak_stops_the_feed_though_its_card_waits_for_no_one(tmp_pa
         assert streaked.interpretation.reasons == (Reason.SCANNER_STREAK,) and not needs_person(streaked)
         assert summary.stopped_on == (1, "00001.png", ("scanner_streak",))
         assert summary.needs_person == 0 and summary.streaked == 1
+        message = summary.stop_message()
+        assert message is not None and message.startswith("stopped: card s1/00001 (00001.png) shows a scanner streak across its "
+                                                          "targets (scanner_streak); it is the last card fed. It was read")
+        assert "Clean the scanner's glass before feeding more" in message and "set it aside" not in message
         assert any("scanner streak across their targets" in line and "clean it" in line for line in summary.lines())
     finally:
         store.close()
