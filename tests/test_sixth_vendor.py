@@ -448,3 +448,23 @@ def test_neighbour_files_of_two_sheets_keep_the_ghosts_a_person_reads(deck: Path
             assert not any("show-through" in t.why for r in stored.values() if isinstance(r, ReadCard) for t in r.targets), name
         finally:
             store.close()
+
+
+@pytest.mark.parametrize("sheet", [9, 76, 190], ids=["0010-g4-threshold", "0077-g4-diffusion", "0191-png"])
+def test_a_legal_card_askew_that_correlates_weakly_upside_down_reads_as_fed(sheet: int, tmp_path: Path) -> None:
+    """Three Dominion-like legal cards of seed 2525 (skewed 2-2.5 degrees, stretched up to 1.4%),
+    no timing marks: the phase correlation peaks a little higher with the card upside down, ECC
+    there finds a weak fit (0.61) that the local refinement cannot hold, and the card was queued
+    (``unknown_style``: "only 0% of its print near ... is on the card"). Searching, the other
+    feed direction is tried too where the first settles no fit, and the card as fed fits (0.83):
+    it reads with its own style."""
+    from tests.sixth_vendor import make_card
+
+    election_path = write_election(tmp_path / "election")
+    (entry,) = make_card(tmp_path, 2525, sheet)
+    assert entry["frame"] == "dm" and not entry["rotated_180"]
+    election = load_election(election_path)
+    context = InterpretContext(election, load_thresholds(), load_references(election, cache=False))
+    (card,) = interpret_file(str(tmp_path / entry["file"]), context, CardHints(), "t")
+    assert isinstance(card.interpretation, ReadCard), card.interpretation
+    assert card.interpretation.style == entry["style"] and not card.interpretation.registration.rotated_180

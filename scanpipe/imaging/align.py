@@ -664,8 +664,8 @@ def align_densely(view: CardView, model: PageModel, *, dpi_hint: float | None = 
                   turned: bool | None = None, thorough: bool = True) -> Alignment | AlignmentFailure:
     """Steps 1-3: scale hypotheses, phase correlation, ECC. ``thorough``: where ECC settles
     no fit (DENSE_SETTLED_CC), the next scales, ECC on halved inks first and the phase
-    correlation's next peaks are tried too, and where none is a fit (MIN_COARSE_CC), all that
-    in the other feed direction as well; without, the next scales only where ECC finds no
+    correlation's next peaks are tried too, and where none settles, all that in the other feed
+    direction as well, the better fit winning; without, the next scales only where ECC finds no
     fit at all (MIN_COARSE_CC): a second opinion on a fit the timing marks found
     (:func:`surer_of`) need not search as hard as the only alignment a card gets."""
     gray = view.gray
@@ -682,8 +682,9 @@ def align_densely(view: CardView, model: PageModel, *, dpi_hint: float | None = 
     # scales too (in the feed direction that won), the best correlation winning
     peaks.sort(key=lambda p: -p[0])
     first_turn = peaks[0][2]
-    # searching (``thorough``), the other feed direction too where the first finds no fit: a
-    # card askew by a few degrees may correlate a little more strongly upside down
+    # searching (``thorough``), the other feed direction too where the first settles no fit
+    # (DENSE_SETTLED_CC): a card askew by a few degrees may correlate a little more strongly upside
+    # down, and ECC there can find a weak fit (0.6) where the card as fed fits well (0.8)
     turns = (first_turn, not first_turn) if thorough and turned is None else (first_turn,)
     upright_shape = gray.shape
     found = _NO_FIT  # correlation, warp, the coarse card it was found on
@@ -713,8 +714,8 @@ def align_densely(view: CardView, model: PageModel, *, dpi_hint: float | None = 
         if best is _NO_FIT or found[0] >= MIN_COARSE_CC and found[0] > best[0]:
             best, turn = found, this_turn  # the other direction only for a fit (a fit short of the gate may still stand)
         found = best
-        if found[0] >= MIN_COARSE_CC:
-            break
+        if found[0] >= (DENSE_SETTLED_CC if thorough else MIN_COARSE_CC):
+            break  # searching, a fit that settles nothing leaves the other direction to try (the better wins)
     if found is _NO_FIT:
         return AlignmentFailure("the card's print could not be aligned with the blank (no correlation)")
     cc, warp, coarse_card = found
