@@ -445,6 +445,7 @@ def _sheet_style(run: _Run, entry: ManifestEntry) -> dict[str, InterpretedCard]:
             s.needs_person += person
             s.unreadable += unreadable  # (a Counter's += drops the counts that fall to nothing)
             s.blank_backs += blank_backs
+            s.streaked += streaked(new) - streaked(old)
         run.on_line(card_line(f"{run.batch}/{front_entry.seq:05d}", new, needs_person(new), run.cards_seen, run.started,
                               Names(run.context.election)) + "  (told with its sheet's other side)")
     return told

@@ -104,7 +104,8 @@ def compare(a: Path, b: Path, *, shown: int = 10) -> int:
             if s[2] != t[2]:
                 targets += 1
                 notes.append(f"{key[0]} page {key[1]} {s[1]}: {s[2]} {s[3]} -> {t[2]} {t[3]}")
-            largest = max([largest, *(abs(u - v) for u, v in zip(s[3:], t[3:], strict=True))])
+            # the measures both hold (a snapshot kept before the others were added holds score and damage alone)
+            largest = max([largest, *(abs(u - v) for u, v in zip(s[3:], t[3:]))])
     n = sum(len(d.get("targets", [])) for d in before.values())
     print(f"{len(before)} cards, {n} targets: cards read differently {cards}, targets with another status {targets}, "
           f"largest difference of a score measure {largest:.5f}")

@@ -35,3 +35,15 @@ def test_the_same_code_reads_the_same_and_a_change_is_named(tmp_path: Path, caps
     said = capsys.readouterr().out
     assert "cards read differently 1, targets with another status 1" in said, said
     assert f"{lines[1]['file']} page 1: " in said and "-> ['another', 1]" in said, said
+    # every measure of a score is compared (a fill moved, the statuses alike, is a difference) ...
+    lines = [json.loads(line) for line in first.read_text().splitlines()]
+    assert all(len(t) == 3 + len(script.SCORE_FIELDS) for line in lines for t in line.get("targets", []))
+    lines[0]["targets"][0][5] += 0.25  # its fill_score
+    second.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert script.main(["--compare", str(first), str(second)]) == 1
+    assert "largest difference of a score measure 0.25000" in capsys.readouterr().out
+    # ... and a snapshot kept before the others were added (score and damage alone) is compared on those two
+    older = [{**line, "targets": [t[:5] for t in line.get("targets", [])]} if "targets" in line else line
+             for line in map(json.loads, first.read_text().splitlines())]
+    second.write_text("".join(json.dumps(line) + "\n" for line in older))
+    assert script.main(["--compare", str(second), str(first)]) == 0
