@@ -92,7 +92,10 @@ def test_targets_a_stamp_or_a_signature_enters_on_real_scans_are_for_a_person(st
     """Six cards of the vendor profile's seed 232323 (five thresholded "SAMPLE" stamps, a
     signature): every target the stamp's ink enters is for a person, an empty one read as a
     vote with the code before the rule (``0194-p1.tif``, ``board-e``: a piece of the stamp
-    alone in the box, its letters around it broken by the names' print) among them; every
+    alone in the box, its letters around it broken by the names' print) among them; and one
+    of seed 262626 (``0187.tif``, ``board-d``: an empty oval a dash of the stamp's frame
+    crosses, outside the convex hull of what the threshold left of the stamp, read as a vote
+    before the stamp's outline was a rectangle); every
     other target reads as drawn or goes to a person, never the other way."""
     for card, read in stamped_readings:
         assert (read.style, read.page) == (card["style"], card["page"])

@@ -19,8 +19,13 @@ from the targets and the write-in areas, spread over an inch or more.
    letters are *broad* (strokes BROAD_IN wide; a pen's are 0.01-0.03 in): a page with
    STAMP_BROAD_SQIN of broad foreign ink in STAMP_PIECES pieces or more is *stamped*, its foreign ink joined across
    JOIN_STAMP_IN (the pieces of a thresholded stamp), and every piece of ink within the
-   outline (convex hull) of its large regions' broad-bearing foreign ink is the stamp's too (a
-   piece of it lies between the others, on a name's print or in a target's zone).
+   outline of its large regions' broad-bearing foreign ink is the stamp's too (a piece of it
+   lies between the others, on a name's print or in a target's zone). The outline is the
+   smallest rectangle, turned as it fits best, round that ink (``cv2.minAreaRect``): a rubber
+   stamp is a framed block, and where a threshold leaves only a few dashes of its frame, the
+   frame's corner lying over print, the convex hull of what shows cuts inside the frame's
+   edge (an empty oval on the frame's line read as a vote, seed 262626); the rectangle keeps
+   the edge's line.
 4. The stamp's ink runs on over print (none is added where the blank prints): pieces of ink
    within BRIDGE_IN of each other are one, and a piece holding any of the above is ink
    across. A target whose box grown TOUCH_IN holds ink across is crossed by it: its damage is
@@ -148,9 +153,9 @@ def ink_across(added: np.ndarray, blank: np.ndarray, boxes_in: Sequence[Box], ar
         with_broad[np.unique(regions[broad > 0])] = True
         points = cv2.findNonZero((across & with_broad[regions]).astype(np.uint8))
         if points is not None:
-            hull = np.zeros_like(ink)
-            cv2.fillConvexPoly(hull, cv2.convexHull(points), 1)
-            across |= (hull > 0) & (ink > 0)
+            outline = np.zeros_like(ink)
+            cv2.fillConvexPoly(outline, np.round(cv2.boxPoints(cv2.minAreaRect(points))).astype(np.int32), 1)
+            across |= (outline > 0) & (ink > 0)
     bridge = int(round(BRIDGE_IN * FIT_PPI)) | 1
     bridged = cv2.morphologyEx(ink, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (bridge, bridge)))
     pieces_n, pieces = cv2.connectedComponents(bridged, connectivity=8)
