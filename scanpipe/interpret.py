@@ -50,7 +50,7 @@ from scanpipe.imaging.codes import (
 )
 from scanpipe.imaging.decode import DecodedPage, ImageDecodeError, decode_card_bytes, iter_card_pages
 from scanpipe.imaging.marks import score_targets
-from scanpipe.imaging.page import without_bed
+from scanpipe.imaging.page import as_scanned_well
 from scanpipe.imaging.reference import (
     PageModel,
     ReferenceIndex,
@@ -327,7 +327,7 @@ def _sheet_side(page: DecodedPage, result: ReadCard, context: InterpretContext) 
     model = context.index.get(result.style, result.page)
     if model is None:
         return None
-    gray = without_bed(cv2.rotate(page.image, cv2.ROTATE_90_CLOCKWISE) if result.registration.quarter_turned else page.image)
+    gray = as_scanned_well(cv2.rotate(page.image, cv2.ROTATE_90_CLOCKWISE) if result.registration.quarter_turned else page.image)
     upright = cv2.rotate(gray, cv2.ROTATE_180) if result.registration.rotated_180 else gray
     hom = np.array(result.registration.homography, np.float64).reshape(3, 3)
     layout_page = _layout_page(context, result.style, result.page)
@@ -670,7 +670,7 @@ def _interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHin
         detail = (f"the image is only {gray.shape[1]} x {gray.shape[0]} pixels: too small to be a scanned card "
                   f"(at least {MIN_PAGE_SIDE_PX} pixels on the short side)")
         return InterpretedCard(source, hints.kind or CardKind.BALLOT, None, None, UnreadableCard(Reason.UNREADABLE_IMAGE, detail))
-    gray = without_bed(gray)  # a dark scanner bed round the page is no print of the card's
+    gray = as_scanned_well(gray)  # a dark scanner bed round the page is no print of the card's; washed-out print restored
     printed = printed_share(gray)
     if printed is not None and printed < BLANK_PAGE_PRINTED:
         detail = f"the page is blank: print on {printed:.3%} of it{BLANK_PAGE_WHY}"

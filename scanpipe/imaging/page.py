@@ -29,6 +29,18 @@ The page's own edge (a shadow a pixel or two wide) goes with the bed: the hull i
 one working pixel (about 0.02 in); ballots are printed with a margin wider than that, so no
 print is lost. A blank page on a dark bed then reads as the blank page it is, and a blank
 reference scanned on one is learned from its page alone (:func:`~scanpipe.imaging.reference.learn_page`).
+
+A scanner set too bright (or a blank scanned on one machine, the cards on another) delivers
+the page washed out: its black print gray, every mark as much lighter. The reader measures a
+mark's darkness against the paper, so such a card would show its pen strokes as pencil and
+its print too light to tell its style. :func:`print_restored` finds the page's darkest print
+(the WASHED_PCT percentile of its pixels: a ballot prints solid black, its timing marks and
+titles, on far more of the page) and, where it is lighter than WASHED_OUT of the paper's
+darkness, stretches the page's darkness about its paper level so that print shows as dark as
+on a good scan (PRINT_DARKNESS), every mark in proportion. Every scan that is not washed out
+(its darkest print at 0.89 of the way to black or darker, over the real and synthetic sets)
+is left exactly as it was.
+
 Pure: an array in, an array out.
 """
 
@@ -51,6 +63,10 @@ BED_DARK_SHARE = 0.9  # ... and this share of it is dark
 # paper inside: pieces as light as paper (MARGIN_PAPER of its level: a grey bed, lit unevenly,
 # is darker), at least MARGIN_WIDE_PX working pixels wide (about 0.06 in), MARGIN_MIN_SHARE
 # of the image, within MARGIN_GAP_PX of the page's hull (the border's width) are page too
+WASHED_PCT = 0.1  # the page's darkest print: this percentile of its pixels (every 3rd pixel both ways) ...
+WASHED_OUT = 0.7  # ... of darkness (1 - it / paper) under this is a washed-out scan (good scans: 0.89 or more) ...
+WASHED_NO_PRINT = 0.25  # ... unless under this too: a page with no print to speak of (a blank page, for its own check)
+PRINT_DARKNESS = 0.9  # a washed-out page's darkness stretched so that its darkest print shows this dark
 MARGIN_PAPER = 0.8
 EDGE_BLUR_PX = 2  # the bed is judged this many working pixels or more from the page's outline
 MARGIN_WIDE_PX = 3
@@ -134,6 +150,37 @@ def _longest_run(dark: np.ndarray) -> int:
     """The longest run of True in a 1-d boolean array."""
     edges = np.flatnonzero(np.diff(np.concatenate([[0], dark.astype(np.int8), [0]])))
     return int((edges[1::2] - edges[::2]).max()) if edges.size else 0
+
+
+def as_scanned_well(gray: np.ndarray) -> np.ndarray:
+    """The page as the reader looks at it: its scanner bed painted as paper
+    (:func:`without_bed`), its print restored where the scan is washed out
+    (:func:`print_restored`); ``gray`` itself where neither applies."""
+    return print_restored(without_bed(gray))
+
+
+def print_darkness(gray: np.ndarray) -> tuple[float, float]:
+    """The page's paper level and its darkest print's darkness (0 paper, 1 black): the
+    WASHED_PCT percentile of every third pixel both ways, against the paper level."""
+    sample = gray[::3, ::3]
+    paper = paper_level(sample)
+    if sample.dtype != np.uint8 or sample.size == 0:
+        return paper, 1.0
+    counts = np.cumsum(cv2.calcHist([np.ascontiguousarray(sample)], [0], None, [256], [0, 256]).ravel())
+    darkest = float(np.searchsorted(counts, WASHED_PCT / 100.0 * sample.size))
+    return paper, max(0.0, 1.0 - darkest / paper)
+
+
+def print_restored(gray: np.ndarray) -> np.ndarray:
+    """``gray`` with its darkness stretched about the paper level where its print is washed out
+    (the module's last part): a copy, or ``gray`` itself where the print is dark enough or there
+    is none to speak of."""
+    paper, darkness = print_darkness(gray)
+    if darkness >= WASHED_OUT or darkness < WASHED_NO_PRINT:
+        return gray
+    gain = PRINT_DARKNESS / darkness
+    stretched = paper - (paper - gray.astype(np.float32)) * gain
+    return np.clip(np.rint(stretched), 0, 255).astype(np.uint8)
 
 
 def without_bed(gray: np.ndarray) -> np.ndarray:
