@@ -155,6 +155,23 @@ def test_not_an_image() -> None:
     assert (error.reason, error.detail) == (Reason.UNREADABLE_IMAGE, "not an image (starts with b'%!PS')")
 
 
+@pytest.mark.parametrize(("fmt", "name"), [("BMP", "BMP"), ("GIF", "GIF"), ("WEBP", "WebP"), ("JPEG2000", "JPEG 2000"),
+                                           ("PPM", "PNM (PBM/PGM/PPM)")])
+def test_an_image_of_a_format_scanpipe_does_not_read_is_named(fmt: str, name: str) -> None:
+    """A scan saved as BMP, GIF, WebP, JPEG 2000 or PNM is named as such, with what to save it as
+    instead (not "not an image")."""
+    if fmt not in Image.SAVE:
+        pytest.skip(f"this Pillow cannot write {fmt}")
+    error = failure(pil_bytes(Image.fromarray(page_image()).convert("RGB" if fmt == "PPM" else "L"), fmt))
+    assert error.reason is Reason.UNREADABLE_IMAGE
+    assert error.detail.startswith(f"a {name} image, which scanpipe does not read: save the scans as PNG, JPEG, TIFF or PDF")
+
+
+def test_a_text_file_that_begins_like_a_bitmap_is_not_an_image() -> None:
+    error = failure(b"BMW 320i, 1998\n")
+    assert error.detail == "not an image (starts with b'BMW ')"
+
+
 def test_truncated_png() -> None:
     data = pil_bytes(Image.fromarray(page_image()), "PNG")
     error = failure(data[: len(data) // 2])

@@ -162,6 +162,10 @@ def read_header(data: bytes, name: str, limits: DecodeLimits | None = None) -> _
         raise too_large_file(len(data), limits)
     fmt = sniff_format(data)
     if fmt is None:
+        other = other_image_format(data)
+        if other is not None:
+            raise _unreadable(f"a {other} image, which scanpipe does not read: save the scans as PNG, JPEG, TIFF or PDF "
+                              "(the scanner's setting, or an image program's \"save as\")")
         raise _unreadable(f"not an image (starts with {data[:4]!r})")
     parse = {"png": _png_header, "jpeg": _jpeg_header, "tiff": _tiff_header, "pdf": _pdf_header}
     try:
@@ -191,6 +195,26 @@ def sniff_format(data: bytes) -> str | None:
         return "tiff"
     if data[:1024].lstrip().startswith(b"%PDF-"):
         return "pdf"
+    return None
+
+
+def other_image_format(data: bytes) -> str | None:
+    """The name of an image format scanpipe does not read, from its magic bytes (a scanner or
+    a phone may save BMP, GIF, WebP, JPEG 2000, HEIC, JBIG2 or PNM), else None."""
+    if data[:2] == b"BM" and len(data) >= 6 and int.from_bytes(data[2:6], "little") == len(data):
+        return "BMP"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "GIF"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "WebP"
+    if data[:12] == b"\x00\x00\x00\x0cjP  \r\n\x87\n" or data[:4] == b"\xffO\xffQ":
+        return "JPEG 2000"
+    if data[4:8] == b"ftyp" and data[8:12] in (b"heic", b"heix", b"hevc", b"mif1", b"msf1", b"avif"):
+        return "HEIC/AVIF"
+    if data[:8] == b"\x97JB2\r\n\x1a\n":
+        return "JBIG2"
+    if len(data) >= 3 and data[:1] == b"P" and data[1:2] in b"123456" and data[2:3] in b" \t\r\n":
+        return "PNM (PBM/PGM/PPM)"
     return None
 
 
