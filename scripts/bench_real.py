@@ -15,7 +15,7 @@ board would read it (no ``--style``) and the script prints, per set and in all:
 Targets: 0 definite errors; every card's style right or queued; at most 2 % of clear targets
 to a person. Run: ``python scripts/bench_real.py [--shared ../shared/realballots] [--jobs 2]``.
 
-``--rescan skew|turned|sideways|dpi300|bilevel|dpi150|background|stretch|blurred|tinted|faded|gamma|dither|photo|combined``: every card
+``--rescan skew|turned|sideways|dpi300|bilevel|dpi150|background|stretch|blurred|tinted|faded|gamma|shadow|dither|photo|combined``: every card
 read as another scanner would have delivered it (:func:`rescanned`, a PNG in memory): the same
 truth must come out, or the card be queued (never a definite error). The
 reader is judged on other counties' scanners; this is the cheapest stand-in.
@@ -61,7 +61,7 @@ _CONTEXT: Any = None
 _RESCAN: str | None = None
 _CHECKED: Any = None  # the election as its layouts were checked by eye (--boxes: for what the blank prints over)
 BOXES = ("loose", "tight", "shifted")
-RESCANS = ("skew", "turned", "sideways", "streak", "sideways-streak", "dpi300", "bilevel", "dpi150", "background", "bed", "stretch", "blurred", "tinted", "faded", "gamma", "dither", "photo", "combined")
+RESCANS = ("skew", "turned", "sideways", "streak", "sideways-streak", "dpi300", "bilevel", "dpi150", "background", "bed", "stretch", "blurred", "tinted", "faded", "gamma", "shadow", "dither", "photo", "combined")
 THRESHOLD = 160  # --rescan bilevel: a gray pixel darker than this is black
 
 
@@ -82,9 +82,11 @@ def rescanned(path: str, how: str) -> bytes:
     printed on coloured stock (the paper darker, the blanks left white), ``photo`` in a
     mild perspective (a photograph: queued by design), ``faded`` every darkness at 45 % (a
     scanner set too bright), ``gamma`` a lighter tone curve (gamma 0.8: black and white stay,
-    mid-tones lighter), ``dither`` black and white by an 8 x 8 ordered dither (a scanner's
+    mid-tones lighter), ``shadow`` a lamp's fall-off (the right two fifths of the card darkening
+    smoothly to 75 % of its level), ``dither`` black and white by an 8 x 8 ordered dither (a scanner's
     halftone mode), ``combined`` several of these at once as one worse scanner would (300 dpi,
-    skewed, every other card upside down, coloured stock, on a wider bed, out of focus and saved at a low JPEG quality); written as a PNG in memory."""
+    skewed, every other card upside down, coloured stock, on a wider bed, out of focus and saved
+    at a low JPEG quality); written as a PNG in memory."""
     import zlib
 
     import cv2
@@ -135,6 +137,9 @@ def rescanned(path: str, how: str) -> bytes:
         gray = (255.0 - (255.0 - gray.astype(np.float32)) * 0.45).astype(np.uint8)
     elif how == "gamma":  # a scanner's lighter tone curve (gamma 0.8): black and white stay, mid-tones (pencil, a light pen) lighter
         gray = (255.0 * (gray.astype(np.float32) / 255.0) ** 0.8).astype(np.uint8)
+    elif how == "shadow":  # a lamp's fall-off: the right two fifths darkening smoothly to 75 % of the level
+        ramp = 1.0 - 0.25 * np.clip((np.arange(w) - 0.6 * w) / (0.4 * w), 0.0, 1.0)
+        gray = (gray.astype(np.float32) * ramp[None, :].astype(np.float32)).astype(np.uint8)
     elif how == "dither":  # black and white by an 8 x 8 ordered (Bayer) dither, as a scanner's halftone mode delivers
         gray = np.where(gray.astype(np.float32) < _bayer(gray.shape), 0, 255).astype(np.uint8)
     elif how == "photo":  # a mild perspective: each corner moved by up to 1 % of the card

@@ -76,6 +76,11 @@ TIMING_GROW_IN = 0.1
 MIN_PAIR_PX = 12  # fewer differing pixels than this: the two blanks cannot be told apart
 MIN_MARGIN = 0.35  # the winner's worst pairwise margin
 UNEXPLAINED_SAMPLE = 4  # every 4th pixel is enough to rank (the pairwise comparison uses all)
+PAPER_BLOCKS = 8  # the card's paper mapped in blocks: this many on its short side (about an inch each) ...
+PAPER_BLOCK_PCT = 90  # ... each block's paper this percentile of it (print covers less of a block) ...
+PAPER_STEP = 4  # ... of every this-many-th pixel both ways
+SHADED_PAPER = 0.96  # ... a window of print compared in detail where the map lies under this share of the paper's level: in a shadow ...
+SHADED_FLOOR = 0.6  # ... measured against the map there, down to this share of the level
 LEADERS = 5  # candidates compared pairwise (after ranking all by how well each explains the card)
 BLOCK_IN = 1.0  # presence check: per square of this side ...
 BLOCK_MIN_PX = 25  # ... holding at least this many printed pixels of the candidate ...
@@ -689,12 +694,15 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
     leaders = sorted(members, key=lambda k: distance[k])[:LEADERS]
     margins: dict[tuple[int, int], float] = {}
     details: dict[tuple[int, int], _Detail] = {}  # the pairs compared in detail
+    paper: CardPaper | None = None  # the card's paper, measured once where print is compared in detail
     for a, i in enumerate(leaders):  # a margin is antisymmetric: each pair measured once
         for j in leaders[a + 1:]:
             margin = _margin(group, i, j, flat, seen)
             if margin is None:  # too few pixels solid on one and paper on the other
                 detail = group.detail_of(i, j) if upright is not None else None
-                margin = 0.0 if detail is None else _detail_margin(detail, upright, aligned.matrix)  # type: ignore[arg-type]
+                if detail is not None and paper is None:
+                    paper = card_paper(upright)  # type: ignore[arg-type]
+                margin = 0.0 if detail is None else _detail_margin(detail, upright, aligned.matrix, paper)  # type: ignore[arg-type]
                 if detail is not None:
                     details[(i, j)], details[(j, i)] = detail, detail.swapped()
             margins[(i, j)] = margin
@@ -712,7 +720,8 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
     # detail), the card must print what the winner prints: it fits the winner best, yet may be
     # neither (a style or precinct the election lacks)
     rivals = ({j for i, j in details if i == best} | ({order[1]} if len(order) > 1 else set())) if upright is not None else set()
-    paper = paper_level(upright) if upright is not None and rivals else None
+    if paper is None and upright is not None and rivals:
+        paper = card_paper(upright)
     for j in sorted(rivals):
         look_alike = (best, j) in details  # told apart in detail: one glyph decides; else most of a line must
         detail = details.get((best, j)) or group.lines_of(best, j)
@@ -727,7 +736,7 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
         # must be mostly other print (a style the election lacks may differ from the winner
         # where the winner and its rivals print alike: another precinct's name)
         lone = not any(group.members[j].page == model.page for j in order[1:])
-        paper = paper if paper is not None else paper_level(upright)  # once for both checks below
+        paper = paper if paper is not None else card_paper(upright)  # once for the checks below
         own = group.own_lines_of(best)
         where = None if own is None else _own_line_missing(own, upright, aligned.matrix, group.anchor.dpi, paper,
                                                             whole_line=not lone)
@@ -738,7 +747,7 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
     to_model = aligned.matrix @ group.to_anchor[best]
     if upright is not None and model.has_timing_marks:
         # the code the vendor's timing marks carry (another precinct's card may print alike)
-        differs = code_mismatch(model, upright, to_model, card_paper=paper)
+        differs = code_mismatch(model, upright, to_model, card_paper=None if paper is None else paper.level)
         if differs is not None:
             return StyleUnknown(f"the card's timing marks do not carry the code of {model.style} page {model.page}, "
                                 f"the closest blank: in {differs}")
@@ -932,7 +941,7 @@ def _glyph_like(stats: np.ndarray, dpi: float) -> np.ndarray:
 
 
 def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarray, dpi: float, *,
-                  whole_line: bool = False, paper: float | None = None) -> str | None:
+                  whole_line: bool = False, paper: CardPaper | None = None) -> str | None:
     """Where the card does not print what the first blank prints in the lines of print that
     hold the pair's differences (:func:`_line_boxes`), else None: per glyph of either blank
     there, the card printing something (LINE_GLYPH_MASS of the glyph's ink or more; less is
@@ -943,16 +952,16 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
     print the card shows LINE_GLYPH_COVERED of is there whatever its correlation (a signature
     across it), and a line decides only with LINE_WRONG_MIN glyphs and LINE_WRONG_SHARE of
     those judged. The card's window (blank resolution) is laid on each line at the shift,
-    within DETAIL_SHIFT_PX, that fits it best; ``paper``: the card's paper level, if known."""
+    within DETAIL_SHIFT_PX, that fits it best; ``paper``: the card's paper, if known."""
     s = DETAIL_SHIFT_PX
-    paper = paper_level(upright) if paper is None else paper
+    paper = card_paper(upright) if paper is None else paper
     for (x, y, bw, bh), first_bytes, second_bytes, glyphs_of in zip(detail.lines, detail.line_first, detail.line_second,
                                                                    detail.line_blanks(dpi), strict=True):
         first, second = first_bytes.astype(np.float32) / 255.0, second_bytes.astype(np.float32) / 255.0
         to_card = anchor_to_card @ np.array([[1.0, 0.0, x - s], [0.0, 1.0, y - s], [0.0, 0.0, 1.0]])
         window = cv2.warpPerspective(upright, to_card, (bw + 2 * s, bh + 2 * s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                      borderMode=cv2.BORDER_REPLICATE)
-        ink = _blurred_ink(window, paper)
+        ink = _blurred_ink(window, paper.under(to_card, (bw + 2 * s, bh + 2 * s)))
         misfit = cv2.matchTemplate(ink, first, cv2.TM_SQDIFF)  # (2s+1)^2 shifts; of equal fits the first, as min() takes it
         dy, dx = np.unravel_index(int(np.argmin(misfit)), misfit.shape)
         card = np.ascontiguousarray(ink[dy: dy + bh, dx: dx + bw])
@@ -990,7 +999,7 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
     return None
 
 
-def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarray, dpi: float, paper: float, *,
+def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarray, dpi: float, paper: CardPaper, *,
                       whole_line: bool = False) -> str | None:
     """Where the card does not print a glyph of the blank's own lines of text
     (:func:`_own_lines`: each line with OWN_BAND_PX of the blank around it), else None.
@@ -1031,7 +1040,8 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
         to_card = anchor_to_card @ np.array([[1.0, 0.0, x - s - g], [0.0, 1.0, y - s - g], [0.0, 0.0, 1.0]])
         window = cv2.warpPerspective(upright, to_card, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                      borderMode=cv2.BORDER_REPLICATE)
-        ink = _blurred_ink(window, paper)
+        window_paper = paper.under(to_card, size)
+        ink = _blurred_ink(window, window_paper)
         corners = cv2.perspectiveTransform(np.array([[[0.0, 0.0], [size[0] - 1.0, 0.0], [size[0] - 1.0, size[1] - 1.0],
                                                       [0.0, size[1] - 1.0]]]), to_card)[0]
         if (corners >= 0.0).all() and (corners[:, 0] <= card_w - 1.0).all() and (corners[:, 1] <= card_h - 1.0).all():
@@ -1086,7 +1096,7 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
             where = f"({(x + gx) / dpi:.2f} in, {(y + gy) / dpi:.2f} in)"
             if not whole_line and c <= OWN_NARROW_MASS * f and np.count_nonzero(solid) < OWN_READ_SOLID * solid.size:
                 sharp = window[oy + r0 - g + by: oy + r1 - g + by, ox + c0 - g + bx: ox + c1 - g + bx]  # the card unblurred
-                suspects.append((corr, glyph, np.clip(1.0 - sharp.astype(np.float32) / np.float32(paper), 0.0, 1.0),
+                suspects.append((corr, glyph, np.clip(1.0 - sharp.astype(np.float32) / np.float32(window_paper), 0.0, 1.0),
                                  around[by: by + r1 - r0, bx: bx + c1 - c0], where))
             if corr >= OWN_GLYPH_CORR:
                 continue  # only to be read
@@ -1167,25 +1177,64 @@ def _box_sum(integral: np.ndarray, r0: int, r1: int, c0: int, c1: int) -> float:
     return float(integral[r1, c1] - integral[r0, c1] - integral[r1, c0] + integral[r0, c0])
 
 
+@dataclass(frozen=True, slots=True)
+class CardPaper:
+    """The card's paper as its print is compared in detail: its level (``paper_level``) and a
+    coarse map of it, block by block (PAPER_BLOCKS on the card's short side; each block's
+    PAPER_BLOCK_PCT percentile, the median of it and its eight neighbours: a block that is
+    mostly print, a stamp's or a signature's few blocks do not move it, a lamp's fall-off or a
+    curled edge's shadow across the card does). A window is measured against the level, unless
+    the map there lies under SHADED_PAPER of it: then against the map, down to SHADED_FLOOR of
+    the level. On evenly lit paper, the level exactly."""
+
+    level: float
+    blocks: np.ndarray  # the map (rows, columns of blocks), float32
+    block_px: float  # a block's side in the card's pixels
+
+    def under(self, to_card: np.ndarray, size: tuple[int, int]) -> float:
+        """The paper level of the window ``size`` (w, h) that ``to_card`` maps on to the card."""
+        x, y, w = to_card @ np.array([size[0] / 2.0, size[1] / 2.0, 1.0])
+        rows, cols = self.blocks.shape
+        r = min(rows - 1, max(0, int(y / w / self.block_px)))
+        c = min(cols - 1, max(0, int(x / w / self.block_px)))
+        local = float(self.blocks[r, c])
+        return max(local, SHADED_FLOOR * self.level) if local < SHADED_PAPER * self.level else self.level
+
+
+def card_paper(upright: np.ndarray) -> CardPaper:
+    """The card's :class:`CardPaper` (``upright``: the card turned as its alignment says),
+    from every PAPER_STEP-th pixel both ways."""
+    sample = upright[::PAPER_STEP, ::PAPER_STEP]
+    b = max(1, int(min(sample.shape[:2]) / PAPER_BLOCKS))
+    rows, cols = max(1, sample.shape[0] // b), max(1, sample.shape[1] // b)
+    tiles = sample[: rows * b, : cols * b].reshape(rows, b, cols, b).swapaxes(1, 2).reshape(rows, cols, b * b)
+    k = min(b * b - 1, int(PAPER_BLOCK_PCT / 100.0 * b * b))
+    levels = np.partition(tiles, k, axis=2)[:, :, k].astype(np.float32)
+    padded = np.pad(levels, 1, mode="edge")
+    around = np.stack([padded[dr: dr + rows, dc: dc + cols] for dr in range(3) for dc in range(3)])
+    return CardPaper(paper_level(upright), np.median(around, axis=0).astype(np.float32), float(b * PAPER_STEP))
+
+
 def _blurred_ink(gray: np.ndarray, paper: float) -> np.ndarray:
     ink = np.clip(1.0 - gray.astype(np.float32) / np.float32(paper), 0.0, 1.0)
     return cv2.GaussianBlur(ink, (0, 0), DETAIL_BLUR_PX)
 
 
-def _detail_margin(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarray) -> float:
+def _detail_margin(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarray, paper: CardPaper | None = None) -> float:
     """How much closer the card is to the first blank than to the second where the two differ
     in detail (:func:`_pair_detail`): per box, the card's window (blank resolution, through
     ``anchor_to_card``) is laid on each blank at the shift, within DETAIL_SHIFT_PX, that fits
     it best; the mean ink differences d1, d2 over the differing pixels give (d2 - d1) / (d1 + d2)
-    in [-1, 1]: +1 the card prints exactly what the first does there."""
+    in [-1, 1]: +1 the card prints exactly what the first does there; ``paper``: the card's
+    paper, if known."""
     s = DETAIL_SHIFT_PX
-    paper = paper_level(upright)
+    paper = card_paper(upright) if paper is None else paper
     total = np.zeros(2)
     for (x, y, bw, bh), first, second, where in zip(detail.boxes, detail.first, detail.second, detail.where, strict=True):
         to_card = anchor_to_card @ np.array([[1.0, 0.0, x - s], [0.0, 1.0, y - s], [0.0, 0.0, 1.0]])
         window = cv2.warpPerspective(upright, to_card, (bw + 2 * s, bh + 2 * s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                      borderMode=cv2.BORDER_REPLICATE)
-        ink = _blurred_ink(window, paper)
+        ink = _blurred_ink(window, paper.under(to_card, (bw + 2 * s, bh + 2 * s)))
         n = max(1, int(where.sum()))
         for k, blank in enumerate((first, second)):
             total[k] += n * min(float(np.abs(ink[s + dy: s + dy + bh, s + dx: s + dx + bw] - blank)[where].mean())
