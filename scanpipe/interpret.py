@@ -50,7 +50,7 @@ from scanpipe.imaging.codes import (
 )
 from scanpipe.imaging.decode import DecodedPage, ImageDecodeError, decode_card_bytes, iter_card_pages
 from scanpipe.imaging.marks import score_targets
-from scanpipe.imaging.page import as_scanned_well
+from scanpipe.imaging.page import as_scanned_well, print_darkness, print_restored, without_bed
 from scanpipe.imaging.reference import (
     PageModel,
     ReferenceIndex,
@@ -670,7 +670,13 @@ def _interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHin
         detail = (f"the image is only {gray.shape[1]} x {gray.shape[0]} pixels: too small to be a scanned card "
                   f"(at least {MIN_PAGE_SIDE_PX} pixels on the short side)")
         return InterpretedCard(source, hints.kind or CardKind.BALLOT, None, None, UnreadableCard(Reason.UNREADABLE_IMAGE, detail))
-    gray = as_scanned_well(gray)  # a dark scanner bed round the page is no print of the card's; washed-out print restored
+    gray = without_bed(gray)  # a dark scanner bed round the page is no print of the card's
+    restored = print_restored(gray)
+    if restored is not gray:  # a scanner set too bright: the board should know
+        log.warning("%s page %d: the scan is washed out (its darkest print %.0f%% of the way from paper to black); "
+                    "read with its print restored: check the scanner's brightness", source.path, source.page_index,
+                    100.0 * print_darkness(gray)[1])
+        gray = restored
     printed = printed_share(gray)
     if printed is not None and printed < BLANK_PAGE_PRINTED:
         detail = f"the page is blank: print on {printed:.3%} of it{BLANK_PAGE_WHY}"
