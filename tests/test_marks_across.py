@@ -95,7 +95,7 @@ def test_targets_a_stamp_or_a_signature_enters_on_real_scans_are_for_a_person(st
     alone in the box, its letters around it broken by the names' print) among them; and one
     of seed 262626 (``0187.tif``, ``board-d``: an empty oval a dash of the stamp's frame
     crosses, outside the convex hull of what the threshold left of the stamp, read as a vote
-    before the stamp's outline was a rectangle); every
+    before the ink along the stamp's smallest turned rectangle was its frame's); every
     other target reads as drawn or goes to a person, never the other way."""
     for card, read in stamped_readings:
         assert (read.style, read.page) == (card["style"], card["page"])

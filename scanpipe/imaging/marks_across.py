@@ -20,12 +20,13 @@ from the targets and the write-in areas, spread over an inch or more.
    STAMP_BROAD_SQIN of broad foreign ink in STAMP_PIECES pieces or more is *stamped*, its foreign ink joined across
    JOIN_STAMP_IN (the pieces of a thresholded stamp), and every piece of ink within the
    outline of its large regions' broad-bearing foreign ink is the stamp's too (a piece of it
-   lies between the others, on a name's print or in a target's zone). The outline is the
-   smallest rectangle, turned as it fits best, round that ink (``cv2.minAreaRect``): a rubber
-   stamp is a framed block, and where a threshold leaves only a few dashes of its frame, the
-   frame's corner lying over print, the convex hull of what shows cuts inside the frame's
-   edge (an empty oval on the frame's line read as a vote, seed 262626); the rectangle keeps
-   the edge's line.
+   lies between the others, on a name's print or in a target's zone). The outline is their
+   convex hull, and along the edge of the smallest rectangle round them, turned as it fits best
+   (``cv2.minAreaRect``), a band FRAME_IN either side: a rubber stamp is a framed block, and
+   where a threshold leaves only a few dashes of its frame, the frame's corner lying over
+   print, the hull cuts inside the frame's edge (an empty oval on the frame's line read as a
+   vote, seed 262626); the rectangle keeps the edge's line. A voter's fill inside the rectangle
+   but away from its edge and outside the hull stays the voter's.
 4. The stamp's ink runs on over print (none is added where the blank prints): pieces of ink
    within BRIDGE_IN of each other are one, and a piece holding any of the above is ink
    across. A target whose box grown TOUCH_IN holds ink across is crossed by it: its damage is
@@ -63,6 +64,7 @@ BROAD_IN = 0.06  # a stroke this wide or wider is broad: a rubber stamp's letter
 STAMP_BROAD_SQIN = 0.01  # a page with this much broad foreign ink (100 px at FIT_PPI) is stamped
 STAMP_PIECES = 3  # ... in this many pieces or more (its letters; two punched holes are no stamp)
 JOIN_STAMP_IN = 0.4  # on a stamped page, foreign ink this near is one region (the stamp in pieces)
+FRAME_IN = 0.05  # ... and ink this near the edge of its smallest turned rectangle is its frame's
 BRIDGE_IN = 0.05  # ink broken by print this narrow (a letter's stroke, an outline) is one piece
 TOUCH_IN = 0.02  # ink across this near a box enters it
 
@@ -153,9 +155,11 @@ def ink_across(added: np.ndarray, blank: np.ndarray, boxes_in: Sequence[Box], ar
         with_broad[np.unique(regions[broad > 0])] = True
         points = cv2.findNonZero((across & with_broad[regions]).astype(np.uint8))
         if points is not None:
-            outline = np.zeros_like(ink)
-            cv2.fillConvexPoly(outline, np.round(cv2.boxPoints(cv2.minAreaRect(points))).astype(np.int32), 1)
-            across |= (outline > 0) & (ink > 0)
+            hull = np.zeros_like(ink)
+            cv2.fillConvexPoly(hull, cv2.convexHull(points), 1)
+            frame = np.round(cv2.boxPoints(cv2.minAreaRect(points))).astype(np.int32).reshape(-1, 1, 2)
+            cv2.polylines(hull, [frame], True, 1, 2 * int(round(FRAME_IN * FIT_PPI)) + 1)
+            across |= (hull > 0) & (ink > 0)
     bridge = int(round(BRIDGE_IN * FIT_PPI)) | 1
     bridged = cv2.morphologyEx(ink, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (bridge, bridge)))
     pieces_n, pieces = cv2.connectedComponents(bridged, connectivity=8)
