@@ -50,7 +50,7 @@ from scanpipe.imaging.codes import (
 )
 from scanpipe.imaging.decode import DecodedPage, ImageDecodeError, decode_card_bytes, iter_card_pages
 from scanpipe.imaging.marks import score_targets
-from scanpipe.imaging.page import as_scanned_well, print_darkness, print_restored, without_bed
+from scanpipe.imaging.page import print_darkness, print_restored, without_bed
 from scanpipe.imaging.reference import (
     PageModel,
     ReferenceIndex,
@@ -134,6 +134,13 @@ class InterpretContext:
     def reference_for(self, style: str, page: int) -> np.ndarray | None:
         model = self.index.get(style, page)
         return None if model is None else model.image
+
+    @cached_property
+    def blank_print_darkness(self) -> float | None:
+        """The median darkness of the blanks' darkest print (:func:`~scanpipe.imaging.page.print_darkness`;
+        None without blanks): a washed-out card's print is restored to it."""
+        values = [print_darkness(model.image)[1] for model in self.index]
+        return float(np.median(values)) if values else None
 
     @cached_property
     def qr_boxes(self) -> tuple[Box, ...]:
@@ -327,7 +334,7 @@ def _sheet_side(page: DecodedPage, result: ReadCard, context: InterpretContext) 
     model = context.index.get(result.style, result.page)
     if model is None:
         return None
-    gray = as_scanned_well(cv2.rotate(page.image, cv2.ROTATE_90_CLOCKWISE) if result.registration.quarter_turned else page.image)
+    gray = _as_read(cv2.rotate(page.image, cv2.ROTATE_90_CLOCKWISE) if result.registration.quarter_turned else page.image, context)
     upright = cv2.rotate(gray, cv2.ROTATE_180) if result.registration.rotated_180 else gray
     hom = np.array(result.registration.homography, np.float64).reshape(3, 3)
     layout_page = _layout_page(context, result.style, result.page)
@@ -661,6 +668,20 @@ def interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHint
     return _interpret_page(page, context, hints, source)
 
 
+def _as_read(gray: np.ndarray, context: InterpretContext, source: CardSource | None = None) -> np.ndarray:
+    """The page as the reader looks at it: a dark scanner bed round it painted as paper (no
+    print of the card's; :func:`~scanpipe.imaging.page.without_bed`), its print restored to the
+    blanks' darkness where the scan is washed out (:func:`~scanpipe.imaging.page.print_restored`;
+    logged with ``source``: a scanner set too bright, the board should know)."""
+    gray = without_bed(gray)
+    restored = print_restored(gray, context.blank_print_darkness)
+    if restored is not gray and source is not None:
+        log.warning("%s page %d: the scan is washed out (its darkest print %.0f%% of the way from paper to black); "
+                    "read with its print restored: check the scanner's brightness", source.path, source.page_index,
+                    100.0 * print_darkness(gray)[1])
+    return restored
+
+
 def _interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHints, source: CardSource,
                     fed: np.ndarray | None = None) -> InterpretedCard:
     """One page read as it stands; ``fed``: the page as it came, where it is read turned a
@@ -670,13 +691,7 @@ def _interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHin
         detail = (f"the image is only {gray.shape[1]} x {gray.shape[0]} pixels: too small to be a scanned card "
                   f"(at least {MIN_PAGE_SIDE_PX} pixels on the short side)")
         return InterpretedCard(source, hints.kind or CardKind.BALLOT, None, None, UnreadableCard(Reason.UNREADABLE_IMAGE, detail))
-    gray = without_bed(gray)  # a dark scanner bed round the page is no print of the card's
-    restored = print_restored(gray)
-    if restored is not gray:  # a scanner set too bright: the board should know
-        log.warning("%s page %d: the scan is washed out (its darkest print %.0f%% of the way from paper to black); "
-                    "read with its print restored: check the scanner's brightness", source.path, source.page_index,
-                    100.0 * print_darkness(gray)[1])
-        gray = restored
+    gray = _as_read(gray, context, source)
     printed = printed_share(gray)
     if printed is not None and printed < BLANK_PAGE_PRINTED:
         detail = f"the page is blank: print on {printed:.3%} of it{BLANK_PAGE_WHY}"

@@ -36,8 +36,10 @@ mark's darkness against the paper, so such a card would show its pen strokes as 
 its print too light to tell its style. :func:`print_restored` finds the page's darkest print
 (the WASHED_PCT percentile of its pixels: a ballot prints solid black, its timing marks and
 titles, on far more of the page) and, where it is lighter than WASHED_OUT of the paper's
-darkness, stretches the page's darkness about its paper level so that print shows as dark as
-on a good scan (PRINT_DARKNESS), every mark in proportion. Every scan that is not washed out
+darkness while the election's blanks print darker than that (a ballot printed in a light ink
+prints its blanks so too, and its marks are as the voter made them: a stretch would darken a
+light mark into a vote), stretches the page's darkness about its paper level so that its
+print shows as dark as the blanks' do, every mark in proportion. Every scan that is not washed out
 is left exactly as it was: measured, the darkest print of every good scan of the real sets and
 of four synthetic decks lies at 0.92 of the way to black or darker, of a card out of focus and
 saved at JPEG quality 40 at 0.83.
@@ -67,7 +69,6 @@ BED_DARK_SHARE = 0.9  # ... and this share of it is dark
 WASHED_PCT = 0.1  # the page's darkest print: this percentile of its pixels (every 3rd pixel both ways) ...
 WASHED_OUT = 0.7  # ... of darkness (1 - it / paper) under this is a washed-out scan (good scans: 0.92 or more, blurred 0.83) ...
 WASHED_NO_PRINT = 0.25  # ... unless under this too: a page with no print to speak of (a blank page, for its own check)
-PRINT_DARKNESS = 0.9  # a washed-out page's darkness stretched so that its darkest print shows this dark
 MARGIN_PAPER = 0.8
 EDGE_BLUR_PX = 2  # the bed is judged this many working pixels or more from the page's outline
 MARGIN_WIDE_PX = 3
@@ -153,13 +154,6 @@ def _longest_run(dark: np.ndarray) -> int:
     return int((edges[1::2] - edges[::2]).max()) if edges.size else 0
 
 
-def as_scanned_well(gray: np.ndarray) -> np.ndarray:
-    """The page as the reader looks at it: its scanner bed painted as paper
-    (:func:`without_bed`), its print restored where the scan is washed out
-    (:func:`print_restored`); ``gray`` itself where neither applies."""
-    return print_restored(without_bed(gray))
-
-
 def print_darkness(gray: np.ndarray) -> tuple[float, float]:
     """The page's paper level and its darkest print's darkness (0 paper, 1 black): the
     WASHED_PCT percentile of every third pixel both ways, against the paper level."""
@@ -172,14 +166,19 @@ def print_darkness(gray: np.ndarray) -> tuple[float, float]:
     return paper, max(0.0, 1.0 - darkest / paper)
 
 
-def print_restored(gray: np.ndarray) -> np.ndarray:
+def print_restored(gray: np.ndarray, blanks: float | None) -> np.ndarray:
     """``gray`` with its darkness stretched about the paper level where its print is washed out
-    (the module's last part): a copy, or ``gray`` itself where the print is dark enough or there
-    is none to speak of."""
+    (the module's last part) and the election's blanks print dark (``blanks``: the median
+    darkness of their darkest print, :func:`print_darkness`; None without blanks): a copy,
+    its print as dark as the blanks', or ``gray`` itself where its print is dark enough, there
+    is none to speak of, or the blanks print as light (a ballot printed in a light ink: its
+    marks are as the voter made them)."""
+    if blanks is None or blanks < WASHED_OUT:
+        return gray
     paper, darkness = print_darkness(gray)
     if darkness >= WASHED_OUT or darkness < WASHED_NO_PRINT:
         return gray
-    gain = PRINT_DARKNESS / darkness
+    gain = blanks / darkness
     stretched = paper - (paper - gray.astype(np.float32)) * gain
     return np.clip(np.rint(stretched), 0, 255).astype(np.uint8)
 

@@ -145,9 +145,9 @@ def learn_page(style: str, page: int, image: np.ndarray, dpi: float, known: Lear
     refinement points as found before on this very image (the rest is recomputed);
     ``source``: the file's bytes (and name) ``image`` was decoded from, if any."""
     assert image.ndim == 2 and image.dtype == np.uint8, "a reference is a gray uint8 image"
-    from scanpipe.imaging.page import as_scanned_well  # (page.py imports this module for its paper level)
+    from scanpipe.imaging.page import without_bed  # (page.py imports this module for its paper level)
 
-    image = as_scanned_well(image).copy()  # a blank scanned on a dark bed is learned from its page alone, as cards are read (washed-out print restored)
+    image = without_bed(image).copy()  # a blank scanned on a dark bed is learned from its page alone, as cards are read
     coarse = ink_at(image, dpi, COARSE_DPI)
     frame_shape = reduce_to(image, dpi, FRAME_DPI).shape[:2]
     if known is None:
