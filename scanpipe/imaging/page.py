@@ -40,9 +40,10 @@ darkness while the election's blanks print darker than that (a ballot printed in
 prints its blanks so too, and its marks are as the voter made them: a stretch would darken a
 light mark into a vote), stretches the page's darkness about its paper level so that its
 print shows as dark as the blanks' do, every mark in proportion. Every scan that is not washed out
-is left exactly as it was: measured, the darkest print of every good scan of the real sets and
-of four synthetic decks lies at 0.92 of the way to black or darker, of a card out of focus and
-saved at JPEG quality 40 at 0.83.
+is left exactly as it was: measured, the darkest print of the good scans looked at (most of
+the real sets' cards and blanks, samples of four synthetic decks, every card of a hardest-profile
+deck) lies at 0.92 of the way to black or darker, of a card out of focus and saved at JPEG
+quality 40 at 0.83.
 
 Pure: an array in, an array out.
 """
