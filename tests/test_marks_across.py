@@ -76,6 +76,29 @@ def test_a_signature_across_the_card_crosses_the_target_it_runs_through() -> Non
     assert crossed[1] and not crossed[[0, 3, 4, 5]].any()
 
 
+
+def test_a_stamp_past_a_box_s_corner_beside_its_oval_does_not_cross_it_one_through_an_oval_does() -> None:
+    """The blank prints an oval in each box, paper at the box's corners: a stamp's broad
+    stroke past the last box's corner, clear of its oval, lies over nothing a voter marks
+    there; one through target 1's oval crosses it."""
+    added, blank = _page()
+    for x, y, w, h in BOXES:
+        cv2.ellipse(blank, _px(x + w / 2, y + h / 2), (int(w / 2 * FIT_PPI) - 1, int(h / 2 * FIT_PPI) - 1), 0, 0, 360, 0.9, 2)
+    stamp = np.zeros_like(added)
+    x, y, w, h = BOXES[5]
+    d = 0.04 / np.sqrt(2.0)  # the stroke 0.08 in broad, its inner edge on the box's bottom-right corner
+    cx, cy = x + w + d, y + h + d
+    cv2.line(stamp, _px(cx - 1.0, cy + 1.0), _px(cx + 1.0, cy - 1.0), 1.0, int(0.08 * FIT_PPI))
+    x, y, w, h = BOXES[1]
+    cx, cy = x + w / 2, y + h / 2
+    cv2.line(stamp, _px(cx - 1.0, cy + 1.0), _px(cx + 1.0, cy - 1.0), 1.0, int(0.08 * FIT_PPI))
+    added = np.where(blank >= 0.5, 0.0, stamp)  # no ink is added where the blank prints
+    x0, y0 = _px(BOXES[5][0] - 0.02, BOXES[5][1] - 0.02)
+    x1, y1 = _px(BOXES[5][0] + BOXES[5][2] + 0.02, BOXES[5][1] + BOXES[5][3] + 0.02)
+    assert added[y0:y1 + 1, x0:x1 + 1].any()  # the stroke enters the box (grown as the page view looks)
+    assert crossed_by_ink_across(added, blank, BOXES, [None] * len(BOXES)).tolist() == [False, True, False, False, False, False]
+
+
 @pytest.fixture(scope="module")
 def stamped_readings(vendor_dir: Path) -> list[tuple[dict, ReadCard]]:
     election = load_election(vendor_dir / "election.json")

@@ -1139,3 +1139,23 @@ def test_a_loop_whose_end_runs_across_the_name_s_first_letter_is_still_a_loop() 
     seen = {o: (r.status.value, round(r.score.score, 3), round(r.score.ring_score, 3)) for o, r in got.items()}
     assert got["is2-against"].status is MarkStatus.UNKNOWN and got["is2-against"].score.ring_score >= 0.7, seen
     assert got["is2-for"].status is MarkStatus.YES, seen
+
+
+
+
+def test_a_stamp_past_a_box_s_corner_beside_an_empty_oval_does_not_cross_it_one_through_the_oval_does() -> None:
+    """A box holds an oval with paper at its corners: a stamp's broad letter past the corner
+    touches the box, not the target (the oval and its inside), and lies over nothing a voter
+    marks there: no damage (what else it leaves in the box the scoring still weighs); through
+    the oval it crosses the target, for a person as before."""
+    blank, reg, page = card(EMPTY)
+    img = blank.copy()
+    x, y, _, _ = page.targets[2].box_in
+    d = 0.02 / np.sqrt(2.0)  # its inner edge at the box's top-left corner, at right angles to the corner's diagonal
+    cv2.line(img, (_px(x - 0.02 - d - 0.6), _px(y - 0.02 - d + 0.6)), (_px(x - 0.02 - d + 0.6), _px(y - 0.02 - d - 0.6)), 150,
+             _px(0.04), cv2.LINE_AA)
+    cx, cy = _centre(page, 5)  # and one through oval 5
+    cv2.line(img, (_px(cx - 0.9), _px(cy + 0.3)), (_px(cx + 0.9), _px(cy - 0.3)), 150, _px(0.04), cv2.LINE_AA)
+    scores = score_targets(img, reg, page, reference=blank, reference_dpi=DPI)
+    assert scores[5].damage_score == 1.0 and scores[5].damage_cause is not None
+    assert [s.damage_score for i, s in enumerate(scores) if i != 5] == [0.0] * 7, [(s.damage_score, s.damage_cause) for s in scores]

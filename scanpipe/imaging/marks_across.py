@@ -29,9 +29,11 @@ from the targets and the write-in areas, spread over an inch or more.
    but away from its edge and outside the hull stays the voter's.
 4. The stamp's ink runs on over print (none is added where the blank prints): pieces of ink
    within BRIDGE_IN of each other are one, and a piece holding any of the above is ink
-   across. A target whose box grown TOUCH_IN holds ink across is crossed by it: its damage is
-   1, for a person whatever the box holds (a vote under a stamp is the voter's or the
-   stamp's; :mod:`scanpipe.classify` never reads it).
+   across. A target whose box grown TOUCH_IN holds ink across is crossed by it where that ink
+   comes within TOUCH_IN of the target itself (:func:`target_zone`: its print and what that
+   spans; a stamp through a loose box's corner beside an oval lies over nothing a voter
+   marks): its damage is 1, for a person whatever the box holds (a vote under a stamp is the
+   voter's or the stamp's; :mod:`scanpipe.classify` never reads it).
 
 Measured on the vendor profile's seed 232323 (drawn before this module; 70 stamped or signed
 pages, 301 others): the largest foreign region of a page without a stamp held 121 px at
@@ -66,7 +68,8 @@ STAMP_PIECES = 3  # ... in this many pieces or more (its letters; two punched ho
 JOIN_STAMP_IN = 0.4  # on a stamped page, foreign ink this near is one region (the stamp in pieces)
 FRAME_IN = 0.05  # ... and ink this near the edge of its smallest turned rectangle is its frame's
 BRIDGE_IN = 0.05  # ink broken by print this narrow (a letter's stroke, an outline) is one piece
-TOUCH_IN = 0.02  # ink across this near a box enters it
+TOUCH_IN = 0.02  # ink across this near a target enters it
+ZONE_MIN_IN = 0.05  # print in a box spanning less than this either way is no target's outline (:func:`target_zone`)
 
 
 def darkness_in_frame(gray: np.ndarray, hom: np.ndarray, plane: tuple[float, float, float], size_in: tuple[float, float]) -> np.ndarray:
@@ -109,10 +112,15 @@ def crossed_by_ink_across(added: np.ndarray, blank: np.ndarray, boxes_in: Sequen
     if stamp is None:
         return out
     h, w = stamp.shape
+    touch = int(round(TOUCH_IN * FIT_PPI))
     for k, box in enumerate(boxes_in):
         x0, y0, x1, y1 = _span(box, TOUCH_IN, w, h)
-        if x1 > x0 and y1 > y0:
-            out[k] = bool(stamp[y0:y1, x0:x1].any())
+        if x1 > x0 and y1 > y0 and stamp[y0:y1, x0:x1].any():
+            # the target itself, not just its box: its print and what that spans, grown TOUCH_IN
+            bx0, by0, bx1, by1 = _span(box, 0.0, w, h)
+            zone = target_zone(blank[y0:y1, x0:x1] >= PAPER, (bx0 - x0, by0 - y0, bx1 - x0, by1 - y0), int(round(ZONE_MIN_IN * FIT_PPI)))
+            zone = cv2.dilate(zone.view(np.uint8), np.ones((2 * touch + 1, 2 * touch + 1), np.uint8)) > 0
+            out[k] = bool((stamp[y0:y1, x0:x1] & zone).any())
     return out
 
 
@@ -167,6 +175,24 @@ def ink_across(added: np.ndarray, blank: np.ndarray, boxes_in: Sequence[Box], ar
     of_across[np.unique(pieces[across])] = True
     of_across[0] = False
     return of_across[pieces] & (ink > 0)
+
+
+def target_zone(printed: np.ndarray, box: tuple[int, int, int, int], min_px: int) -> np.ndarray:
+    """Where a target lies in a window (``printed``: the blank's print there; ``box``: the
+    target's box in it, x0, y0, x1, y1 px): the convex hull of the print inside the box (an
+    oval or a rectangle and its inside, an arrow's two parts and the gap between them; a box
+    drawn loose round the target holds the same), or the box itself where that print spans
+    under ``min_px`` either way (a bare box, the stubs of an arrow's line)."""
+    x0, y0, x1, y1 = max(0, box[0]), max(0, box[1]), box[2], box[3]
+    zone = np.zeros(printed.shape, np.uint8)
+    points = cv2.findNonZero(printed[y0:y1, x0:x1].astype(np.uint8))
+    if points is not None:
+        _, _, pw, ph = cv2.boundingRect(points)
+        if pw >= min_px and ph >= min_px:
+            cv2.fillConvexPoly(zone, cv2.convexHull(points + np.array([x0, y0], np.int32)), 1)
+    if not zone.any():
+        zone[y0:y1, x0:x1] = 1
+    return zone > 0
 
 
 def _span(box: Box, grow_in: float, w: int, h: int) -> tuple[int, int, int, int]:

@@ -82,6 +82,7 @@ from scanpipe.imaging.marks import (
     small_pieces,
     speckled,
 )
+from scanpipe.imaging.marks_across import ZONE_MIN_IN, target_zone
 from scanpipe.types import Box, DamageCause, TargetDef, TargetScore
 
 PRINTED = 0.3  # blank darkness that counts as print inside a target
@@ -621,6 +622,8 @@ class _BlankSide:
     stain: np.ndarray  # per target, the blank's own stain measure
     cross_printed: np.ndarray  # the crossing check's windows: the blank's print, widened
     cross_near: np.ndarray  # and its darkness, widened
+    cross_dark: np.ndarray  # and its darkness as printed
+    cross_zone: np.ndarray  # and where each target lies in them: its own print and what that spans
     boxed: np.ndarray | None = None  # per target printed as a box (not an oval): the inside of its printed outline, else empty
 
 
@@ -659,8 +662,13 @@ def _blank_side(reference: np.ndarray, ref_dpi: float, boxes: np.ndarray, geo: _
     grow = np.ones((2 * CROSS_PRINT_GROW_PX + 1, 2 * CROSS_PRINT_GROW_PX + 1), np.uint8)
     near = cv2.dilate(blank_dark.reshape(n * shape[0], shape[1]), grow).reshape(blank_dark.shape)
     boxed = _printed_boxes(ref_dark[:, s: s + ch, s: s + cw], geo)
-    side = _BlankSide(ref_dark, like_dark, stain, near >= BLANK_NOISE, near, boxed)
-    for a in (side.dark, side.stain, side.cross_printed, side.cross_near, *(() if like_dark is None else (like_dark,)),
+    m = int(round(CROSS_MARGIN_IN * CROSS_PPI))
+    bw, bh = int(round(boxes[0, 2] * CROSS_PPI)), int(round(boxes[0, 3] * CROSS_PPI))
+    zone = np.stack([target_zone(blank_dark[k] >= BLANK_NOISE, (m, m, m + bw, m + bh), int(round(ZONE_MIN_IN * CROSS_PPI)))
+                     for k in range(n)])
+    side = _BlankSide(ref_dark, like_dark, stain, near >= BLANK_NOISE, near, blank_dark.astype(np.float32), zone, boxed)
+    for a in (side.dark, side.stain, side.cross_printed, side.cross_near, side.cross_dark, side.cross_zone,
+              *(() if like_dark is None else (like_dark,)),
               *(() if boxed is None else (boxed,))):
         a.setflags(write=False)
     blank_memo[key] = side
@@ -731,7 +739,11 @@ def _crossing(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, plane_card: 
     past it on opposite sides, cross it too (:func:`_passes_through`); so do a broad stroke's
     pieces that the print round the target hides on their way to it, one on either side of it
     on one line through it (:func:`_bands_through`), and a straight piece leaving it on one side
-    whose line runs on under print past its other side (:func:`_band_out_hidden`)."""
+    whose line runs on under print past its other side (:func:`_band_out_hidden`). Any of these
+    crosses the target only where the stroke reaches the target itself, not just its box: its
+    own print or what that spans (:func:`~scanpipe.imaging.marks_across.target_zone`); a stamp's
+    letter through a box's corner beside an empty oval lies over nothing a voter marks (on the
+    vendor profile's fresh seed 272727, five clear targets had gone to a person so)."""
     n = len(boxes)
     size = boxes[0, 2:] + 2 * CROSS_MARGIN_IN
     shape = (int(round(size[1] * CROSS_PPI)), int(round(size[0] * CROSS_PPI)))
@@ -786,12 +798,38 @@ def _crossing(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, plane_card: 
         touching = np.bincount(labels[on_box], minlength=count) >= CROSS_TOUCH_PX
         beyond = np.bincount(labels[far & ink[k]], minlength=count)  # added ink only, not the print joined to it
         reach = np.sum([np.bincount(labels[side & ink[k]], minlength=count) > 0 for side in sides], axis=0)
-        if ((touching[1:] & ((beyond[1:] >= area) | (reach[1:] >= 2))).any() or _passes_through(labels, touching, ink[k], opposite, (m, bw, bh))
-                or _bands_through(labels, count, ink[k], printed[k], (m, bw, bh)) or _band_out_hidden(ink[k], printed[k], on_box, (m, bw, bh))
-                or _band_run(closed.astype(bool) & ~printed[k], printed[k], (m, bw, bh), CROSS_PRINT_GROW_PX + 1,
-                             through(int(k))) >= CROSS_RUN_IN * CROSS_PPI):
+        target = (ink[k], printed[k], card_dark[k] - side.cross_dark[k], side.cross_zone[k])
+        # (cheapest first; a stroke judged by touching the box must reach the target itself, one
+        # whose pieces the print hides on their way to the target lies on a line through it)
+        if ((touching[1:] & ((beyond[1:] >= area) | (reach[1:] >= 2))).any() or _passes_through(labels, touching, ink[k], opposite, (m, bw, bh))) and _reaches_target(*target):
+            out[k] = 1.0
+        elif _bands_through(labels, count, ink[k], printed[k], (m, bw, bh)) or _band_out_hidden(ink[k], printed[k], on_box, (m, bw, bh)):
+            out[k] = 1.0
+        elif _band_run(closed.astype(bool) & ~printed[k], printed[k], (m, bw, bh), CROSS_PRINT_GROW_PX + 1,
+                       through(int(k))) >= CROSS_RUN_IN * CROSS_PPI and _reaches_target(*target):
             out[k] = 1.0
     return out
+
+
+def _reaches_target(ink: np.ndarray, printed: np.ndarray, darker: np.ndarray, zone: np.ndarray) -> bool:
+    """Whether a stroke that touches a target's box reaches the target itself (``zone``: its
+    print and what that spans, :func:`~scanpipe.imaging.marks_across.target_zone`) and not just
+    the box: a stamp's letter past the box's corner beside an empty oval lies over nothing a
+    voter marks. Added ink (``ink``) stops where the blank's widened print (``printed``) starts,
+    so the stroke is followed on into that band where the card is CROSS_DARK darker than the
+    blank as printed (``darker``); it reaches the target where one piece of it lies beyond
+    the band round the zone and comes within a pixel of the zone (a voter's fill inside the
+    zone, a scan's sliver along an outline, reach out of it no farther than the band)."""
+    zone_u8 = zone.view(np.uint8)
+    beyond = cv2.dilate(zone_u8, np.ones((2 * CROSS_PRINT_GROW_PX + 3,) * 2, np.uint8)) == 0
+    near = cv2.dilate(zone_u8, np.ones((3, 3), np.uint8)) > 0
+    followed = ink | (printed & (darker >= CROSS_DARK))
+    _, labels = cv2.connectedComponents(followed.view(np.uint8), connectivity=8)
+    far = np.zeros(labels.max() + 1, bool)
+    far[labels[followed & beyond & ink]] = True
+    touching = np.zeros_like(far)
+    touching[labels[followed & near]] = True
+    return bool((far & touching)[1:].any())
 
 
 def _band_run(ink: np.ndarray, printed: np.ndarray, box: tuple[int, int, int], grow: int,
