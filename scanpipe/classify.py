@@ -39,6 +39,16 @@ _NUMBERS = ("marginal", "definite", "ring", "damage", "write_in")
 WRITE_IN_PREFIX = "write-in"
 HESITATION_PREFIX = "hesitation dot"
 HESITATION_DOT_MAX_IN = 0.1  # no dot wider than this is a hesitation mark, whatever a file says
+VOTER_PREFIX = "the voter's own marks"
+VOTER_REACH_MAX = 0.15  # no file reaches further under definite than this
+# A page's own light marks (:func:`settle_by_the_voter_s_marks`): at least VOTER_MARKS targets
+# read yes with scores under definite + VOTER_LIGHT (a pencil's, a faint pen's: not a pen's
+# full fill), the next of them no more than VOTER_STEP apart, and a target between the levels
+# filled at least VOTER_FILL of their median interior
+VOTER_MARKS = 4
+VOTER_LIGHT = 0.15
+VOTER_STEP = 0.03
+VOTER_FILL = 0.6
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +64,10 @@ class Thresholds:
     # a lone dot this wide (in) or less, between the levels, in a contest whose every vote is
     # read clearly elsewhere, is a hesitation mark: no vote (0: every such dot to a person)
     hesitation_dot_in: float = 0.0
+    # a target between the levels no further than this under definite, marked like the page's
+    # own light marks read yes and joined to them score by score, reads as they do (0: every
+    # such target to a person; :func:`settle_by_the_voter_s_marks`)
+    voter_reach: float = 0.0
 
     def __post_init__(self) -> None:
         for name in _NUMBERS:
@@ -63,6 +77,9 @@ class Thresholds:
         dot = self.hesitation_dot_in
         if isinstance(dot, bool) or not (isinstance(dot, (int, float)) and math.isfinite(dot) and 0.0 <= dot <= HESITATION_DOT_MAX_IN):
             raise ConfigError(f"threshold hesitation_dot_in must be a width in inches in [0, {HESITATION_DOT_MAX_IN}], got {dot!r}")
+        reach = self.voter_reach
+        if isinstance(reach, bool) or not (isinstance(reach, (int, float)) and math.isfinite(reach) and 0.0 <= reach <= VOTER_REACH_MAX):
+            raise ConfigError(f"threshold voter_reach must be a score in [0, {VOTER_REACH_MAX}], got {reach!r}")
         if not self.marginal < self.definite:
             raise ConfigError(
                 f"threshold marginal ({self.marginal}) must be below definite ({self.definite})"
@@ -100,6 +117,7 @@ def load_thresholds(path: Path | None = None) -> Thresholds:
             **{n: float(data[n]) for n in _NUMBERS},
             source=str(data.get("source", str(file))),
             hesitation_dot_in=_dot_width(data.get("hesitation_dot_in", 0.0)),
+            voter_reach=_optional_number(data.get("voter_reach", 0.0), "voter_reach"),
         )
     except ConfigError as exc:
         raise ConfigError(f"{file}: {exc}") from None
@@ -107,17 +125,23 @@ def load_thresholds(path: Path | None = None) -> Thresholds:
 
 def _dot_width(value: object) -> float:
     """The optional ``hesitation_dot_in`` of a recorded set (absent: 0, the rule off)."""
+    return _optional_number(value, "hesitation_dot_in")
+
+
+def _optional_number(value: object, name: str) -> float:
+    """An optional threshold of a recorded set (absent: 0, its rule off)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"threshold hesitation_dot_in must be a number, got {value!r}")
+        raise ConfigError(f"threshold {name} must be a number, got {value!r}")
     return float(value)
 
 
 def thresholds_from_mapping(data: dict[str, object], *, source: str) -> Thresholds:
     """Thresholds from a mapping of the five numbers and, where recorded, ``hesitation_dot_in``
-    (e.g. recorded in the log)."""
+    and ``voter_reach`` (e.g. recorded in the log)."""
     try:
         return Thresholds(**{n: float(data[n]) for n in _NUMBERS}, source=source,  # type: ignore[arg-type]
-                          hesitation_dot_in=_dot_width(data.get("hesitation_dot_in", 0.0)))
+                          hesitation_dot_in=_dot_width(data.get("hesitation_dot_in", 0.0)),
+                          voter_reach=_optional_number(data.get("voter_reach", 0.0), "voter_reach"))
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"recorded thresholds are incomplete: {exc}") from None
 
@@ -185,6 +209,54 @@ def settle_hesitation_dots(readings: Sequence[TargetReading], vote_for: dict[str
                    f"the contest's {allowed} vote(s) read elsewhere")
             r = TargetReading(r.score, MarkStatus.NO, why)
         out.append(r)
+    return tuple(out)
+
+
+def settle_page(readings: Sequence[TargetReading], vote_for: dict[str, int], thresholds: Thresholds) -> tuple[TargetReading, ...]:
+    """A page's readings, classified one by one, settled by the page: the voter's own light
+    marks read as the page's others (:func:`settle_by_the_voter_s_marks`), then its hesitation
+    dots by their contests (:func:`settle_hesitation_dots`; ``vote_for``: contest -> votes
+    allowed)."""
+    return settle_hesitation_dots(settle_by_the_voter_s_marks(readings, thresholds), vote_for, thresholds)
+
+
+def settle_by_the_voter_s_marks(readings: Sequence[TargetReading], thresholds: Thresholds) -> tuple[TargetReading, ...]:
+    """``readings`` (a page's, classified one by one) with the voter's own light marks read as
+    the voter made them: a voter who marks every choice alike, with a light pencil, a pen
+    running dry or a loose scribble, leaves marks that straddle ``definite``, some read yes,
+    the rest a person's. Where
+    the page shows VOTER_MARKS or more marks read yes with scores under ``definite`` +
+    VOTER_LIGHT, a target unknown only for its score, no further than ``voter_reach`` under
+    ``definite``, whose interior is filled at least VOTER_FILL of theirs (the median of their
+    ``fill_score``: a fill like theirs, not a dot, a check's stroke or a line), reads yes when
+    it joins them score by score: from the lightest of them down, each such target no more
+    than VOTER_STEP under the one before. What lies further under (an erasure's residue, a
+    hesitation, a lighter stroke), anything flagged (damage, a ring, a written name) and
+    every page without such marks stay as they were."""
+    reach = thresholds.voter_reach
+    if reach <= 0.0:
+        return tuple(readings)
+    light = [r for r in readings if r.status is MarkStatus.YES and r.score.score < thresholds.definite + VOTER_LIGHT]
+    if len(light) < VOTER_MARKS:
+        return tuple(readings)
+    fills = sorted(r.score.fill_score for r in light)
+    fill = fills[len(fills) // 2]
+    lowest = min(r.score.score for r in light)
+    floor = thresholds.definite - reach
+    joined: dict[int, float] = {}
+    for k in sorted((k for k, r in enumerate(readings) if is_between_levels(r) and r.score.score >= floor
+                     and r.score.fill_score >= VOTER_FILL * fill), key=lambda k: -readings[k].score.score):
+        score = readings[k].score.score
+        if lowest - score > VOTER_STEP + 1e-9:  # (scores are rounded nowhere: a step of exactly VOTER_STEP joins)
+            break
+        joined[k], lowest = lowest, score
+    out = list(readings)
+    for k, above in joined.items():
+        r = readings[k]
+        why = (f"{VOTER_PREFIX}: score {r.score.score:.3f} under definite {thresholds.definite:.3f} by at most "
+               f"{reach:.3f}, filled like the page's {len(light)} light marks read yes and within {VOTER_STEP:.2f} "
+               f"of the next ({above:.3f})")
+        out[k] = TargetReading(r.score, MarkStatus.YES, why)
     return tuple(out)
 
 

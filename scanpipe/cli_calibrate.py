@@ -94,8 +94,9 @@ def calibrate_thresholds(deck: Path, out: Path | None, jobs: int) -> None:
             samples.extend(got)
     if not samples:
         raise ConfigError(f"{deck}: no labelled target could be read; nothing to derive from")
+    reviewed = load_thresholds()
     thresholds = derive_thresholds(samples, source=f"derived from {deck} ({len(samples)} targets)",
-                                   hesitation_dot_in=load_thresholds().hesitation_dot_in)
+                                   hesitation_dot_in=reviewed.hesitation_dot_in, voter_reach=reviewed.voter_reach)
     target = out or default_thresholds_path()
     write_thresholds(thresholds, target, provenance={
         "deck": str(deck), "seed": expected.get("seed"), "profile": expected.get("profile"), "targets": len(samples),

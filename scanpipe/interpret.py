@@ -28,7 +28,14 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from scanpipe.classify import Thresholds, classify_contest, classify_target, is_between_levels, is_write_in_flag, settle_hesitation_dots
+from scanpipe.classify import (
+    Thresholds,
+    classify_contest,
+    classify_target,
+    is_between_levels,
+    is_write_in_flag,
+    settle_page,
+)
 from scanpipe.errors import ConfigError
 from scanpipe.imaging import show_through
 from scanpipe.imaging.codes import (
@@ -1018,10 +1025,10 @@ def reclassify(card: InterpretedCard, election: Election, thresholds: Thresholds
 
 
 def _settled(election: Election, readings: Sequence[TargetReading], thresholds: Thresholds) -> tuple[TargetReading, ...]:
-    """A page's readings, classified one by one, with its hesitation dots settled by their
-    contests (:func:`~scanpipe.classify.settle_hesitation_dots`)."""
+    """A page's readings, classified one by one, settled by the page
+    (:func:`~scanpipe.classify.settle_page`: the voter's own light marks, hesitation dots)."""
     vote_for = {cid: election.contest(cid).vote_for for cid in {r.score.contest for r in readings}}
-    return settle_hesitation_dots(readings, vote_for, thresholds)
+    return settle_page(readings, vote_for, thresholds)
 
 
 def _contest_readings(election: Election, page: LayoutPage, readings: Sequence[TargetReading]) -> tuple[ContestReading, ...]:

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from scanpipe.calibration import calibration_report, derive_thresholds, write_thresholds
-from scanpipe.classify import Thresholds, classify_target, load_thresholds, settle_hesitation_dots
+from scanpipe.classify import Thresholds, classify_target, load_thresholds, settle_page
 from scanpipe.election import load_election
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
 from scanpipe.types import CardHints, MarkIntent, MarkStatus, ReadCard, TargetScore
@@ -241,8 +241,9 @@ def style_report(deck: Deck, results: list[dict[str, Any]]) -> dict[str, int]:
 
 def statuses(pairs: list[tuple[TargetScore, MarkIntent, str]], thresholds: Thresholds, where: list[str] | None = None,
              vote_for: dict[str, int] | None = None) -> list[MarkStatus]:
-    """Each pair's status as ``interpret`` gives it: classified one by one, then, per card
-    (``where``: each pair's card), its hesitation dots settled by their contests (``vote_for``)."""
+    """Each pair's status as ``interpret`` gives it: classified one by one, then settled per card
+    (``where``: each pair's card; :func:`~scanpipe.classify.settle_page`: the voter's own light
+    marks, hesitation dots by their contests, ``vote_for``)."""
     readings = [classify_target(score, thresholds) for score, _i, _k in pairs]
     if where is None or vote_for is None:
         return [r.status for r in readings]
@@ -251,7 +252,7 @@ def statuses(pairs: list[tuple[TargetScore, MarkIntent, str]], thresholds: Thres
         by_card[card].append(k)
     out = [r.status for r in readings]
     for ks in by_card.values():
-        for k, r in zip(ks, settle_hesitation_dots([readings[k] for k in ks], vote_for, thresholds), strict=True):
+        for k, r in zip(ks, settle_page([readings[k] for k in ks], vote_for, thresholds), strict=True):
             out[k] = r.status
     return out
 
@@ -392,14 +393,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.derive:
             samples = [(s, i) for s, i, _ in pairs]
             thresholds = derive_thresholds(samples, source=f"derived on a {deck.profile} deck, seed {deck.seed}",
-                                           hesitation_dot_in=thresholds.hesitation_dot_in)
+                                           hesitation_dot_in=thresholds.hesitation_dot_in, voter_reach=thresholds.voter_reach)
             write_thresholds(thresholds, args.derive, provenance={
                 "seed": deck.seed, "profile": deck.profile, "cards": len(results),
                 "targets": len(pairs), "command": shlex.join(["python", *sys.argv]),
             })
             print(f"wrote {args.derive}: {thresholds}")
         print(f"thresholds: marginal {thresholds.marginal} definite {thresholds.definite} ring {thresholds.ring} "
-              f"damage {thresholds.damage} write_in {thresholds.write_in} hesitation_dot_in {thresholds.hesitation_dot_in}")
+              f"damage {thresholds.damage} write_in {thresholds.write_in} hesitation_dot_in {thresholds.hesitation_dot_in} "
+              f"voter_reach {thresholds.voter_reach}")
         print(calibration_report([(s, i) for s, i, _ in pairs], thresholds).summary())
         vote_for = {c.id: c.vote_for for c in load_election(deck.election_path).contests}
         figures = report(pairs, thresholds, where, vote_for)

@@ -16,7 +16,9 @@ from scanpipe.classify import (
     default_thresholds_path,
     is_write_in_flag,
     load_thresholds,
+    settle_by_the_voter_s_marks,
     settle_hesitation_dots,
+    settle_page,
     unknown_reason,
 )
 from scanpipe.errors import ConfigError
@@ -148,6 +150,8 @@ def test_repo_thresholds_load(monkeypatch: pytest.MonkeyPatch) -> None:
         ({**GOOD, "definite": 0.05}, "threshold marginal (0.1) must be below definite (0.05)"),
         ({**GOOD, "hesitation_dot_in": "small"}, "threshold hesitation_dot_in must be a number, got 'small'"),
         ({**GOOD, "hesitation_dot_in": 0.5}, "threshold hesitation_dot_in must be a width in inches in [0, 0.1], got 0.5"),
+        ({**GOOD, "voter_reach": "far"}, "threshold voter_reach must be a number, got 'far'"),
+        ({**GOOD, "voter_reach": 0.3}, "threshold voter_reach must be a score in [0, 0.15], got 0.3"),
     ],
 )
 def test_load_thresholds_errors_name_file_and_reason(tmp_path: Path, content: object, message: str) -> None:
@@ -184,3 +188,46 @@ def test_a_hesitation_dot_beside_the_contest_s_every_vote_is_no_vote_and_any_oth
     # two votes allowed and one given: the dot may be the second
     assert settle_hesitation_dots(readings, {"c": 2, "q": 1}, DOTS)[1].status is MarkStatus.UNKNOWN
     assert settle_hesitation_dots(readings, {"c": 1, "q": 1}, T) == tuple(readings)  # the rule off
+
+
+PENCIL = Thresholds(marginal=0.21, definite=0.5, ring=0.7, damage=0.3, write_in=0.1, source="test", voter_reach=0.08)
+
+
+def _page(*marks: tuple[float, float], **flags: float) -> list:
+    """A page's readings, one target per (score, fill), classified one by one."""
+    return [classify_target(ts(score, option=f"o{k}", fill=fill, **({} if k else flags)), PENCIL) for k, (score, fill) in enumerate(marks)]
+
+
+def test_a_voter_s_light_pencil_fills_on_either_side_of_definite_read_as_the_voter_made_them() -> None:
+    """A voter who marks every choice with a light pencil leaves fills whose scores straddle
+    definite: where the page shows four or more such marks read yes, a target unknown only for
+    its score, filled like them and joined to them score by score (0.03 apart at most) down to
+    0.08 under definite, reads yes. What lies further under, a gap in the run, a dot's or a
+    stroke's fill, a flagged target, a page with fewer light marks, a page of a pen's full
+    fills and the rule off stay as they were."""
+    light = [(0.52, 0.33), (0.55, 0.36), (0.58, 0.4), (0.51, 0.3)]  # read yes: the voter's pencil
+    readings = _page((0.48, 0.29), *light, (0.455, 0.27), (0.43, 0.25), (0.41, 0.3), (0.47, 0.05), (0.0, 0.0))
+    got = settle_by_the_voter_s_marks(readings, PENCIL)
+    assert [r.status for r in got] == [MarkStatus.YES] * 5 + [MarkStatus.YES, MarkStatus.YES, MarkStatus.UNKNOWN,
+                                                                MarkStatus.UNKNOWN, MarkStatus.NO]
+    assert got[0].why == ("the voter's own marks: score 0.480 under definite 0.500 by at most 0.080, filled like the "
+                          "page's 4 light marks read yes and within 0.03 of the next (0.510)")
+    # a gap in the run: nothing under it joins
+    gap = _page((0.47, 0.29), *light, (0.45, 0.29))
+    assert [r.status for r in settle_by_the_voter_s_marks(gap, PENCIL)] == [MarkStatus.UNKNOWN] + [MarkStatus.YES] * 4 + [MarkStatus.UNKNOWN]
+    # a damaged target stays flagged; three light marks are no run; a pen's full fills are no pencil
+    assert settle_by_the_voter_s_marks(_page((0.49, 0.3), *light, damage=0.6), PENCIL)[0].status is MarkStatus.UNKNOWN
+    assert settle_by_the_voter_s_marks(_page((0.49, 0.3), *light[:3]), PENCIL)[0].status is MarkStatus.UNKNOWN
+    pen = _page((0.49, 0.3), (0.9, 0.9), (0.95, 0.9), (0.88, 0.85), (0.92, 0.9))
+    assert settle_by_the_voter_s_marks(pen, PENCIL)[0].status is MarkStatus.UNKNOWN
+    assert settle_by_the_voter_s_marks(readings, replace(PENCIL, voter_reach=0.0)) == tuple(readings)  # the rule off
+
+
+def test_a_page_is_settled_by_the_voter_s_marks_before_its_hesitation_dots() -> None:
+    """The light mark read as the voter's gives its contest its vote: a dot beside it is then
+    a hesitation, no vote."""
+    t = replace(PENCIL, hesitation_dot_in=0.05)
+    scores = [ts(s, option=f"o{k}", contest=f"c{k}", fill=f) for k, (s, f) in enumerate([(0.52, 0.33), (0.55, 0.36), (0.58, 0.4), (0.51, 0.3)])]
+    scores += [ts(0.48, option="x", contest="q", fill=0.29), _dotted(0.3, 0.03, option="y", contest="q")]
+    got = settle_page([classify_target(x, t) for x in scores], {"c0": 1, "c1": 1, "c2": 1, "c3": 1, "q": 1}, t)
+    assert [r.status for r in got][-2:] == [MarkStatus.YES, MarkStatus.NO]

@@ -27,7 +27,7 @@ from scanpipe.classify import load_thresholds
 from scanpipe.election import load_election, parse_election, read_definition
 from scanpipe.errors import DefinitionError
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
-from scanpipe.types import CardHints, Election, ReadCard
+from scanpipe.types import CardHints, Election, MarkStatus, ReadCard
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "realballots"
 SETS = ("calhoun2010primary", "cedar2008primary", "nist_demo")
@@ -436,3 +436,20 @@ def test_a_card_fed_sideways_either_way_is_read_as_upright_and_one_that_still_do
     assert not isinstance(result, ReadCard)
     assert result.reason.value == "unknown_style"
     assert "fed sideways" in result.detail, result.detail
+
+
+def test_a_voter_s_loose_scribble_just_under_definite_reads_with_the_voter_s_other_marks() -> None:
+    """A real Cedar card whose voter marks every choice with a loose scribble in the oval: one
+    scores 0.480, just under the definite level, the voter's eight others 0.505-0.616. Read
+    with them (the page's own light marks, ``voter_reach``), it is the vote a person reads
+    there, and says why."""
+    from scanpipe.classify import VOTER_PREFIX
+
+    (read,) = interpret_file(str(FIX / "cedar2008primary" / "voted" / "20120608170620594_0002.jpg"),
+                             context_of("cedar2008primary"), CardHints(), "t")
+    card = read.interpretation
+    assert isinstance(card, ReadCard)
+    target = next(t for t in card.targets if t.score.option == "state-rep-79-rep-kaufmann")
+    assert target.score.score < load_thresholds().definite
+    assert target.status is MarkStatus.YES and target.why.startswith(VOTER_PREFIX), target.why
+    assert not any(t.status is MarkStatus.UNKNOWN for t in card.targets)

@@ -33,6 +33,24 @@ CARD = FIX / SET / "voted" / "20120608170620594_0002.jpg"  # one-sided: every Ce
 CLEAN = FIX / SET / "voted" / "20120608170620594_0021.jpg"  # one read with nothing for a person
 
 
+@pytest.fixture
+def marginal_card(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """CARD with its one mark for a person: a loose scribble just under the definite level
+    (``state-rep-79-rep-kaufmann``, 0.480). Read with the voter's other light marks it is a
+    vote (``voter_reach``); these tests need a card a person must look at, so they read with
+    that rule off (the shipped thresholds, ``voter_reach`` 0)."""
+    import json as _json
+
+    from scanpipe.classify import default_thresholds_path
+
+    data = _json.loads(default_thresholds_path().read_text())
+    folder = tmp_path / "calibration"
+    folder.mkdir()
+    (folder / "thresholds.json").write_text(_json.dumps({**data, "voter_reach": 0.0}))
+    monkeypatch.setenv("SCANPIPE_CALIBRATION", str(folder))
+    return CARD
+
+
 def _blank(shape: tuple[int, int], seed: int = 7) -> np.ndarray:
     rng = np.random.default_rng(seed)
     return np.clip(rng.normal(236, 4, shape), 0, 255).astype(np.uint8)  # paper with a scanner's noise
@@ -148,7 +166,7 @@ def test_a_duplex_scan_keeps_the_blank_backs_with_their_fronts(tmp_path: Path) -
         store.close()
 
 
-def test_the_board_sets_a_page_that_is_no_ballot_aside(tmp_path: Path) -> None:
+def test_the_board_sets_a_page_that_is_no_ballot_aside(tmp_path: Path, marginal_card: Path) -> None:
     """A sheet fed by mistake (blank, or printed with something else) waits in the queue until
     the board rules it is no ballot card (``board set-aside``): it then counts nothing and
     leaves the queue, kept as evidence, the ruling in the audit log. A ballot, or a page
@@ -160,7 +178,7 @@ def test_the_board_sets_a_page_that_is_no_ballot_aside(tmp_path: Path) -> None:
 
     folder = tmp_path / "cards"
     folder.mkdir()
-    (folder / "ballot.jpg").write_bytes(CARD.read_bytes())
+    (folder / "ballot.jpg").write_bytes(marginal_card.read_bytes())
     assert cv2.imwrite(str(folder / "stray.png"), _blank(_front().shape, 11))
     run = Run(tmp_path)
     run("init", "--election", str(FIX / SET / "election.json"), code=0)
@@ -246,14 +264,14 @@ def _duplex_scan(tmp_path: Path, pages: list[Path | np.ndarray], *, stop_on_flag
     return summary, store, lines
 
 
-def test_a_card_fed_face_down_through_a_duplex_scan_keeps_its_blank_front_out_of_the_queue(tmp_path: Path) -> None:
+def test_a_card_fed_face_down_through_a_duplex_scan_keeps_its_blank_front_out_of_the_queue(tmp_path: Path, marginal_card: Path) -> None:
     """Fed face down, a one-sided card shows its blank back as the scanner's front and its face
     as the back: once the face reads, the stored front is a blank back (reinterpreted, logged),
     and ``--stop-on-flag`` does not stop for it (it stops on the second card's marginal mark)."""
     from scanpipe.workflow import queue
 
     shape = _front().shape
-    summary, store, lines = _duplex_scan(tmp_path, [_blank(shape, 5), CLEAN, _blank(shape, 6), CARD], stop_on_flag=True)
+    summary, store, lines = _duplex_scan(tmp_path, [_blank(shape, 5), CLEAN, _blank(shape, 6), marginal_card], stop_on_flag=True)
     try:
         reasons = {c.card.source.path.rsplit("/", 1)[-1]: _reason(c.card) for c in store.iter_cards()}
         assert reasons == {"00001.png": Reason.BLANK_BACK, "00002.jpg": None, "00003.png": Reason.BLANK_BACK,

@@ -62,10 +62,12 @@ def derive_thresholds(
     write_in: float | None = None,
     source: str = "derived",
     hesitation_dot_in: float = 0.0,
+    voter_reach: float = 0.0,
 ) -> Thresholds:
     """Pick thresholds from labelled scores; raise :class:`ConfigError` when votes and
-    no-votes overlap (or either is missing). ``hesitation_dot_in`` is carried, not derived
-    (a dot's width says what it is, not where the scores fall)."""
+    no-votes overlap (or either is missing). ``hesitation_dot_in`` and ``voter_reach`` are
+    carried, not derived (a dot's width says what it is, not where the scores fall; how far a
+    voter's own light marks reach is a reviewed choice)."""
     assert 0.0 <= margin < 0.5, "margin is a fraction of the gap, below one half"
     pairs = list(samples)
     votes = [s.score for s, i in pairs if i is MarkIntent.VOTE]
@@ -94,7 +96,8 @@ def derive_thresholds(
         marginal, definite = lo + margin * gap, hi - margin * gap
     draft = Thresholds(marginal=round(marginal, 4), definite=round(definite, 4), source=source, **flags)
     return Thresholds(draft.marginal, draft.definite, draft.ring, draft.damage, draft.write_in,
-                      source=f"{source}: {calibration_report(pairs, draft).summary()}", hesitation_dot_in=hesitation_dot_in)
+                      source=f"{source}: {calibration_report(pairs, draft).summary()}", hesitation_dot_in=hesitation_dot_in,
+                      voter_reach=voter_reach)
 
 
 def _flag_level(values: list[float], name: str) -> float:
@@ -135,6 +138,7 @@ def write_thresholds(thresholds: Thresholds, path: Path, *, provenance: Mapping[
         "damage": thresholds.damage,
         "write_in": thresholds.write_in,
         "hesitation_dot_in": thresholds.hesitation_dot_in,
+        "voter_reach": thresholds.voter_reach,
         "source": thresholds.source,
         "provenance": {"date": date.today().isoformat(), **dict(provenance or {})},
     }
