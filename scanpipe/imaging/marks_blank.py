@@ -622,7 +622,7 @@ class _BlankSide:
     stain: np.ndarray  # per target, the blank's own stain measure
     cross_printed: np.ndarray  # the crossing check's windows: the blank's print, widened
     cross_near: np.ndarray  # and its darkness, widened
-    cross_dark: np.ndarray  # and its darkness as printed
+    cross_dark: np.ndarray  # and its darkness as printed, in 256 levels (uint8: kept with the blank)
     cross_zone: np.ndarray  # and where each target lies in them: its own print and what that spans
     boxed: np.ndarray | None = None  # per target printed as a box (not an oval): the inside of its printed outline, else empty
 
@@ -666,7 +666,8 @@ def _blank_side(reference: np.ndarray, ref_dpi: float, boxes: np.ndarray, geo: _
     bw, bh = int(round(boxes[0, 2] * CROSS_PPI)), int(round(boxes[0, 3] * CROSS_PPI))
     zone = np.stack([target_zone(blank_dark[k] >= BLANK_NOISE, (m, m, m + bw, m + bh), int(round(ZONE_MIN_IN * CROSS_PPI)))
                      for k in range(n)])
-    side = _BlankSide(ref_dark, like_dark, stain, near >= BLANK_NOISE, near, blank_dark.astype(np.float32), zone, boxed)
+    as_printed = np.round(np.clip(blank_dark, 0.0, 1.0) * 255.0).astype(np.uint8)
+    side = _BlankSide(ref_dark, like_dark, stain, near >= BLANK_NOISE, near, as_printed, zone, boxed)
     for a in (side.dark, side.stain, side.cross_printed, side.cross_near, side.cross_dark, side.cross_zone,
               *(() if like_dark is None else (like_dark,)),
               *(() if boxed is None else (boxed,))):
@@ -798,7 +799,7 @@ def _crossing(gray: np.ndarray, hom: np.ndarray, boxes: np.ndarray, plane_card: 
         touching = np.bincount(labels[on_box], minlength=count) >= CROSS_TOUCH_PX
         beyond = np.bincount(labels[far & ink[k]], minlength=count)  # added ink only, not the print joined to it
         reach = np.sum([np.bincount(labels[side & ink[k]], minlength=count) > 0 for side in sides], axis=0)
-        target = (ink[k], printed[k], card_dark[k] - side.cross_dark[k], side.cross_zone[k])
+        target = (ink[k], printed[k], card_dark[k] - side.cross_dark[k] / np.float32(255.0), side.cross_zone[k])
         # (cheapest first; a stroke judged by touching the box must reach the target itself, one
         # whose pieces the print hides on their way to the target lies on a line through it)
         if ((touching[1:] & ((beyond[1:] >= area) | (reach[1:] >= 2))).any() or _passes_through(labels, touching, ink[k], opposite, (m, bw, bh))) and _reaches_target(*target):
