@@ -217,10 +217,11 @@ def settle_page(readings: Sequence[TargetReading], vote_for: dict[str, int], thr
     marks read as the page's others (:func:`settle_by_the_voter_s_marks`), then its hesitation
     dots by their contests (:func:`settle_hesitation_dots`; ``vote_for``: contest -> votes
     allowed)."""
-    return settle_hesitation_dots(settle_by_the_voter_s_marks(readings, thresholds), vote_for, thresholds)
+    return settle_hesitation_dots(settle_by_the_voter_s_marks(readings, thresholds, vote_for), vote_for, thresholds)
 
 
-def settle_by_the_voter_s_marks(readings: Sequence[TargetReading], thresholds: Thresholds) -> tuple[TargetReading, ...]:
+def settle_by_the_voter_s_marks(readings: Sequence[TargetReading], thresholds: Thresholds,
+                                vote_for: dict[str, int] | None = None) -> tuple[TargetReading, ...]:
     """``readings`` (a page's, classified one by one) with the voter's own light marks read as
     the voter made them: a voter who marks every choice alike, with a light pencil, a pen
     running dry or a loose scribble, leaves marks that straddle ``definite``, some read yes,
@@ -232,7 +233,9 @@ def settle_by_the_voter_s_marks(readings: Sequence[TargetReading], thresholds: T
     it joins them score by score: from the lightest of them down, each such target no more
     than VOTER_STEP under the one before. What lies further under (an erasure's residue, a
     hesitation, a lighter stroke), anything flagged (damage, a ring, a written name) and
-    every page without such marks stay as they were."""
+    every page without such marks stay as they were; so does a target whose contest
+    (``vote_for``: contest -> votes allowed, where given) already holds every vote it allows:
+    read yes it would make an overvote of a doubtful mark, and a person decides that."""
     reach = thresholds.voter_reach
     if reach <= 0.0:
         return tuple(readings)
@@ -243,13 +246,20 @@ def settle_by_the_voter_s_marks(readings: Sequence[TargetReading], thresholds: T
     fill = fills[len(fills) // 2]
     lowest = min(r.score.score for r in light)
     floor = thresholds.definite - reach
+    votes: dict[str, int] = {}
+    for r in readings:
+        if r.status is MarkStatus.YES:
+            votes[r.score.contest] = votes.get(r.score.contest, 0) + 1
     joined: dict[int, float] = {}
     for k in sorted((k for k, r in enumerate(readings) if is_between_levels(r) and r.score.score >= floor
                      and r.score.fill_score >= VOTER_FILL * fill), key=lambda k: -readings[k].score.score):
-        score = readings[k].score.score
+        score, contest = readings[k].score.score, readings[k].score.contest
         if lowest - score > VOTER_STEP + 1e-9:  # (scores are rounded nowhere: a step of exactly VOTER_STEP joins)
             break
-        joined[k], lowest = lowest, score
+        if vote_for is None or votes.get(contest, 0) < vote_for.get(contest, 0):
+            joined[k] = lowest
+            votes[contest] = votes.get(contest, 0) + 1
+        lowest = score  # (the run goes on past a mark left for a person: the voter made it alike)
     out = list(readings)
     for k, above in joined.items():
         r = readings[k]

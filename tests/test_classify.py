@@ -231,3 +231,15 @@ def test_a_page_is_settled_by_the_voter_s_marks_before_its_hesitation_dots() -> 
     scores += [ts(0.48, option="x", contest="q", fill=0.29), _dotted(0.3, 0.03, option="y", contest="q")]
     got = settle_page([classify_target(x, t) for x in scores], {"c0": 1, "c1": 1, "c2": 1, "c3": 1, "q": 1}, t)
     assert [r.status for r in got][-2:] == [MarkStatus.YES, MarkStatus.NO]
+
+
+def test_a_voter_s_light_mark_that_would_overvote_its_contest_stays_for_a_person() -> None:
+    """Read yes beside the contest's vote already read, a light mark would make an overvote (no
+    vote counted) of a doubtful mark: it stays for a person, and the run goes on past it."""
+    scores = [ts(s, option=f"o{k}", contest=f"c{k}", fill=f) for k, (s, f) in enumerate([(0.52, 0.33), (0.55, 0.36), (0.58, 0.4), (0.51, 0.3)])]
+    scores += [ts(0.49, option="p", contest="c0", fill=0.3), ts(0.47, option="x", contest="q", fill=0.29)]
+    readings = [classify_target(x, PENCIL) for x in scores]
+    vote_for = {"c0": 1, "c1": 1, "c2": 1, "c3": 1, "q": 1}
+    got = settle_by_the_voter_s_marks(readings, PENCIL, vote_for)
+    assert [r.status for r in got][-2:] == [MarkStatus.UNKNOWN, MarkStatus.YES]
+    assert settle_by_the_voter_s_marks(readings, PENCIL, {**vote_for, "c0": 2})[-2].status is MarkStatus.YES
