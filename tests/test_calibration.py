@@ -65,3 +65,22 @@ def test_write_then_load_round_trip(tmp_path: Path) -> None:
     data = json.loads(path.read_text())
     assert data["provenance"]["seed"] == 7 and "date" in data["provenance"]
     assert load_thresholds(path) == t
+
+
+def test_the_page_rules_reviewed_by_hand_are_carried_written_and_recorded(tmp_path: Path) -> None:
+    """``hesitation_dot_in`` and ``voter_reach`` are reviewed choices, not derived: a derivation
+    carries them into the file it writes and the log records them; thresholds recorded before
+    ``voter_reach`` existed load with the voter's-own-marks rule off."""
+    from dataclasses import asdict
+
+    from scanpipe.classify import thresholds_from_mapping
+
+    t = derive_thresholds(sample(), source="unit deck", hesitation_dot_in=0.045, voter_reach=0.05)
+    assert (t.hesitation_dot_in, t.voter_reach) == (0.045, 0.05)
+    path = write_thresholds(t, tmp_path / "thresholds.json")
+    assert json.loads(path.read_text())["voter_reach"] == 0.05
+    assert load_thresholds(path) == t
+    recorded = asdict(t)
+    assert thresholds_from_mapping(recorded, source=t.source) == t
+    del recorded["voter_reach"]
+    assert thresholds_from_mapping(recorded, source=t.source).voter_reach == 0.0

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from scanpipe.classify import load_thresholds
 from scanpipe.election import load_election
 from scanpipe.synth.render import render_card
 
@@ -47,6 +48,8 @@ def test_thresholds_are_derived_from_a_labelled_deck_with_their_provenance(tmp_p
     assert 0 < data["marginal"] < data["definite"] < 1
     assert data["provenance"]["targets"] > 100 and "expected.json" in data["provenance"]["deck"]
     assert "clear unknown 0.00%" in r.stdout
+    reviewed = load_thresholds()  # the page rules reviewed by hand are carried, not derived
+    assert (data["hesitation_dot_in"], data["voter_reach"]) == (reviewed.hesitation_dot_in, reviewed.voter_reach)
 
 
 def test_a_layout_is_proposed_from_a_blank_scan_by_the_names_printed_beside_the_targets(tmp_path: Path) -> None:
