@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -196,10 +197,7 @@ def settle_hesitation_dots(readings: Sequence[TargetReading], vote_for: dict[str
     limit = thresholds.hesitation_dot_in
     if limit <= 0.0:
         return tuple(readings)
-    votes: dict[str, int] = {}
-    for r in readings:
-        if r.status is MarkStatus.YES:
-            votes[r.score.contest] = votes.get(r.score.contest, 0) + 1
+    votes = _votes_read(readings)
     out = []
     for r in readings:
         dot = r.score.dot_in
@@ -246,10 +244,7 @@ def settle_by_the_voter_s_marks(readings: Sequence[TargetReading], thresholds: T
     fill = fills[len(fills) // 2]
     lowest = min(r.score.score for r in light)
     floor = thresholds.definite - reach
-    votes: dict[str, int] = {}
-    for r in readings:
-        if r.status is MarkStatus.YES:
-            votes[r.score.contest] = votes.get(r.score.contest, 0) + 1
+    votes = _votes_read(readings)
     joined: dict[int, float] = {}
     for k in sorted((k for k, r in enumerate(readings) if is_between_levels(r) and r.score.score >= floor
                      and r.score.fill_score >= VOTER_FILL * fill), key=lambda k: -readings[k].score.score):
@@ -268,6 +263,11 @@ def settle_by_the_voter_s_marks(readings: Sequence[TargetReading], thresholds: T
                f"of the next ({above:.3f})")
         out[k] = TargetReading(r.score, MarkStatus.YES, why)
     return tuple(out)
+
+
+def _votes_read(readings: Sequence[TargetReading]) -> dict[str, int]:
+    """Per contest, how many of ``readings`` are read yes."""
+    return dict(Counter(r.score.contest for r in readings if r.status is MarkStatus.YES))
 
 
 def _filled(score: TargetScore, thresholds: Thresholds) -> bool:
