@@ -119,7 +119,11 @@ def test_targets_a_stamp_or_a_signature_enters_on_real_scans_are_for_a_person(st
     of seed 262626 (``0187.tif``, ``board-d``: an empty oval a dash of the stamp's frame
     crosses, outside the convex hull of what the threshold left of the stamp, read as a vote
     before the ink along the stamp's smallest turned rectangle was its frame's); every
-    other target reads as drawn or goes to a person, never the other way."""
+    other target reads as drawn or goes to a person, never the other way. Two of seed 282828
+    (``0284.tif``, thresholded at 300 dpi, and ``0062-p1.tif``, dithered at 150 dpi) were
+    refused as ``unknown_style`` before: the stamp lay over a glyph of their blank's own print,
+    which then decided the card was of another style; a glyph under ink across the card
+    decides nothing now (:class:`scanpipe.imaging.style.InkAcross`)."""
     for card, read in stamped_readings:
         assert (read.style, read.page) == (card["style"], card["page"])
         statuses = {t.score.option: t.status for t in read.targets}
@@ -149,3 +153,20 @@ def test_a_person_is_told_what_lies_over_each_damaged_target(stamped_readings: l
     assert DamageCause.INK_ACROSS in causes and DamageCause.CROSSING in causes, causes
     across = next(t for _c, r in stamped_readings for t in r.targets if t.score.damage_cause is DamageCause.INK_ACROSS)
     assert "a stamp or signature across the card enters it" in across.why
+
+
+def test_a_stamped_card_of_a_style_the_election_lacks_is_still_queued(vendor_dir: Path) -> None:
+    """The glyphs a stamp covers decide nothing of a card's style, so the stamped cards read
+    with theirs; against the election without their style (a precinct the county did not
+    give), each is still queued, never read as the neighbouring style: the print the stamp
+    leaves bare tells."""
+    definition = json.loads((vendor_dir / "election.json").read_text())
+    for name in ("0284.tif", "0062-p1.tif"):
+        card = next(c for c in json.loads((STAMPED / "truth.json").read_text())["cards"] if c["file"] == name)
+        lacking = dict(definition, ballot_styles=[s for s in definition["ballot_styles"] if s["id"] != card["style"]])
+        path = vendor_dir / f"election-without-{card['style']}.json"
+        path.write_text(json.dumps(lacking))
+        election = load_election(path)
+        context = InterpretContext(election, load_thresholds(), load_references(election, cache=False))
+        (read,) = interpret_file(str(STAMPED / name), context, CardHints(), "t")
+        assert not isinstance(read.interpretation, ReadCard), f"{name} without {card['style']}: read as {read.interpretation.style}"

@@ -49,3 +49,25 @@ def test_a_stamp_across_a_few_blocks_is_no_shadow() -> None:
     paper = card_paper(card)
     for x in (2.0, 3.5, 5.0):
         assert paper.under(_window(x, 4.8), (DPI, DPI // 5)) == paper.level
+
+
+def test_a_glyph_on_a_tint_under_solid_black_is_blacked_out_one_on_paper_is_not() -> None:
+    """A contest's shaded header that a bilevel threshold turned solid black hides its title's
+    glyphs: neither seen nor missed (:func:`scanpipe.imaging.style._blacked_out`). On bare paper
+    a glyph under solid ink is judged as before (a larger type printed over a smaller name), and
+    so is a glyph on a tint that the card shows as printed."""
+    from scanpipe.imaging.style import INK_LEVEL, SOLID_LEVEL, TINT_LEVEL, _blacked_out
+
+    glyph = np.zeros((24, 16), np.float32)
+    glyph[4:20, 6:10] = 0.95  # an "l", blurred ink of the blank with its padding
+    solid = glyph >= SOLID_LEVEL
+    on_tint = np.where(solid, glyph, TINT_LEVEL + 0.15).astype(np.float32)
+    black = np.full(glyph.shape, 0.97, np.float32)
+    speckled = black.copy()
+    speckled[::12, ::8] = 0.0  # a bilevel scan's few white specks in the black band (its blurred ink)
+    assert _blacked_out(glyph=on_tint, solid=solid, card=black)
+    assert _blacked_out(glyph=on_tint, solid=solid, card=speckled)
+    assert not _blacked_out(glyph=glyph, solid=solid, card=black)  # bare paper round the glyph
+    as_printed = np.where(solid, 0.95, 0.0).astype(np.float32)  # the tint dropped out, the glyph shown
+    assert not _blacked_out(glyph=on_tint, solid=solid, card=as_printed)
+    assert float((speckled >= INK_LEVEL).mean()) < 1.0

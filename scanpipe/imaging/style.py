@@ -48,6 +48,7 @@ from typing import Protocol
 import cv2
 import numpy as np
 
+from scanpipe.imaging import marks_across
 from scanpipe.imaging.align import (
     MARK_SURE_CC,
     Alignment,
@@ -142,6 +143,9 @@ LINE_OTHER_MIN = 2  # ... and a line decides where this many such glyphs' own pr
 OWN_UNLIKE_CORR = 0.3  # any glyph below this is missing, however much the card prints over it (other print in a larger type)
 OWN_PRINT_SHARE = 0.5  # solid print counts as shown where the card is this share of its line's print darkness ...
 OWN_PRINT_PCT = 99  # ... (this percentile of the card's ink in the line; INK_LEVEL at most, PAPER_LEVEL at least)
+ACROSS_NEAR_IN = 0.02  # a glyph this near ink across the card (a stamp, a signature) lies under it (:class:`InkAcross`)
+TINT_LEVEL = 0.15  # a glyph printed on a tint: the blank's darkness round it this much or more (bare paper: next to none) ...
+TINT_BLACK_SHARE = 0.97  # ... under solid ink over this share of its place on the card is blacked out (:func:`_blacked_out`)
 OWN_BAND_PX = 6  # each line is kept with this much of the blank around it (its glyphs' search stays inside)
 # ... and where a lone blank's glyph correlates under OWN_READ_CORR with the card (a bold B over
 # a bold A: 0.72-0.83; two scans of one glyph mostly 0.9 and more) without being printed over
@@ -722,11 +726,13 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
     rivals = ({j for i, j in details if i == best} | ({order[1]} if len(order) > 1 else set())) if upright is not None else set()
     if paper is None and upright is not None and rivals:
         paper = card_paper(upright)
+    # a stamp or a signature across the print hides glyphs: where one lies, no glyph decides
+    across = None if upright is None else InkAcross(upright, model, aligned.matrix @ group.to_anchor[best], group.to_anchor[best])
     for j in sorted(rivals):
         look_alike = (best, j) in details  # told apart in detail: one glyph decides; else most of a line must
         detail = details.get((best, j)) or group.lines_of(best, j)
         where = None if detail is None or upright is None else _line_missing(detail, upright, aligned.matrix, group.anchor.dpi,
-                                                                             whole_line=not look_alike, paper=paper)
+                                                                             whole_line=not look_alike, paper=paper, across=across)
         if where is not None:
             return StyleUnknown(f"the card does not print what {model.style} page {model.page} prints where it differs from "
                                 f"{group.members[j].style} page {group.members[j].page}: something else is printed near {where}")
@@ -739,7 +745,7 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
         paper = paper if paper is not None else card_paper(upright)  # once for the checks below
         own = group.own_lines_of(best)
         where = None if own is None else _own_line_missing(own, upright, aligned.matrix, group.anchor.dpi, paper,
-                                                            whole_line=not lone)
+                                                            whole_line=not lone, across=across)
         if where is not None:
             alone = ", the only blank of its frame," if lone else ""
             return StyleUnknown(f"the card does not print what {model.style} page {model.page}{alone} "
@@ -941,7 +947,7 @@ def _glyph_like(stats: np.ndarray, dpi: float) -> np.ndarray:
 
 
 def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarray, dpi: float, *,
-                  whole_line: bool = False, paper: CardPaper | None = None) -> str | None:
+                  whole_line: bool = False, paper: CardPaper | None = None, across: InkAcross | None = None) -> str | None:
     """Where the card does not print what the first blank prints in the lines of print that
     hold the pair's differences (:func:`_line_boxes`), else None: per glyph of either blank
     there, the card printing something (LINE_GLYPH_MASS of the glyph's ink or more; less is
@@ -952,7 +958,8 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
     print the card shows LINE_GLYPH_COVERED of is there whatever its correlation (a signature
     across it), and a line decides only with LINE_WRONG_MIN glyphs and LINE_WRONG_SHARE of
     those judged. The card's window (blank resolution) is laid on each line at the shift,
-    within DETAIL_SHIFT_PX, that fits it best; ``paper``: the card's paper, if known."""
+    within DETAIL_SHIFT_PX, that fits it best; ``paper``: the card's paper, if known. A glyph
+    under ink across the card (``across``: a stamp, a signature) is not judged."""
     s = DETAIL_SHIFT_PX
     paper = card_paper(upright) if paper is None else paper
     for (x, y, bw, bh), first_bytes, second_bytes, glyphs_of in zip(detail.lines, detail.line_first, detail.line_second,
@@ -989,6 +996,9 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
                 if whole_line and unlike:  # unless the winner's print is all there (a signature across it)
                     solid = _box_sum(sum_solid, r0, r1, c0, c1)
                     unlike = solid == 0 or _box_sum(sum_hit, r0, r1, c0, c1) < LINE_GLYPH_COVERED * solid
+                if unlike and across is not None and across.covers((x + c0, y + r0, c1 - c0, r1 - r0)):
+                    judged -= 1
+                    continue  # under a stamp or a signature: it can show nothing
                 if unlike:
                     wrong += 1
                     at = at or f"({(x + gx) / dpi:.2f} in, {(y + gy) / dpi:.2f} in)"
@@ -1000,15 +1010,19 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
 
 
 def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarray, dpi: float, paper: CardPaper, *,
-                      whole_line: bool = False) -> str | None:
+                      whole_line: bool = False, across: InkAcross | None = None) -> str | None:
     """Where the card does not print a glyph of the blank's own lines of text
     (:func:`_own_lines`: each line with OWN_BAND_PX of the blank around it), else None.
 
     Each line is laid on the card at the shift within DETAIL_SHIFT_PX that fits it best, then
     each glyph (with LINE_PAD_PX around it) at the shift within OWN_GLYPH_SHIFT_PX more that
     correlates best (a page's hundreds of glyphs include some a line's one shift misses by a
-    pixel or two). A glyph is not judged where the card shows no pixels (a cut margin) or where
-    it prints little there (LINE_GLYPH_MASS of the glyph's ink: torn, cut or faded). A judged
+    pixel or two). A glyph is not judged where the card shows no pixels (a cut margin), where
+    it prints little there (LINE_GLYPH_MASS of the glyph's ink: torn, cut or faded), or where
+    the blank prints it on a tint that the card shows solid black (:func:`_blacked_out`); a glyph
+    that would decide is not judged where ink across the card lies over it (``across``: a
+    stamp's letters or frame, a signature; one glyph missing under a stamp says nothing of the
+    card's style). A judged
     glyph is missing when it correlates under OWN_GLYPH_CORR and the card shows under
     OWN_GLYPH_COVERED of its solid print (at the best shift or the line's); or, narrower than
     OWN_NARROW of its height and printed over no more heavily than OWN_NARROW_MASS times its
@@ -1031,7 +1045,7 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
     s, g, band = DETAIL_SHIFT_PX, OWN_GLYPH_SHIFT_PX, OWN_BAND_PX
     pad = LINE_PAD_PX
     screen = OWN_GLYPH_CORR if whole_line else max(OWN_GLYPH_CORR, OWN_READ_CORR)  # lone: glyphs to read searched too
-    suspects: list[tuple[float, np.ndarray, np.ndarray, np.ndarray, str]] = []  # correlation, the blank's glyph, the card's (as scanned, blurred), where
+    suspects: list[tuple[float, np.ndarray, np.ndarray, np.ndarray, str, tuple[int, int, int, int]]] = []  # correlation, the blank's glyph, the card's (as scanned, blurred), where, its place
     scanned: np.ndarray | None = None  # where the card has pixels, made once if a line runs off it
     card_h, card_w = upright.shape[:2]
     for (x, y, bw, bh), first_bytes, glyphs_of in zip(detail.lines, detail.line_first, detail.line_blanks(dpi), strict=True):
@@ -1093,16 +1107,23 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
             solid = glyph >= SOLID_LEVEL
             if not solid.any():
                 continue
+            if _blacked_out(glyph, solid, here):
+                judged -= 1  # not judged: neither there nor paper
+                continue  # printed on a tint that the scan's threshold turned black: it can show nothing
             where = f"({(x + gx) / dpi:.2f} in, {(y + gy) / dpi:.2f} in)"
+            place = (x + c0, y + r0, c1 - c0, r1 - r0)  # the glyph's place in the blank's pixels
             if not whole_line and c <= OWN_NARROW_MASS * f and np.count_nonzero(solid) < OWN_READ_SOLID * solid.size:
                 sharp = window[oy + r0 - g + by: oy + r1 - g + by, ox + c0 - g + bx: ox + c1 - g + bx]  # the card unblurred
                 suspects.append((corr, glyph, np.clip(1.0 - sharp.astype(np.float32) / np.float32(window_paper), 0.0, 1.0),
-                                 around[by: by + r1 - r0, bx: bx + c1 - c0], where))
+                                 around[by: by + r1 - r0, bx: bx + c1 - c0], where, place))
             if corr >= OWN_GLYPH_CORR:
                 continue  # only to be read
-            if whole_line:  # unlike, and not printed over (a stamp, a loop: far more ink than the glyph's)
-                if c > OWN_OVER_MASS * f:
-                    continue
+            if whole_line and c > OWN_OVER_MASS * f:
+                continue  # unlike, but printed over (a stamp, a loop: far more ink than the glyph's)
+            if across is not None and across.covers(place):
+                judged -= 1  # not judged: neither there nor paper
+                continue  # under a stamp or a signature: it can show nothing
+            if whole_line:  # unlike, and not printed over
                 wrong += 1
                 at = at or where
             if level is None:
@@ -1124,7 +1145,24 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
         # paper are not there either (a shorter name in place of a longer one)
         if whole_line and wrong and wrong + absent >= LINE_WRONG_MIN and wrong + absent >= LINE_WRONG_SHARE * (judged + absent):
             return at
-    return _read_apart(suspects)
+    if across is not None:
+        suspects = [t for t in suspects if not across.covers(t[5])]
+    return _read_apart([t[:5] for t in suspects])
+
+
+def _blacked_out(glyph: np.ndarray, solid: np.ndarray, card: np.ndarray) -> bool:
+    """Whether a glyph of the blank (``glyph``: its blurred ink with LINE_PAD_PX round it;
+    ``solid``: where that is solid print) printed on a tint lies under solid ink on the card
+    (``card``: the card's blurred ink at the same place): the blank's darkness round the
+    glyph's solid print is TINT_LEVEL or more over three quarters of it (a contest's shaded
+    header; bare paper round a glyph is far lighter), and the card is INK_LEVEL or darker over
+    TINT_BLACK_SHARE of the place. A bilevel scan whose threshold lies above the tint's level
+    turns the whole band black, its text with it: the glyph can be neither seen nor missed there
+    (the fourth renderer's seed 2828: three cards of a style the election holds, on coloured
+    stock, refused for their headers' glyphs)."""
+    around = glyph[~solid]
+    return (around.size > 0 and float(np.percentile(around, 25)) >= TINT_LEVEL
+            and float(np.count_nonzero(card >= INK_LEVEL)) >= TINT_BLACK_SHARE * card.size)
 
 
 def _read_apart(suspects: list[tuple[float, np.ndarray, np.ndarray, np.ndarray, str]]) -> str | None:
@@ -1175,6 +1213,48 @@ def _glyphs_of(ink: np.ndarray, dpi: float) -> list[tuple[int, int, int, int]]:
 
 def _box_sum(integral: np.ndarray, r0: int, r1: int, c0: int, c1: int) -> float:
     return float(integral[r1, c1] - integral[r0, c1] - integral[r1, c0] + integral[r0, c0])
+
+
+class InkAcross:
+    """The ink across a card fitted to a blank (a rubber stamp's letters and frame, a signature,
+    a long line: :func:`~scanpipe.imaging.marks_across.ink_across`, the blank's targets not
+    known here), measured the first time a glyph asks (most cards never do) in the blank's
+    frame at FIT_PPI. ``to_card``: the blank's pixels -> the upright card's; ``to_anchor``:
+    the blank's pixels -> the pixels glyphs are given in (its frame's anchor's)."""
+
+    def __init__(self, upright: np.ndarray, model: PageModel, to_card: np.ndarray, to_anchor: np.ndarray) -> None:
+        self._upright, self._model, self._to_card = upright, model, to_card
+        self._from_anchor = np.linalg.inv(to_anchor)
+        self._mask: np.ndarray | None = None
+        self._measured = False
+
+    def covers(self, place: tuple[int, int, int, int]) -> bool:
+        """Whether ink across the card lies within ACROSS_NEAR_IN of ``place`` (x, y, w, h in the
+        anchor's pixels)."""
+        if not self._measured:
+            self._mask, self._measured = self._measure(), True
+        if self._mask is None:
+            return False
+        x, y, w, h = place
+        corners = np.array([[[x, y], [x + w, y], [x, y + h], [x + w, y + h]]], np.float64)
+        at = cv2.perspectiveTransform(corners, self._from_anchor)[0] * (marks_across.FIT_PPI / self._model.dpi)
+        grow = ACROSS_NEAR_IN * marks_across.FIT_PPI
+        rows, cols = self._mask.shape
+        c0, r0 = max(0, int(np.floor(at[:, 0].min() - grow))), max(0, int(np.floor(at[:, 1].min() - grow)))
+        c1, r1 = min(cols, int(np.ceil(at[:, 0].max() + grow)) + 1), min(rows, int(np.ceil(at[:, 1].max() + grow)) + 1)
+        return bool(c1 > c0 and r1 > r0 and self._mask[r0:r1, c0:c1].any())
+
+    def _measure(self) -> np.ndarray | None:
+        model = self._model
+        key = ("style: blank print in the frame",)  # the blank alone: once per blank
+        if key not in model.memo:
+            dark = marks_across.darkness_in_frame(model.image, np.diag([model.dpi, model.dpi, 1.0]),
+                                                  (paper_level(model.image), 0.0, 0.0), model.size_in)
+            model.memo[key] = np.round(marks_across.blank_print(dark) * 255.0).astype(np.uint8)
+        near = model.memo[key].astype(np.float32) / 255.0  # type: ignore[attr-defined]  # what this method put there
+        to_card = self._to_card @ np.diag([model.dpi, model.dpi, 1.0])  # blank inches -> card px
+        card = marks_across.darkness_in_frame(self._upright, to_card, (paper_level(self._upright), 0.0, 0.0), model.size_in)
+        return marks_across.ink_across(marks_across.added_ink(card, near), near, (), ())
 
 
 @dataclass(frozen=True, slots=True)
