@@ -177,6 +177,25 @@ def ink_across(added: np.ndarray, blank: np.ndarray, boxes_in: Sequence[Box], ar
     return of_across[pieces] & (ink > 0)
 
 
+def stamp_of(across: np.ndarray) -> np.ndarray | None:
+    """Of the ink across a page (:func:`ink_across`), a rubber stamp's: the pieces joined across
+    JOIN_STAMP_IN that hold broad ink (strokes BROAD_IN wide or wider: its letters); None where
+    none does. A signature, a long line, and print a page shows beyond a blank's (another
+    style's line of text, found against this blank) are pen-thin: none of theirs, unless it lies
+    within JOIN_STAMP_IN of the stamp."""
+    ink = across.astype(np.uint8)
+    broad = cv2.distanceTransform(ink, cv2.DIST_L2, 3) >= BROAD_IN * FIT_PPI / 2.0
+    if not broad.any():
+        return None
+    join = int(round(JOIN_STAMP_IN * FIT_PPI)) | 1
+    count, regions = cv2.connectedComponents(cv2.morphologyEx(ink, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (join, join))),
+                                            connectivity=8)
+    keep = np.zeros(count, bool)
+    keep[np.unique(regions[broad])] = True
+    keep[0] = False
+    return keep[regions] & across
+
+
 def target_zone(printed: np.ndarray, box: tuple[int, int, int, int], min_px: int) -> np.ndarray:
     """Where a target lies in a window (``printed``: the blank's print there; ``box``: the
     target's box in it, x0, y0, x1, y1 px): the convex hull of the print inside the box (an

@@ -143,7 +143,8 @@ LINE_OTHER_MIN = 2  # ... and a line decides where this many such glyphs' own pr
 OWN_UNLIKE_CORR = 0.3  # any glyph below this is missing, however much the card prints over it (other print in a larger type)
 OWN_PRINT_SHARE = 0.5  # solid print counts as shown where the card is this share of its line's print darkness ...
 OWN_PRINT_PCT = 99  # ... (this percentile of the card's ink in the line; INK_LEVEL at most, PAPER_LEVEL at least)
-ACROSS_NEAR_IN = 0.02  # a glyph this near ink across the card (a stamp, a signature) lies under it (:class:`InkAcross`)
+ACROSS_NEAR_IN = 0.02  # a glyph's print this near a stamp's ink lies under it (:class:`InkAcross`) ...
+ACROSS_BARE_MIN = 0.3  # ... and is judged by the print left bare, where this share of its solid print is (less: as any glyph)
 TINT_LEVEL = 0.15  # a glyph printed on a tint: the blank's darkness round it this much or more (bare paper: next to none) ...
 TINT_BLACK_SHARE = 0.97  # ... under solid ink over this share of its place on the card is blacked out (:func:`_blacked_out`)
 OWN_BAND_PX = 6  # each line is kept with this much of the blank around it (its glyphs' search stays inside)
@@ -726,7 +727,8 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
     rivals = ({j for i, j in details if i == best} | ({order[1]} if len(order) > 1 else set())) if upright is not None else set()
     if paper is None and upright is not None and rivals:
         paper = card_paper(upright)
-    # a stamp or a signature across the print hides glyphs: where one lies, no glyph decides
+    # a rubber stamp across the print makes the glyphs it covers unlike the blank's: those are
+    # judged by their print the stamp leaves bare
     across = None if upright is None else InkAcross(upright, model, aligned.matrix @ group.to_anchor[best], group.to_anchor[best])
     for j in sorted(rivals):
         look_alike = (best, j) in details  # told apart in detail: one glyph decides; else most of a line must
@@ -959,7 +961,8 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
     across it), and a line decides only with LINE_WRONG_MIN glyphs and LINE_WRONG_SHARE of
     those judged. The card's window (blank resolution) is laid on each line at the shift,
     within DETAIL_SHIFT_PX, that fits it best; ``paper``: the card's paper, if known. A glyph
-    under ink across the card (``across``: a stamp, a signature) is not judged."""
+    unlike the first blank's under a rubber stamp (``across``) is judged by the first blank's
+    print where the stamp leaves it bare (:meth:`InkAcross.bare_shown`)."""
     s = DETAIL_SHIFT_PX
     paper = card_paper(upright) if paper is None else paper
     for (x, y, bw, bh), first_bytes, second_bytes, glyphs_of in zip(detail.lines, detail.line_first, detail.line_second,
@@ -997,8 +1000,12 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
                     solid = _box_sum(sum_solid, r0, r1, c0, c1)
                     unlike = solid == 0 or _box_sum(sum_hit, r0, r1, c0, c1) < LINE_GLYPH_COVERED * solid
                 if unlike and across is not None and across.covers((x + c0, y + r0, c1 - c0, r1 - r0)):
-                    judged -= 1
-                    continue  # under a stamp or a signature: it can show nothing
+                    # under a stamp: judged by the winner's print where the stamp leaves it bare
+                    bare = across.bare_shown((x + c0, y + r0, c1 - c0, r1 - r0), first[r0:r1, c0:c1] >= SOLID_LEVEL,
+                                             (card[r0:r1, c0:c1],), INK_LEVEL, LINE_GLYPH_COVERED)
+                    if bare:
+                        judged -= 1
+                        continue  # its print shown where the stamp leaves it bare
                 if unlike:
                     wrong += 1
                     at = at or f"({(x + gx) / dpi:.2f} in, {(y + gy) / dpi:.2f} in)"
@@ -1019,10 +1026,11 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
     correlates best (a page's hundreds of glyphs include some a line's one shift misses by a
     pixel or two). A glyph is not judged where the card shows no pixels (a cut margin), where
     it prints little there (LINE_GLYPH_MASS of the glyph's ink: torn, cut or faded), or where
-    the blank prints it on a tint that the card shows solid black (:func:`_blacked_out`); a glyph
-    that would decide is not judged where ink across the card lies over it (``across``: a
-    stamp's letters or frame, a signature; one glyph missing under a stamp says nothing of the
-    card's style). A judged
+    the blank prints it on a tint that the card shows solid black (:func:`_blacked_out`), or where
+    a rubber stamp lies over it (``across``) and the card shows its print where the stamp leaves
+    it bare (:meth:`InkAcross.bare_shown`: a stamp's letter over a name's glyph makes it unlike
+    the blank's, yet says nothing of the card's style; a glyph the stamp leaves too little of
+    bare is judged as any other). A judged
     glyph is missing when it correlates under OWN_GLYPH_CORR and the card shows under
     OWN_GLYPH_COVERED of its solid print (at the best shift or the line's); or, narrower than
     OWN_NARROW of its height and printed over no more heavily than OWN_NARROW_MASS times its
@@ -1045,7 +1053,7 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
     s, g, band = DETAIL_SHIFT_PX, OWN_GLYPH_SHIFT_PX, OWN_BAND_PX
     pad = LINE_PAD_PX
     screen = OWN_GLYPH_CORR if whole_line else max(OWN_GLYPH_CORR, OWN_READ_CORR)  # lone: glyphs to read searched too
-    suspects: list[tuple[float, np.ndarray, np.ndarray, np.ndarray, str, tuple[int, int, int, int]]] = []  # correlation, the blank's glyph, the card's (as scanned, blurred), where, its place
+    suspects: list[tuple[float, np.ndarray, np.ndarray, np.ndarray, str]] = []  # correlation, the blank's glyph, the card's (as scanned, blurred), where
     scanned: np.ndarray | None = None  # where the card has pixels, made once if a line runs off it
     card_h, card_w = upright.shape[:2]
     for (x, y, bw, bh), first_bytes, glyphs_of in zip(detail.lines, detail.line_first, detail.line_blanks(dpi), strict=True):
@@ -1112,25 +1120,27 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
                 continue  # printed on a tint that the scan's threshold turned black: it can show nothing
             where = f"({(x + gx) / dpi:.2f} in, {(y + gy) / dpi:.2f} in)"
             place = (x + c0, y + r0, c1 - c0, r1 - r0)  # the glyph's place in the blank's pixels
-            if not whole_line and c <= OWN_NARROW_MASS * f and np.count_nonzero(solid) < OWN_READ_SOLID * solid.size:
-                sharp = window[oy + r0 - g + by: oy + r1 - g + by, ox + c0 - g + bx: ox + c1 - g + bx]  # the card unblurred
-                suspects.append((corr, glyph, np.clip(1.0 - sharp.astype(np.float32) / np.float32(window_paper), 0.0, 1.0),
-                                 around[by: by + r1 - r0, bx: bx + c1 - c0], where, place))
-            if corr >= OWN_GLYPH_CORR:
-                continue  # only to be read
-            if whole_line and c > OWN_OVER_MASS * f:
-                continue  # unlike, but printed over (a stamp, a loop: far more ink than the glyph's)
-            if across is not None and across.covers(place):
-                judged -= 1  # not judged: neither there nor paper
-                continue  # under a stamp or a signature: it can show nothing
-            if whole_line:  # unlike, and not printed over
-                wrong += 1
-                at = at or where
             if level is None:
                 # the card's own print in the line (its darkest, whatever it prints there): a faint
                 # scan's text is judged by its own darkness, never below the paper's noise
                 level = max(PAPER_LEVEL, min(INK_LEVEL, OWN_PRINT_SHARE * float(np.percentile(card, OWN_PRINT_PCT))))
-            shown = max(float((around[by: by + r1 - r0, bx: bx + c1 - c0][solid] >= level).mean()), float((here[solid] >= level).mean()))
+            best_here = around[by: by + r1 - r0, bx: bx + c1 - c0]
+            if across is not None and across.covers(place) and across.bare_shown(place, solid, (best_here, here), level,
+                                                                                 OWN_GLYPH_COVERED):
+                judged -= 1  # not judged: neither there nor paper
+                continue  # under a stamp, its print shown where the stamp leaves it bare
+            if not whole_line and c <= OWN_NARROW_MASS * f and np.count_nonzero(solid) < OWN_READ_SOLID * solid.size:
+                sharp = window[oy + r0 - g + by: oy + r1 - g + by, ox + c0 - g + bx: ox + c1 - g + bx]  # the card unblurred
+                suspects.append((corr, glyph, np.clip(1.0 - sharp.astype(np.float32) / np.float32(window_paper), 0.0, 1.0),
+                                 best_here, where))
+            if corr >= OWN_GLYPH_CORR:
+                continue  # only to be read
+            if whole_line:  # unlike, and not printed over (a stamp, a loop: far more ink than the glyph's)
+                if c > OWN_OVER_MASS * f:
+                    continue
+                wrong += 1
+                at = at or where
+            shown = max(float((best_here[solid] >= level).mean()), float((here[solid] >= level).mean()))
             if whole_line:  # its print gone too: another glyph in its place (ink over a glyph leaves its print)
                 if shown < OWN_GLYPH_COVERED:
                     other += 1
@@ -1145,9 +1155,7 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
         # paper are not there either (a shorter name in place of a longer one)
         if whole_line and wrong and wrong + absent >= LINE_WRONG_MIN and wrong + absent >= LINE_WRONG_SHARE * (judged + absent):
             return at
-    if across is not None:
-        suspects = [t for t in suspects if not across.covers(t[5])]
-    return _read_apart([t[:5] for t in suspects])
+    return _read_apart(suspects)
 
 
 def _blacked_out(glyph: np.ndarray, solid: np.ndarray, card: np.ndarray) -> bool:
@@ -1216,21 +1224,27 @@ def _box_sum(integral: np.ndarray, r0: int, r1: int, c0: int, c1: int) -> float:
 
 
 class InkAcross:
-    """The ink across a card fitted to a blank (a rubber stamp's letters and frame, a signature,
-    a long line: :func:`~scanpipe.imaging.marks_across.ink_across`, the blank's targets not
-    known here), measured the first time a glyph asks (most cards never do) in the blank's
-    frame at FIT_PPI. ``to_card``: the blank's pixels -> the upright card's; ``to_anchor``:
-    the blank's pixels -> the pixels glyphs are given in (its frame's anchor's)."""
+    """A rubber stamp across a card fitted to a blank (its letters and frame:
+    :func:`~scanpipe.imaging.marks_across.stamp_of` the ink across the card,
+    :func:`~scanpipe.imaging.marks_across.ink_across`, the blank's targets not known here),
+    measured the first time a glyph asks (most cards never do) in the blank's frame at FIT_PPI.
+    ``to_card``: the blank's pixels -> the upright card's; ``to_anchor``: the blank's pixels ->
+    the pixels glyphs are given in (its frame's anchor's). Found against the blank, another
+    style's print is ink across the card too; only broad strokes make a stamp, and a glyph
+    under one is still judged where the stamp leaves it bare (skipping it outright read a
+    stamped card of a style the election lacked as its neighbour: the vendor profile's seed
+    282828, ``0166.tif``, whose party line differs under the stamp's first letter)."""
 
     def __init__(self, upright: np.ndarray, model: PageModel, to_card: np.ndarray, to_anchor: np.ndarray) -> None:
         self._upright, self._model, self._to_card = upright, model, to_card
         self._from_anchor = np.linalg.inv(to_anchor)
         self._mask: np.ndarray | None = None
+        self._dilated: np.ndarray | None = None
         self._measured = False
 
     def covers(self, place: tuple[int, int, int, int]) -> bool:
-        """Whether ink across the card lies within ACROSS_NEAR_IN of ``place`` (x, y, w, h in the
-        anchor's pixels)."""
+        """Whether the stamp lies within ACROSS_NEAR_IN of ``place`` (x, y, w, h in the anchor's
+        pixels)."""
         if not self._measured:
             self._mask, self._measured = self._measure(), True
         if self._mask is None:
@@ -1244,6 +1258,37 @@ class InkAcross:
         c1, r1 = min(cols, int(np.ceil(at[:, 0].max() + grow)) + 1), min(rows, int(np.ceil(at[:, 1].max() + grow)) + 1)
         return bool(c1 > c0 and r1 > r0 and self._mask[r0:r1, c0:c1].any())
 
+    def bare_shown(self, place: tuple[int, int, int, int], solid: np.ndarray, views: Sequence[np.ndarray], level: float,
+                   share: float) -> bool | None:
+        """Whether the card shows the blank's solid print of a glyph (``solid``: at ``place``,
+        x, y, w, h in the anchor's pixels) where the stamp leaves it bare: ``share`` of those
+        pixels at ``level`` or darker in one of ``views`` (the card's ink there, each the shape
+        of ``solid``); None where under ACROSS_BARE_MIN of its solid print is bare (nothing to
+        judge it by). Another style's glyph under a stamp still shows unlike the blank's where
+        the stamp leaves it bare."""
+        if not self._measured:
+            self._mask, self._measured = self._measure(), True
+        count = int(np.count_nonzero(solid))
+        if self._mask is None or count == 0:
+            return None if count == 0 else False
+        x, y, _w, _h = place
+        to_mask = (np.diag([marks_across.FIT_PPI / self._model.dpi] * 2 + [1.0]) @ self._from_anchor
+                   @ np.array([[1.0, 0.0, x], [0.0, 1.0, y], [0.0, 0.0, 1.0]]))
+        under = cv2.warpPerspective(self._grown(), to_mask, (solid.shape[1], solid.shape[0]),
+                                    flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0) > 0
+        bare = solid & ~under
+        if np.count_nonzero(bare) < ACROSS_BARE_MIN * count:
+            return None
+        return any(float((view[bare] >= level).mean()) >= share for view in views)
+
+    def _grown(self) -> np.ndarray:
+        """The stamp's ink grown ACROSS_NEAR_IN (uint8), made once."""
+        if self._dilated is None:
+            assert self._mask is not None
+            r = max(1, int(round(ACROSS_NEAR_IN * marks_across.FIT_PPI)))
+            self._dilated = cv2.dilate(self._mask.astype(np.uint8), np.ones((2 * r + 1, 2 * r + 1), np.uint8))
+        return self._dilated
+
     def _measure(self) -> np.ndarray | None:
         model = self._model
         key = ("style: blank print in the frame",)  # the blank alone: once per blank
@@ -1254,7 +1299,8 @@ class InkAcross:
         near = model.memo[key].astype(np.float32) / 255.0  # type: ignore[attr-defined]  # what this method put there
         to_card = self._to_card @ np.diag([model.dpi, model.dpi, 1.0])  # blank inches -> card px
         card = marks_across.darkness_in_frame(self._upright, to_card, (paper_level(self._upright), 0.0, 0.0), model.size_in)
-        return marks_across.ink_across(marks_across.added_ink(card, near), near, (), ())
+        across = marks_across.ink_across(marks_across.added_ink(card, near), near, (), ())
+        return None if across is None else marks_across.stamp_of(across)
 
 
 @dataclass(frozen=True, slots=True)
