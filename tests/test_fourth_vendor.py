@@ -193,3 +193,31 @@ def test_a_header_printed_on_a_tint_that_the_threshold_turned_black_leaves_the_c
         card, interp = by_file[name]
         assert isinstance(interp, ReadCard) and (interp.style, interp.page) == (card["style"], card["page"]), f"{name}: {interp}"
     assert all(isinstance(interp, ReadCard) for _card, interp in readings)
+
+
+HEAVY = Path(__file__).parent / "fixtures" / "fourth_vendor" / "lg-d-0302_heavy.tif"  # seed 2828's 0017.tif
+
+
+def test_a_card_printed_heavily_of_a_precinct_the_election_lacks_is_queued_not_read_as_its_neighbour(deck: Path) -> None:
+    """A bilevel card of LG-D-0302 ("Precinct 03-002 Cold Spring North") at 150 dpi on green
+    stock, thresholded dark (the fourth renderer's seed 2828, ``0017.tif``): every glyph prints
+    about twice as heavily as on its blank. Against an election without LG-D-0302 it fitted
+    LG-D-0301 ("03-001 Cold Spring"), whose rivals in the frame print the same precinct line,
+    so its own lines are judged whole: and every glyph of the other precinct line, carrying
+    twice its blank's ink, was taken for print a voter's loop lay over, so the card was read as
+    LG-D-0301 (the start code, too). Printed over now means more ink than the card's own print
+    weight accounts for (:func:`scanpipe.imaging.style._other_line`): queued. With its style
+    in the election it reads as LG-D-0302."""
+    truth = json.loads((deck / "expected.json").read_text())
+    definition = json.loads((deck / truth["election"]).read_text())
+    election = load_election(deck / truth["election"])
+    context = InterpretContext(election, load_thresholds(), load_references(election))
+    (read,) = interpret_file(str(HEAVY), context, CardHints(), "t")
+    assert isinstance(read.interpretation, ReadCard) and read.interpretation.style == "LG-D-0302", read.interpretation
+    definition["ballot_styles"] = [s for s in definition["ballot_styles"] if s["id"] != "LG-D-0302"]
+    lacking = (deck / truth["election"]).with_name("election-without-LG-D-0302.json")
+    lacking.write_text(json.dumps(definition))
+    election = load_election(lacking)
+    context = InterpretContext(election, load_thresholds(), load_references(election, cache=False))
+    (queued,) = interpret_file(str(HEAVY), context, CardHints(), "t")
+    assert not isinstance(queued.interpretation, ReadCard), f"read as {queued.interpretation.style}"

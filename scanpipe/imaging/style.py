@@ -147,6 +147,8 @@ ACROSS_NEAR_IN = 0.02  # a glyph's print this near a stamp's ink lies under it (
 ACROSS_BARE_MIN = 0.3  # ... and is judged by the print left bare, where this share of its solid print is (less: as any glyph)
 TINT_LEVEL = 0.15  # a glyph printed on a tint: the blank's darkness round it this much or more (bare paper: next to none) ...
 TINT_BLACK_SHARE = 0.97  # ... under solid ink over this share of its place on the card is blacked out (:func:`_blacked_out`)
+OWN_HEAVY_PRINT = 1.3  # a card whose glyphs printed alike carry this much ink over the blank's or more prints heavily ...
+OWN_WEIGHT_GLYPHS = 20  # ... measured over this many such glyphs at least
 OWN_BAND_PX = 6  # each line is kept with this much of the blank around it (its glyphs' search stays inside)
 # ... and where a lone blank's glyph correlates under OWN_READ_CORR with the card (a bold B over
 # a bold A: 0.72-0.83; two scans of one glyph mostly 0.9 and more) without being printed over
@@ -1041,7 +1043,8 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
     ``whole_line`` (a winner that has other blanks of its page to tell it apart, whose own
     lines are all compared as well: ink over a name is likelier than another name there): a
     glyph is missing when it correlates under OWN_GLYPH_CORR with the card printing no more
-    than OWN_OVER_MASS times its ink there (a stamp or a loop across a name adds far more;
+    than OWN_OVER_MASS times its ink there (times the card's own print weight where it prints
+    heavily: :func:`_other_line`, which judges the lines once every line has been looked at) (a stamp or a loop across a name adds far more;
     another name in the same type about as much), and a line decides where one glyph is
     missing so and, counting its glyphs the card shows paper over with them, LINE_WRONG_MIN
     and LINE_WRONG_SHARE of the line's are (another precinct's name, shorter or longer; not
@@ -1054,6 +1057,8 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
     pad = LINE_PAD_PX
     screen = OWN_GLYPH_CORR if whole_line else max(OWN_GLYPH_CORR, OWN_READ_CORR)  # lone: glyphs to read searched too
     suspects: list[tuple[float, np.ndarray, np.ndarray, np.ndarray, str]] = []  # correlation, the blank's glyph, the card's (as scanned, blurred), where
+    weights: list[float] = []  # the card's ink over the blank's, per glyph it prints alike
+    lines_unlike: list[tuple[int, int, list[tuple[float, str, float]]]] = []  # whole lines: judged, absent, unlike glyphs
     scanned: np.ndarray | None = None  # where the card has pixels, made once if a line runs off it
     card_h, card_w = upright.shape[:2]
     for (x, y, bw, bh), first_bytes, glyphs_of in zip(detail.lines, detail.line_first, detail.line_blanks(dpi), strict=True):
@@ -1086,8 +1091,8 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
         sum_c, sq_c = cv2.integral2(card, sdepth=cv2.CV_64F)
         sum_f, sq_f = cv2.integral2(first, sdepth=cv2.CV_64F)
         sum_cf = cv2.integral(card * first, sdepth=cv2.CV_64F)
-        judged, wrong, absent, at = 0, 0, 0, None
-        other, other_at = 0, None
+        judged, absent = 0, 0
+        unlike: list[tuple[float, str, float]] = []  # whole lines: per glyph unlike the blank's, its ink over the blank's, where, shown
         for gx, gy, gw, gh in glyphs_of.first:
             if gx < band or gy < band or gx + gw > bw - band or gy + gh > bh - band:
                 continue  # a neighbouring line's glyph, cut by this one's band
@@ -1103,6 +1108,7 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
                 continue  # paper on the card (torn, cut, faded): no other print
             judged += 1
             if (_box_sum(sum_cf, r0, r1, c0, c1) / n - (c / n) * (f / n)) / np.sqrt(var_c * var_f) >= screen:
+                weights.append(c / f)
                 continue  # at the line's shift already (the search below only finds better)
             glyph = first[r0:r1, c0:c1]
             here = card[r0:r1, c0:c1]
@@ -1111,6 +1117,7 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
             by, bx = np.unravel_index(int(np.argmax(fit)), fit.shape)
             corr = float(fit[by, bx])
             if corr >= screen:
+                weights.append(c / f)
                 continue
             solid = glyph >= SOLID_LEVEL
             if not solid.any():
@@ -1135,27 +1142,50 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
                                  best_here, where))
             if corr >= OWN_GLYPH_CORR:
                 continue  # only to be read
-            if whole_line:  # unlike, and not printed over (a stamp, a loop: far more ink than the glyph's)
-                if c > OWN_OVER_MASS * f:
-                    continue
-                wrong += 1
-                at = at or where
             shown = max(float((best_here[solid] >= level).mean()), float((here[solid] >= level).mean()))
-            if whole_line:  # its print gone too: another glyph in its place (ink over a glyph leaves its print)
-                if shown < OWN_GLYPH_COVERED:
-                    other += 1
-                    if other >= LINE_OTHER_MIN:
-                        return other_at or where
-                    other_at = other_at or where
+            if whole_line:  # judged once the card's print weight is known (:func:`_other_line`)
+                unlike.append((c / f, where, shown))
                 continue
             narrow = gw < OWN_NARROW * gh and c <= OWN_NARROW_MASS * f
             if shown < OWN_GLYPH_COVERED or (narrow and corr < OWN_NARROW_CORR) or corr < OWN_UNLIKE_CORR:
                 return where
-        # a line holding other print: where it prints something else, its glyphs that show
-        # paper are not there either (a shorter name in place of a longer one)
-        if whole_line and wrong and wrong + absent >= LINE_WRONG_MIN and wrong + absent >= LINE_WRONG_SHARE * (judged + absent):
-            return at
+        if whole_line:
+            lines_unlike.append((judged, absent, unlike))
+    if whole_line:
+        heavy = float(np.median(weights)) if len(weights) >= OWN_WEIGHT_GLYPHS else 1.0
+        for judged, absent, unlike in lines_unlike:
+            other = _other_line(judged, absent, unlike, heavy if heavy >= OWN_HEAVY_PRINT else 1.0)
+            if other is not None:
+                return other
     return _read_apart(suspects)
+
+
+def _other_line(judged: int, absent: int, unlike: list[tuple[float, str, float]], weight: float) -> str | None:
+    """Where a line of a winner with rivals prints other print, else None (:func:`_own_line_missing`'s
+    whole-line judgement): of its ``judged`` glyphs and ``absent`` ones (paper on the card),
+    those ``unlike`` the blank's (each: the card's ink over the blank's there, where, the share
+    of its solid print shown) and not printed over (ink over a glyph beyond OWN_OVER_MASS
+    times its own, times ``weight``: the card's print weight, the median of that ratio over the
+    glyphs it prints alike, where heavier than OWN_HEAVY_PRINT: a bilevel scan thresholded dark
+    prints every glyph twice as heavy as its blank, the glyphs of another name too) count:
+    LINE_OTHER_MIN of them with their own print gone as well (shown under OWN_GLYPH_COVERED:
+    another word where one letter or digit differs), or LINE_WRONG_MIN and LINE_WRONG_SHARE
+    of the line's glyphs, counting those that show paper (a shorter name in place of a longer
+    one)."""
+    wrong, other, at, other_at = 0, 0, None, None
+    for ratio, where, shown in unlike:
+        if ratio > OWN_OVER_MASS * weight:
+            continue  # printed over (a stamp, a loop: far more ink than the glyph's)
+        wrong += 1
+        at = at or where
+        if shown < OWN_GLYPH_COVERED:  # its print gone too: another glyph in its place (ink over a glyph leaves its print)
+            other += 1
+            if other >= LINE_OTHER_MIN:
+                return other_at or where
+            other_at = other_at or where
+    if wrong and wrong + absent >= LINE_WRONG_MIN and wrong + absent >= LINE_WRONG_SHARE * (judged + absent):
+        return at
+    return None
 
 
 def _blacked_out(glyph: np.ndarray, solid: np.ndarray, card: np.ndarray) -> bool:
