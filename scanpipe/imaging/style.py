@@ -1043,9 +1043,9 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
     ``whole_line`` (a winner that has other blanks of its page to tell it apart, whose own
     lines are all compared as well: ink over a name is likelier than another name there): a
     glyph is missing when it correlates under OWN_GLYPH_CORR with the card printing no more
-    than OWN_OVER_MASS times its ink there (times the card's own print weight where it prints
-    heavily: :func:`_other_line`, which judges the lines once every line has been looked at) (a stamp or a loop across a name adds far more;
-    another name in the same type about as much), and a line decides where one glyph is
+    than OWN_OVER_MASS times its ink there, times the card's own print weight where it prints
+    heavily (a stamp or a loop across a name adds far more; another name in the same type
+    about as much; :func:`_other_line` judges the lines once all are looked at), and a line decides where one glyph is
     missing so and, counting its glyphs the card shows paper over with them, LINE_WRONG_MIN
     and LINE_WRONG_SHARE of the line's are (another precinct's name, shorter or longer; not
     one glyph under a voter's loop), or where
