@@ -349,3 +349,15 @@ def test_a_file_over_the_byte_limit_is_refused_without_being_read(tmp_path: Path
     assert result.sha256 == card.source.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
     assert isinstance(card.interpretation, UnreadableCard) and card.interpretation.reason is Reason.IMAGE_TOO_LARGE
     assert card.interpretation.detail == f"{path}: 600 MB file, over the 500-MB limit"
+
+
+def test_a_tiff_of_floating_point_samples_is_refused_naming_them() -> None:
+    """A TIFF whose samples are 32-bit floats (an image program's export, never a scanner's
+    usual setting): OpenCV cannot decode it; the reason says what the file holds and what to
+    save instead, not only that it could not be decoded."""
+    gray = page_image().astype(np.float32) / 255.0
+    error = failure(pil_bytes(Image.fromarray(gray, mode="F"), "TIFF"))
+    assert error.reason is Reason.UNREADABLE_IMAGE
+    assert "32-bit floating-point samples" in error.detail and "8-bit samples" in error.detail, error.detail
+    ok = decode_card_bytes(pil_bytes(Image.fromarray(page_image()), "TIFF"), "plain.tif")  # 8-bit: read as ever
+    assert len(ok) == 1 and ok[0].image.dtype == np.uint8

@@ -94,6 +94,7 @@ class _Header:
     dpi: float | None
     has_alpha: bool = False
     fast: str | None = None  # "png8" or "tiff1-white0"/"tiff1-black0": decoded by imagecodecs
+    samples: str | None = None  # samples a scanner seldom writes (a TIFF's floating-point ones), named where decoding fails
 
 
 # --------------------------------------------------------------------------------------
@@ -143,7 +144,7 @@ def _pages(data: bytes, header: _Header, limits: DecodeLimits) -> Iterator[Decod
         return
     image = _decode_single(data, header)
     if image is None:
-        raise _unreadable(f"the {_label(header.format)} data could not be decoded")
+        raise _unreadable(f"the {_label(header.format)} data could not be decoded{_samples_cause(header)}")
     _check_decoded_size(image, header.sizes[0])
     yield DecodedPage(image, 1, 1, header.dpi, header.format)
 
@@ -343,7 +344,7 @@ _TIFF_TYPE_SIZES = {1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8,
 _TIFF_TYPE_CODES = {1: "B", 3: "H", 4: "I", 5: "II", 6: "b", 8: "h", 9: "i", 10: "ii"}
 _MAX_TIFF_PAGES = 10_000
 # size, strips, resolution, tiles; bits per sample, compression, photometric, samples per pixel, colour map
-_TIFF_TAGS_READ = frozenset({256, 257, 273, 279, 282, 296, 324, 325, 258, 259, 262, 277, 320})
+_TIFF_TAGS_READ = frozenset({256, 257, 273, 279, 282, 296, 324, 325, 258, 259, 262, 277, 320, 339})  # ..., sample format
 
 
 def _tiff_header(data: bytes, limits: DecodeLimits) -> _Header:
@@ -355,6 +356,7 @@ def _tiff_header(data: bytes, limits: DecodeLimits) -> _Header:
     dpi: float | None = None
     seen: set[int] = set()
     fast: str | None = None
+    samples: str | None = None
     while offset:
         if len(sizes) >= _MAX_TIFF_PAGES:  # the count is only for the message: stop walking
             _check_page_count(len(sizes), limits, at_least=True)
@@ -371,9 +373,29 @@ def _tiff_header(data: bytes, limits: DecodeLimits) -> _Header:
             dpi = _tiff_dpi(tags)
         if len(sizes) == 1:
             fast = _tiff_fast(tags)
+            samples = _tiff_samples(tags)
     if not sizes:
         raise _unreadable("TIFF without any page")
-    return _Header("tiff", tuple(sizes), dpi, fast=fast if len(sizes) == 1 else None)
+    return _Header("tiff", tuple(sizes), dpi, fast=fast if len(sizes) == 1 else None, samples=samples)
+
+
+def _tiff_samples(tags: dict[int, tuple[int, ...]]) -> str | None:
+    """The first page's samples where a scanner seldom writes them (floating-point, signed, more
+    than 16 bits), in words; else None."""
+    bits, kind = max(tags.get(258, (1,))), tags.get(339, (1,))[0]
+    if kind == 3:
+        return f"{bits}-bit floating-point samples"
+    if kind == 2:
+        return f"{bits}-bit signed samples"
+    return f"{bits}-bit samples" if bits > 16 else None
+
+
+def _samples_cause(header: _Header) -> str:
+    """Why a page whose data could not be decoded may not be (its samples), as a clause."""
+    if header.samples is None:
+        return ""
+    return (f": the file holds {header.samples}, which scanpipe does not read; save the scans with 8-bit samples, gray or "
+            "colour (the scanner's setting, or an image program's \"save as\")")
 
 
 def _tiff_fast(tags: dict[int, tuple[int, ...]]) -> str | None:
@@ -514,7 +536,7 @@ def _decode_tiff_pages(data: bytes, header: _Header) -> Iterator[DecodedPage]:
     for index, size in enumerate(header.sizes, start=1):
         ok, mats = cv2.imdecodemulti(buf, cv2.IMREAD_GRAYSCALE, range=(index - 1, index))
         if not ok or len(mats) != 1:
-            raise _unreadable(f"multi-page TIFF: page {index} of {count} could not be decoded")
+            raise _unreadable(f"multi-page TIFF: page {index} of {count} could not be decoded{_samples_cause(header)}")
         _check_decoded_size(mats[0], size)
         yield DecodedPage(mats[0], index, count, header.dpi, "tiff")
 
