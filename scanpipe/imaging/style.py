@@ -1275,32 +1275,29 @@ class InkAcross:
     def covers(self, place: tuple[int, int, int, int]) -> bool:
         """Whether the stamp lies within ACROSS_NEAR_IN of ``place`` (x, y, w, h in the anchor's
         pixels)."""
-        if not self._measured:
-            self._mask, self._measured = self._measure(), True
-        if self._mask is None:
+        mask = self._stamp()
+        if mask is None:
             return False
         x, y, w, h = place
         corners = np.array([[[x, y], [x + w, y], [x, y + h], [x + w, y + h]]], np.float64)
         at = cv2.perspectiveTransform(corners, self._from_anchor)[0] * (marks_across.FIT_PPI / self._model.dpi)
         grow = ACROSS_NEAR_IN * marks_across.FIT_PPI
-        rows, cols = self._mask.shape
+        rows, cols = mask.shape
         c0, r0 = max(0, int(np.floor(at[:, 0].min() - grow))), max(0, int(np.floor(at[:, 1].min() - grow)))
         c1, r1 = min(cols, int(np.ceil(at[:, 0].max() + grow)) + 1), min(rows, int(np.ceil(at[:, 1].max() + grow)) + 1)
-        return bool(c1 > c0 and r1 > r0 and self._mask[r0:r1, c0:c1].any())
+        return bool(c1 > c0 and r1 > r0 and mask[r0:r1, c0:c1].any())
 
     def bare_shown(self, place: tuple[int, int, int, int], solid: np.ndarray, views: Sequence[np.ndarray], level: float,
-                   share: float) -> bool | None:
+                   share: float) -> bool:
         """Whether the card shows the blank's solid print of a glyph (``solid``: at ``place``,
         x, y, w, h in the anchor's pixels) where the stamp leaves it bare: ``share`` of those
         pixels at ``level`` or darker in one of ``views`` (the card's ink there, each the shape
-        of ``solid``); None where under ACROSS_BARE_MIN of its solid print is bare (nothing to
-        judge it by). Another style's glyph under a stamp still shows unlike the blank's where
-        the stamp leaves it bare."""
-        if not self._measured:
-            self._mask, self._measured = self._measure(), True
+        of ``solid``); False where no stamp lies there or under ACROSS_BARE_MIN of its solid
+        print is bare (nothing to judge it by: the glyph is judged as any other). Another style's
+        glyph under a stamp still shows unlike the blank's where the stamp leaves it bare."""
         count = int(np.count_nonzero(solid))
-        if self._mask is None or count == 0:
-            return None if count == 0 else False
+        if self._stamp() is None or count == 0:
+            return False
         x, y, _w, _h = place
         to_mask = (np.diag([marks_across.FIT_PPI / self._model.dpi] * 2 + [1.0]) @ self._from_anchor
                    @ np.array([[1.0, 0.0, x], [0.0, 1.0, y], [0.0, 0.0, 1.0]]))
@@ -1308,15 +1305,22 @@ class InkAcross:
                                     flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0) > 0
         bare = solid & ~under
         if np.count_nonzero(bare) < ACROSS_BARE_MIN * count:
-            return None
+            return False
         return any(float((view[bare] >= level).mean()) >= share for view in views)
+
+    def _stamp(self) -> np.ndarray | None:
+        """The stamp's ink in the blank's frame at FIT_PPI (None: no stamp), measured once."""
+        if not self._measured:
+            self._mask, self._measured = self._measure(), True
+        return self._mask
 
     def _grown(self) -> np.ndarray:
         """The stamp's ink grown ACROSS_NEAR_IN (uint8), made once."""
         if self._dilated is None:
-            assert self._mask is not None
+            mask = self._stamp()
+            assert mask is not None
             r = max(1, int(round(ACROSS_NEAR_IN * marks_across.FIT_PPI)))
-            self._dilated = cv2.dilate(self._mask.astype(np.uint8), np.ones((2 * r + 1, 2 * r + 1), np.uint8))
+            self._dilated = cv2.dilate(mask.astype(np.uint8), np.ones((2 * r + 1, 2 * r + 1), np.uint8))
         return self._dilated
 
     def _measure(self) -> np.ndarray | None:
