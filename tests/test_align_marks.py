@@ -399,3 +399,44 @@ def test_a_card_that_correlates_more_strongly_upside_down_is_still_found_upright
     found = align_densely(CardView(card), model, thorough=True)
     assert isinstance(found, Alignment) and not found.turned, found
     assert _corner_error_in(found.matrix, truth, blank.shape) < 0.3
+
+
+def test_a_card_searched_harder_after_a_quick_pass_repeats_none_of_its_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A card no blank matched quickly is aligned again searching harder (``thorough``), and
+    that search begins with the steps the quick pass took: the card's view keeps each step's
+    result (:meth:`~scanpipe.imaging.align.CardView.once`), so ECC runs only for the steps the
+    quick pass did not take, and the outcome is the one a search from scratch finds. Here a
+    card a third of which a black block covers: no fit settles, and the search goes on through
+    the scales, the feed directions and the phase correlation's next peaks."""
+    import functools
+
+    import scanpipe.imaging.align as align
+
+    blank = _page("none", 5)
+    model = learn_page("s", 1, blank, DPI)
+    card, _truth = _scan(blank, angle=2.5, sx=1.02, sy=0.99, shift=(25.0, 12.0), turned=True)
+    h, w = card.shape
+    cv2.rectangle(card, (int(0.1 * w), int(0.2 * h)), (int(0.4 * w), int(0.5 * h)), 0, -1)
+    calls: list[int] = []
+    real = align._ecc
+
+    @functools.wraps(real)
+    def counted(*args: object) -> tuple[float, np.ndarray]:
+        calls.append(1)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(align, "_ecc", counted)
+    fresh = align_densely(CardView(card), model, thorough=True)
+    from_scratch = len(calls)
+    view = CardView(card)
+    calls.clear()
+    align_densely(view, model, thorough=False)
+    quick = len(calls)
+    calls.clear()
+    again = align_densely(view, model, thorough=True)
+    assert quick >= 2 and len(calls) <= from_scratch - quick, (from_scratch, quick, len(calls))
+    assert isinstance(fresh, AlignmentFailure) and isinstance(again, AlignmentFailure)
+    assert (again.detail, again.score) == (fresh.detail, fresh.score)
+    assert (again.fit is None) == (fresh.fit is None)
+    if again.fit is not None and fresh.fit is not None:
+        assert np.array_equal(again.fit.matrix, fresh.fit.matrix) and again.fit.score == fresh.fit.score

@@ -34,6 +34,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
+from typing import TypeVar
 
 import cv2
 import numpy as np
@@ -136,6 +138,9 @@ class Refined:
 # Steps 1-3: the global alignment
 
 
+_T = TypeVar("_T")
+
+
 class CardView:
     """What the alignment measures of one card, measured once however many blanks it is
     aligned to: its solid blobs and its ink at each reduced resolution (a per-card memo,
@@ -148,6 +153,17 @@ class CardView:
         self._ink: dict[tuple[bool, float], np.ndarray] = {}
         self._exact: dict[tuple[bool, float], np.ndarray] = {}  # :meth:`coarse_ink`'s resized inks
         self._rows: dict[tuple[float, bytes], tuple[float, float] | None] = {}
+        self._once: dict[tuple[object, ...], object] = {}  # :meth:`once`'s results
+
+    def once(self, key: tuple[object, ...], compute: Callable[[], _T]) -> _T:
+        """What ``compute`` gives for ``key`` (a step of aligning the card to a blank or
+        comparing it with one: the blank, the fit, the step), computed once: a card no blank
+        matched quickly is aligned and compared again searching harder, and that search
+        begins with the very steps the quick one took (deterministic: the same arrays in, the
+        same result out)."""
+        if key not in self._once:
+            self._once[key] = compute()
+        return self._once[key]  # type: ignore[return-value]  # what ``compute`` gave for this key
 
     def blobs_px(self, dpi: float) -> np.ndarray:
         """``(n, 4)`` centre x, y, width, height (card pixels) of the card's solid blobs,
@@ -650,13 +666,20 @@ _NO_FIT: _Fit = (-np.inf, np.zeros((2, 3), np.float32), np.zeros((1, 1), np.floa
 
 
 def _better_fit(found: _Fit, ecc: Callable[[np.ndarray, np.ndarray, np.ndarray, int], tuple[float, np.ndarray]],
-                blank: np.ndarray, card: np.ndarray, begin: np.ndarray) -> _Fit:
+                blank: np.ndarray, card: np.ndarray, begin: np.ndarray, view: CardView, key: tuple[object, ...]) -> _Fit:
     """``found`` or ECC's fit of ``card`` to ``blank`` from ``begin``, whichever correlates
-    better (a fit ECC cannot find, or :func:`_scanned_shape` refuses, is none)."""
-    try:
-        cc, warp = ecc(blank, card, begin, ECC_ITERATIONS[0])
-    except cv2.error:
+    better (a fit ECC cannot find, or :func:`_scanned_shape` refuses, is none); ECC's fit is
+    kept in ``view`` under ``key`` (:meth:`CardView.once`: the step and its start)."""
+    def fit() -> tuple[float, np.ndarray] | None:
+        try:
+            return ecc(blank, card, begin, ECC_ITERATIONS[0])
+        except cv2.error:
+            return None
+
+    fitted = view.once((*key, ecc.__name__), fit)
+    if fitted is None:
         return found
+    cc, warp = fitted
     return (cc, warp, card) if cc > found[0] else found
 
 
@@ -673,7 +696,8 @@ def align_densely(view: CardView, model: PageModel, *, dpi_hint: float | None = 
     for scale in scale_hypotheses(gray, model, dpi_hint, view, dense=thorough):
         for turn in ((False, True) if turned is None else (turned,)):
             ink = view.coarse_ink(scale * model.dpi / COARSE_DPI)
-            _shift, peak = _phase_shift(model.coarse, np.rot90(ink, 2) if turn else ink)
+            peak = view.once((id(model), model.key, scale, turn, "phase peak"),
+                             partial(_phase_peak, model.coarse, np.rot90(ink, 2) if turn else ink))
             peaks.append((peak, scale, turn))
     if not peaks:
         return AlignmentFailure("the image is too small to align")
@@ -696,9 +720,10 @@ def align_densely(view: CardView, model: PageModel, *, dpi_hint: float | None = 
             coarse_card = view.coarse_ink(scale * model.dpi / COARSE_DPI, this_turn)
             starts = [_translation_start, _rotation_start] if not model.has_timing_marks else [_rotation_start]
             for start in starts:  # without timing marks ECC finds the skew from the translation alone, mostly
-                begin = start(model.coarse, coarse_card)
+                step: tuple[object, ...] = (id(model), model.key, scale, this_turn, start.__name__)
+                begin = view.once(step, partial(start, model.coarse, coarse_card))
                 for ecc in (_ecc, _ecc_halved_first) if thorough else (_ecc,):  # the second where the first settles no fit
-                    if (found := _better_fit(found, ecc, model.coarse, coarse_card, begin))[0] >= DENSE_SETTLED_CC:
+                    if (found := _better_fit(found, ecc, model.coarse, coarse_card, begin, view, step))[0] >= DENSE_SETTLED_CC:
                         break
                 if found[0] >= DENSE_SETTLED_CC:
                     break
@@ -707,7 +732,8 @@ def align_densely(view: CardView, model: PageModel, *, dpi_hint: float | None = 
                 # and correlates a row off more strongly than in place; ECC from the next peaks
                 for dx, dy in _phase_peaks(model.coarse, coarse_card, DENSE_PEAKS_TRIED + 1)[1:]:
                     begin = np.array([[1.0, 0.0, dx], [0.0, 1.0, dy]], np.float32)
-                    if (found := _better_fit(found, _ecc, model.coarse, coarse_card, begin))[0] >= DENSE_SETTLED_CC:
+                    step = (id(model), model.key, scale, this_turn, "phase peak at", dx, dy)
+                    if (found := _better_fit(found, _ecc, model.coarse, coarse_card, begin, view, step))[0] >= DENSE_SETTLED_CC:
                         break
             if found[0] >= (DENSE_SETTLED_CC if thorough else MIN_COARSE_CC):
                 break  # a fit under it may be a scale off (the marks' size misread): the next scales too, the best winning
@@ -847,6 +873,11 @@ def _rotation_start(reference: np.ndarray, card: np.ndarray) -> np.ndarray:
 def _card_ink(gray: np.ndarray, factor: float) -> np.ndarray:
     """The card's ink reduced by ``factor`` (card pixels per reduced pixel)."""
     return ink_of(reduce_to(gray, factor, 1.0))
+
+
+def _phase_peak(reference: np.ndarray, card: np.ndarray) -> float:
+    """The strength of :func:`_phase_shift`'s peak."""
+    return _phase_shift(reference, card)[1]
 
 
 def _phase_shift(reference: np.ndarray, card: np.ndarray) -> tuple[tuple[float, float], float]:

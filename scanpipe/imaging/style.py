@@ -560,7 +560,7 @@ def _compare(view: CardView, batch: list[tuple[StyleGroup, list[int], Alignment 
         matched = [r.alignment.score for r in results if isinstance(r, StyleMatch)]
         if matched and max(matched) - aligned.score >= ACROSS_GROUPS_MARGIN:
             break
-        refined = refine(view.upright(aligned.turned), group.anchor, aligned.matrix, close=by_marks)
+        refined = _refined(view, aligned.turned, group.anchor, aligned.matrix, close=by_marks)
         result: StyleMatch | StyleAmbiguous | StyleUnknown | None = None
         if isinstance(refined, Refined) or len(members) == 1:
             result = _settle(view, group, members, aligned, refined, group.anchor, short)
@@ -598,8 +598,26 @@ def _settle(view: CardView, group: StyleGroup, members: list[int], aligned: Alig
         aligned = replace(aligned, matrix=refined.matrix @ np.linalg.inv(group.to_anchor[k]), precise=True)
     measured = refined if isinstance(refined, Refined) and own is group.anchor else None
     upright = view.upright(aligned.turned)
-    card, inside, faint = _card_in_frame(upright, aligned, group.anchor)
-    return _choose(card, inside, group, aligned, members, measured, upright, faint)
+
+    def choose() -> StyleMatch | StyleAmbiguous | StyleUnknown:
+        card, inside, faint = _card_in_frame(upright, aligned, group.anchor)
+        return _choose(card, inside, group, aligned, members, measured, upright, faint)
+
+    # the same fit compared again (the quick pass's, searching harder) is settled once
+    return view.once(("settle", id(group), tuple(members), _fit_key(aligned), None if measured is None else _fit_key(measured)), choose)
+
+
+def _fit_key(fit: Alignment | Refined) -> tuple[object, ...]:
+    """A fit as a memo's key: every field, an array by its bytes."""
+    return tuple(value.tobytes() if isinstance(value, np.ndarray) else value
+                 for value in (getattr(fit, name) for name in fit.__dataclass_fields__))
+
+
+def _refined(view: CardView, turned: bool, model: PageModel, matrix: np.ndarray, *, close: bool = False) -> Refined | AlignmentFailure:
+    """:func:`~scanpipe.imaging.align.refine` of the card (``turned``: upside down) to
+    ``model`` from ``matrix``, once per card for the same start (the quick pass's, searching harder)."""
+    return view.once(("refine", id(model), turned, matrix.tobytes(), close),
+                     lambda: refine(view.upright(turned), model, matrix, close=close))
 
 
 def _member_refinements(view: CardView, group: StyleGroup, aligned: Alignment, short: str | None, members: list[int],
@@ -621,7 +639,7 @@ def _member_refinements(view: CardView, group: StyleGroup, aligned: Alignment, s
     distance = _distances(card, inside, group, others)
     leading = sorted(others, key=lambda i: distance[i])[:LEADERS]
     for i in leading:
-        refined = refine(upright, group.members[i], aligned.matrix @ group.to_anchor[i], close=close)
+        refined = _refined(view, aligned.turned, group.members[i], aligned.matrix @ group.to_anchor[i], close=close)
         if isinstance(refined, Refined):
             yield group.members[i], refined, aligned, short
     for i in leading:
@@ -630,7 +648,7 @@ def _member_refinements(view: CardView, group: StyleGroup, aligned: Alignment, s
         fit, why = (direct.fit, direct.detail) if isinstance(direct, AlignmentFailure) else (direct, None)
         if fit is None:
             continue
-        refined = refine(view.upright(fit.turned), model, fit.matrix)
+        refined = _refined(view, fit.turned, model, fit.matrix)
         if isinstance(refined, Refined):
             carried = fit.matrix @ np.linalg.inv(group.to_anchor[i])  # anchor blank px -> card px
             yield model, refined, replace(fit, matrix=carried, score=max(fit.score, aligned.score)), why
