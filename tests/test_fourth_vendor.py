@@ -221,3 +221,29 @@ def test_a_card_printed_heavily_of_a_precinct_the_election_lacks_is_queued_not_r
     context = InterpretContext(election, load_thresholds(), load_references(election, cache=False))
     (queued,) = interpret_file(str(HEAVY), context, CardHints(), "t")
     assert not isinstance(queued.interpretation, ReadCard), f"read as {queued.interpretation.style}"
+
+
+MARKS = Path(__file__).parent / "fixtures" / "fourth_vendor" / "lg-d-0301_marks.tif"  # seed 2929's 0108.tif
+
+
+def test_the_timing_marks_two_blanks_print_a_pixel_apart_do_not_tell_their_styles_apart(deck: Path) -> None:
+    """A bilevel card of LG-D-0301 (the Democratic ballot of precinct 03-001) at 240 dpi on
+    blue stock (the fourth renderer's seed 2929, ``0108.tif``). LG-R-0301, the Republican
+    ballot of the same precinct, prints the same frame of timing marks, but its blank as
+    scanned prints them a pixel off LG-D-0301's: a sliver beside each of the 29 marks of the
+    bottom row was "printed only by LG-R-0301", and the card, showing its marks, showed most of
+    what only LG-R-0301 prints: the two fitted it about equally (margin 0.25) and the card was
+    queued ``ambiguous_style`` (the start code; 3 of the 200 cards of seed 2929, 1 of seed
+    3030). Print of one blank beside a timing mark of the other is that mark's
+    (:meth:`scanpipe.imaging.style.StyleGroup.only_in`): the card reads as LG-D-0301, its
+    party's print against the other's deciding."""
+    truth = json.loads((deck / "expected.json").read_text())
+    election = load_election(deck / truth["election"])
+    context = InterpretContext(election, load_thresholds(), load_references(election))
+    (read,) = interpret_file(str(MARKS), context, CardHints(), "t")
+    assert isinstance(read.interpretation, ReadCard), read.interpretation
+    assert read.interpretation.style == "LG-D-0301"
+    (group,) = [g for g in context.index.groups if any(m.style == "LG-R-0301" for m in g.members)]
+    d, r = ([k for k, m in enumerate(group.members) if m.style == s][0] for s in ("LG-D-0301", "LG-R-0301"))
+    marks = group._marks_of(d)  # the other blank's marks: what only LG-R-0301 prints lies clear of them
+    assert marks is not None and group.only_in(r, d).size > 0 and not marks.ravel()[group.only_in(r, d)].any()

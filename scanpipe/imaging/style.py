@@ -74,6 +74,7 @@ PAPER_LEVEL = 0.15  # ... and (within a pixel) paper on the other; shading betwe
 GROUP_MIN_CC = 0.6  # a blank joins a group when it aligns with the anchor at least this well
 EXCLUDE_GROW_IN = 0.1  # targets and write-in areas grown by this are left out
 TIMING_GROW_IN = 0.1
+ONLY_MARKS_GROW_IN = 0.03  # print of one blank this near a timing mark of another is that mark's, a pixel apart (:meth:`StyleGroup.only_in`)
 MIN_PAIR_PX = 12  # fewer differing pixels than this: the two blanks cannot be told apart
 MIN_MARGIN = 0.35  # the winner's worst pairwise margin
 UNEXPLAINED_SAMPLE = 4  # every 4th pixel is enough to rank (the pairwise comparison uses all)
@@ -206,9 +207,28 @@ class StyleGroup:
         found = self.only.get((i, j))
         if found is None:
             found = self.solid[i][~self.near[j].ravel()[self.solid[i]]]
+            marks = self._marks_of(j)
+            if marks is not None:
+                found = found[~marks.ravel()[found]]
             found.setflags(write=False)
             self.only[(i, j)] = found
         return found
+
+    def _marks_of(self, j: int) -> np.ndarray | None:
+        """Member ``j``'s timing marks grown ONLY_MARKS_GROW_IN in the anchor's frame (None: it
+        prints none): two blanks of one frame print the same marks a pixel apart as scanned, and
+        a card shows its marks whatever its style; a mark one prints and the other does not
+        (a code in the marks) stays the first's own."""
+        model = self.members[j]
+        if model.mark_size_in is None:
+            return None
+        shape = self.keep.shape
+        to_frame = _blank_to_frame(self.anchor) @ self.to_anchor[j]
+        mw, mh = model.mark_size_in
+        marks = np.zeros(shape, bool)
+        for x, y in model.marks_in:
+            marks |= _box_mask(shape, to_frame, (x - mw / 2, y - mh / 2, mw, mh), model.dpi, ONLY_MARKS_GROW_IN)
+        return marks
 
     def detail_of(self, i: int, j: int) -> _Detail | None:
         """Where members ``i`` and ``j`` differ in detail (:func:`_pair_detail`), learned the
