@@ -33,8 +33,15 @@ size whose own pixels, where the print does not hide them, spread across their m
 would, do not run into a target's box (a target's own mark run over its edge) and stand alone
 (CHECK_CLEAR_IN: a fragment of a stamp's letters or a signature has others round it); not looked
 for on a card whose drawn ink is mostly specks (CHECK_SPECKS_IN2: speckled stock or a dithered
-bilevel scan, whose specks join into any shape). It belongs
-to the target on its row within CHECK_NEAR_IN on either side, else as a loop does; it scores 1.
+bilevel scan, whose specks join into any shape). A check drawn over the target's own print (an
+arrow's tail) leaves only what the print does not hide: the end of an arm above the tail, a
+stub below, nearly straight at LOOP_PPI (the fifth renderer's "check beside" arrows, 9 of 47
+read as no vote on seeds 2828 and 3030). A piece of a check's size that meets the print (it runs
+on under it) yet lies mostly off it, CUT_CHECK_MIN_PX or more, alone, not into a box, beside a
+target on its row (within CHECK_NEAR_IN) on the side away from the names (an arrow's tail; a line
+struck through a name meets the name's print on the other side) is therefore a check too,
+however straight what is left of it. It belongs to the target on its row within CHECK_NEAR_IN on either side, else as a loop
+does; it scores 1.
 
 The score joins the target's ``ring_score`` (a circled target): the calibration's ``ring``
 threshold sends it to a person unless the target itself is filled. Pure: arrays in, scores out.
@@ -79,6 +86,7 @@ CHECK_BEND = 0.3  # ... its pixels spread across their main direction at least t
 CHECK_OWN_MIN_IN = 0.04  # ... its own pixels (where print does not hide them) this far each way at least ...
 CHECK_MAX_FILL = 0.65  # ... filling at most this share of their box (a dot, a blot, a smudge: more) ...
 CHECK_MIN_PX = 12  # ... and this many pixels at least ...
+CUT_CHECK_MIN_PX = 10  # a check the target's own print cuts (over an arrow's tail): what is left of it, this many pixels at least
 CHECK_MAX_PARTS = 3  # ... in at most this many connected parts (print may cut a stroke), ...
 CHECK_MAIN_PART = 0.5  # ... the largest holding this share of them at least
 CHECK_SPECKS_IN2 = 3.0  # checks are looked for only on a card with at most this many drawn specks a square inch ...
@@ -144,8 +152,11 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
             looks_for_checks = _specks_per_in2(drawn) <= CHECK_SPECKS_IN2
         if score <= 0.0 and check_sized and looks_for_checks:
             own = (labels[y: y + bh, x: x + bw] == k) & drawn[y: y + bh, x: x + bw].astype(bool)
-            check = ((own & beside_print[y: y + bh, x: x + bw]).sum() <= LOOP_MAX_HUG * own.sum()  # not the print's own rim
-                     and not (own & at_targets[y: y + bh, x: x + bw]).any() and _check_like(own) and _alone(drawn, labels, k, at, beside_print))
+            hugs, size = int(np.count_nonzero(own & beside_print[y: y + bh, x: x + bw])), int(np.count_nonzero(own))
+            cut = 0 < hugs and size >= CUT_CHECK_MIN_PX and _beside_a_target(boxes, named, at, side)  # the rest under the print
+            check = (hugs <= LOOP_MAX_HUG * size  # not the print's own rim
+                     and not (own & at_targets[y: y + bh, x: x + bw]).any() and (_check_like(own) or cut)
+                     and _alone(drawn, labels, k, at, beside_print))
         if check:
             score = 1.0  # a check (or an X, a tick) drawn beside the option, outside its target
         if score <= 0.0:
@@ -153,6 +164,23 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
         for i in _owners(boxes, named, at, side, near_in=CHECK_NEAR_IN if check else 0.0, rules=upright_rules):
             out[i] = max(out[i], score)
     return out
+
+
+def _beside_a_target(boxes: np.ndarray, named: Sequence[int], at: tuple[int, int, int, int], side: str) -> bool:
+    """Whether a drawn piece (``at``, raster px) lies beside a target on its row, within
+    CHECK_NEAR_IN of its box, on the side away from the names (``side``: where they stand; an
+    arrow's tail, away from the head that points to the name): a line struck through a name
+    meets the name's print beside the target too, on the names' side."""
+    if side not in ("left", "right"):
+        return False
+    x, y, w, h = at
+    slack = ROW_SLACK_IN * LOOP_PPI
+    for i in named:
+        bx, by, bw, bh = boxes[i]
+        away = x + w / 2 < bx + bw / 2 if side == "right" else x + w / 2 > bx + bw / 2
+        if away and y - slack <= by + bh / 2 <= y + h + slack and max(0.0, bx - (x + w), x - (bx + bw)) <= CHECK_NEAR_IN * LOOP_PPI:
+            return True
+    return False
 
 
 def _loop_at(drawn: np.ndarray, labels: np.ndarray, ks: Sequence[int], box: tuple[int, int, int, int],
