@@ -401,3 +401,32 @@ def test_two_scans_of_one_blank_are_ambiguous_in_detail_too() -> None:
     groups = _bold_groups({"S1": _bold("PRECINCT 01 HARLAN NORTH", 200), "S2": second})
     card, _ = distort(_bold("PRECINCT 01 HARLAN NORTH", 200), -0.5, 1.0, 1.0, (4.0, 4.0))
     assert isinstance(identify_style(card, groups), StyleAmbiguous)
+
+
+def test_a_card_a_blank_s_print_fits_closely_is_not_searched_against_frames_whose_marks_it_lacks(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A card whose print one blank fits closely, refused its style for print it lacks (here a
+    precinct the election lacks: "SOUTH 07" where the blank prints "NORTH 01"), is not aligned
+    to a frame of timing marks it does not show: it fits that no better, and searching such
+    frames (quickly, then as fed and turned) cost a stamped card of the vendor profile seconds
+    and read nothing (seed 282828, ``0062-p1.tif``: 6.2 s). Its reason stays the close blank's."""
+    import scanpipe.imaging.style as style
+    from tests.test_align_marks import _page
+
+    lone = _blank_model(_styled("NORTH 01", 150), "S1")
+    framed = learn_page("M1", 1, _page("box", 4), 150.0)
+    models = [lone, framed]
+    groups = build_style_groups(models, {m.key: tuple(t.box_in for t in TARGETS) for m in models}, {m.key: () for m in models})
+    assert len(groups) == 2 and framed.has_timing_marks and not lone.has_timing_marks
+    aligned: list[str] = []
+    real = style.align_densely
+
+    def recording(view: object, model: object, **options: object) -> object:
+        aligned.append(model.style)  # type: ignore[attr-defined]
+        return real(view, model, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(style, "align_densely", recording)
+    card, _ = distort(_styled("SOUTH 07", 200), 1.0, 1.0, 1.0, (4.0, 4.0))
+    found = identify_style(card, groups)
+    assert isinstance(found, StyleUnknown) and "S1 page 1" in found.detail, found
+    assert aligned and set(aligned) == {"S1"}, aligned

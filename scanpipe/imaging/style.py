@@ -50,6 +50,7 @@ import numpy as np
 
 from scanpipe.imaging import marks_across
 from scanpipe.imaging.align import (
+    DENSE_SETTLED_CC,
     MARK_SURE_CC,
     Alignment,
     AlignmentFailure,
@@ -511,6 +512,12 @@ def identify_style(gray: np.ndarray, groups: Sequence[StyleGroup], *, dpi_hint: 
         else:
             first.append((group, members, None))
     for batch in (first, later):  # the blanks whose marks the card does not show only if no other fits
+        if batch is later and not results and told is not None and told[0] >= DENSE_SETTLED_CC:
+            # a blank's print fitted the card closely, and its frame's blanks refused it for print
+            # it lacks (a style the election lacks, a stamp over a line): a frame whose timing
+            # marks the card does not show fits it no better (searching each such frame twice,
+            # as fed and turned, cost a stamped card seconds and found nothing)
+            break
         # quickly first; only a card no blank matched so is aligned again, searching harder
         # (:func:`~scanpipe.imaging.align.align_densely`'s ``thorough``): a card that reads pays
         # nothing for the search that a hard one needs
