@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Protocol
 
 import cv2
@@ -637,7 +637,7 @@ def _settle(view: CardView, group: StyleGroup, members: list[int], aligned: Alig
 def _fit_key(fit: Alignment | Refined) -> tuple[object, ...]:
     """A fit as a memo's key: every field, an array by its bytes."""
     return tuple(value.tobytes() if isinstance(value, np.ndarray) else value
-                 for value in (getattr(fit, name) for name in fit.__dataclass_fields__))
+                 for value in (getattr(fit, f.name) for f in fields(fit)))
 
 
 def _refined(view: CardView, turned: bool, model: PageModel, matrix: np.ndarray, *, close: bool = False) -> Refined | AlignmentFailure:
