@@ -147,6 +147,9 @@ OWN_PRINT_SHARE = 0.5  # solid print counts as shown where the card is this shar
 OWN_PRINT_PCT = 99  # ... (this percentile of the card's ink in the line; INK_LEVEL at most, PAPER_LEVEL at least)
 ACROSS_NEAR_IN = 0.02  # a glyph's print this near a stamp's ink lies under it (:class:`InkAcross`) ...
 ACROSS_BARE_MIN = 0.3  # ... and is judged by the print left bare, where this share of its solid print is (less: as any glyph)
+PRINT_SHOWN_PCT = 25  # ... shown as the card shows print: OWN_GLYPH_COVERED of this percentile of the share of their solid
+PRINT_SHOWN_GLYPHS = 200  # print shown by glyphs printed alike (this many at most) ...
+PRINT_SHOWN_MIN = 20  # ... measured over this many at least (fewer: all of it)
 TINT_LEVEL = 0.15  # a glyph printed on a tint: the blank's darkness round it this much or more (bare paper: next to none) ...
 TINT_BLACK_SHARE = 0.97  # ... under solid ink over this share of its place on the card is blacked out (:func:`_blacked_out`)
 OWN_HEAVY_PRINT = 1.3  # a card whose glyphs printed alike carry this much ink over the blank's or more prints heavily ...
@@ -1075,9 +1078,12 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
     it prints little there (LINE_GLYPH_MASS of the glyph's ink: torn, cut or faded), or where
     the blank prints it on a tint that the card shows solid black (:func:`_blacked_out`), or where
     a rubber stamp lies over it (``across``) and the card shows its print where the stamp leaves
-    it bare (:meth:`InkAcross.bare_shown`: a stamp's letter over a name's glyph makes it unlike
-    the blank's, yet says nothing of the card's style; a glyph the stamp leaves too little of
-    bare is judged as any other). A judged
+    it bare (:meth:`InkAcross.bare_share`: a stamp's letter over a name's glyph makes it unlike
+    the blank's, yet says nothing of the card's style), OWN_GLYPH_COVERED of it, or of the share
+    the card shows of the glyphs it prints alike (:func:`_print_shown`: a 150-dpi card blown up
+    to its blank's 200 dpi shows 75-90% of any glyph's solid print), or where the stamp leaves
+    too little of it bare (:meth:`InkAcross.hides`) and the card shows OWN_GLYPH_COVERED of its
+    print (under the stamp's ink: nothing else to see). A judged
     glyph is missing when it correlates under OWN_GLYPH_CORR and the card shows under
     OWN_GLYPH_COVERED of its solid print (at the best shift or the line's); or, narrower than
     OWN_NARROW of its height and printed over no more heavily than OWN_NARROW_MASS times its
@@ -1104,6 +1110,8 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
     suspects: list[tuple[float, np.ndarray, np.ndarray, np.ndarray, str]] = []  # correlation, the blank's glyph, the card's (as scanned, blurred), where
     weights: list[float] = []  # the card's ink over the blank's, per glyph it prints alike
     lines_unlike: list[tuple[int, int, list[tuple[float, str, float]]]] = []  # whole lines: judged, absent, unlike glyphs
+    alike: list[tuple[np.ndarray, np.ndarray, int, int, int, int]] = []  # glyphs printed alike: the card's line, the blank's, box
+    stamped: list[_Stamped] = []  # glyphs under a stamp judged once the card's print shown is known
     scanned: np.ndarray | None = None  # where the card has pixels, made once if a line runs off it
     card_h, card_w = upright.shape[:2]
     for (x, y, bw, bh), first_bytes, glyphs_of in zip(detail.lines, detail.line_first, detail.line_blanks(dpi), strict=True):
@@ -1154,6 +1162,7 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
             judged += 1
             if (_box_sum(sum_cf, r0, r1, c0, c1) / n - (c / n) * (f / n)) / np.sqrt(var_c * var_f) >= screen:
                 weights.append(c / f)
+                alike.append((card, first, r0, r1, c0, c1))
                 continue  # at the line's shift already (the search below only finds better)
             glyph = first[r0:r1, c0:c1]
             here = card[r0:r1, c0:c1]
@@ -1163,6 +1172,7 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
             corr = float(fit[by, bx])
             if corr >= screen:
                 weights.append(c / f)
+                alike.append((card, first, r0, r1, c0, c1))
                 continue
             solid = glyph >= SOLID_LEVEL
             if not solid.any():
@@ -1177,25 +1187,52 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
                 # scan's text is judged by its own darkness, never below the paper's noise
                 level = max(PAPER_LEVEL, min(INK_LEVEL, OWN_PRINT_SHARE * float(np.percentile(card, OWN_PRINT_PCT))))
             best_here = around[by: by + r1 - r0, bx: bx + c1 - c0]
-            if across is not None and across.covers(place) and across.bare_shown(place, solid, (best_here, here), level,
-                                                                                 OWN_GLYPH_COVERED):
+            covered = across is not None and across.covers(place)
+            bare = across.bare_share(place, solid, (best_here, here), level) if across is not None and covered else None
+            if bare is not None and bare >= OWN_GLYPH_COVERED:
                 judged -= 1  # not judged: neither there nor paper
                 continue  # under a stamp, its print shown where the stamp leaves it bare
+            # under a stamp with less of its bare print shown: judged by the end against what the
+            # card shows of the print it prints alike (a 150-dpi scan shows less of any glyph)
+            held = None if bare is None else _Stamped(bare, level, len(lines_unlike))
             if not whole_line and c <= OWN_NARROW_MASS * f and np.count_nonzero(solid) < OWN_READ_SOLID * solid.size:
                 sharp = window[oy + r0 - g + by: oy + r1 - g + by, ox + c0 - g + bx: ox + c1 - g + bx]  # the card unblurred
-                suspects.append((corr, glyph, np.clip(1.0 - sharp.astype(np.float32) / np.float32(window_paper), 0.0, 1.0),
-                                 best_here, where))
+                suspect = (corr, glyph, np.clip(1.0 - sharp.astype(np.float32) / np.float32(window_paper), 0.0, 1.0),
+                           best_here, where)
+                (suspects if held is None else held.suspects).append(suspect)
             if corr >= OWN_GLYPH_CORR:
+                if held is not None and held.suspects:
+                    stamped.append(held)
                 continue  # only to be read
             shown = max(float((best_here[solid] >= level).mean()), float((here[solid] >= level).mean()))
+            if bare is None and covered and shown >= OWN_GLYPH_COVERED and across is not None and across.hides(place, solid):
+                judged -= 1  # not judged: its print all there under a stamp that leaves too little of it bare
+                continue
             if whole_line:  # judged once the card's print weight is known (:func:`_other_line`)
-                unlike.append((c / f, where, shown))
+                if held is not None:
+                    judged -= 1  # counted if judged after all
+                    held.unlike.append((c / f, where, shown))
+                    stamped.append(held)
+                else:
+                    unlike.append((c / f, where, shown))
                 continue
             narrow = gw < OWN_NARROW * gh and c <= OWN_NARROW_MASS * f
             if shown < OWN_GLYPH_COVERED or (narrow and corr < OWN_NARROW_CORR) or corr < OWN_UNLIKE_CORR:
-                return where
+                if held is None:
+                    return where
+                held.missing = where
+                stamped.append(held)
         if whole_line:
             lines_unlike.append((judged, absent, unlike))
+    for held in stamped:
+        if held.bare >= OWN_GLYPH_COVERED * _print_shown(alike, held.level):
+            continue  # its bare print shown as the card shows print it prints alike
+        if held.missing is not None:
+            return held.missing
+        suspects.extend(held.suspects)
+        if held.unlike:
+            line_judged, line_absent, line_unlike = lines_unlike[held.line]
+            lines_unlike[held.line] = (line_judged + 1, line_absent, line_unlike + held.unlike)
     if whole_line:
         heavy = float(np.median(weights)) if len(weights) >= OWN_WEIGHT_GLYPHS else 1.0
         for judged, absent, unlike in lines_unlike:
@@ -1203,6 +1240,38 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
             if other is not None:
                 return other
     return _read_apart(suspects)
+
+
+@dataclass
+class _Stamped:
+    """A glyph of :func:`_own_line_missing` under a stamp whose print the stamp leaves bare the
+    card shows under OWN_GLYPH_COVERED of (``bare``, at ``level``): judged once the card's print
+    shown is known (:func:`_print_shown`). What it would say if judged: ``missing`` (where, one
+    glyph deciding), ``unlike`` (its line's entry, the ``line``-th), ``suspects`` (to be read)."""
+
+    bare: float
+    level: float
+    line: int
+    missing: str | None = None
+    unlike: list[tuple[float, str, float]] = field(default_factory=list)
+    suspects: list[tuple[float, np.ndarray, np.ndarray, np.ndarray, str]] = field(default_factory=list)
+
+
+def _print_shown(alike: Sequence[tuple[np.ndarray, np.ndarray, int, int, int, int]], level: float) -> float:
+    """What share of a glyph's solid print the card shows at ``level`` or darker where it prints
+    the glyph alike (``alike``: the card's line, the blank's line, the glyph's box): the
+    PRINT_SHOWN_PCT percentile over PRINT_SHOWN_GLYPHS of them at most, evenly spaced; 1.0 with
+    fewer than PRINT_SHOWN_MIN. A 200-dpi scan shows all of it, a 150-dpi scan blown up to its
+    blank's 200 dpi three quarters to nine tenths (the vendor profile's seed 323232)."""
+    if len(alike) < PRINT_SHOWN_MIN:
+        return 1.0
+    step = max(1, len(alike) // PRINT_SHOWN_GLYPHS)
+    shares = []
+    for card, first, r0, r1, c0, c1 in alike[::step]:
+        solid = first[r0:r1, c0:c1] >= SOLID_LEVEL
+        if solid.any():
+            shares.append(float((card[r0:r1, c0:c1][solid] >= level).mean()))
+    return min(1.0, float(np.percentile(shares, PRINT_SHOWN_PCT))) if len(shares) >= PRINT_SHOWN_MIN else 1.0
 
 
 def _other_line(judged: int, absent: int, unlike: list[tuple[float, str, float]], weight: float) -> str | None:
@@ -1340,18 +1409,36 @@ class InkAcross:
         of ``solid``); False where no stamp lies there or under ACROSS_BARE_MIN of its solid
         print is bare (nothing to judge it by: the glyph is judged as any other). Another style's
         glyph under a stamp still shows unlike the blank's where the stamp leaves it bare."""
-        count = int(np.count_nonzero(solid))
-        if self._stamp() is None or count == 0:
-            return False
+        shown = self.bare_share(place, solid, views, level)
+        return shown is not None and shown >= share
+
+    def bare_share(self, place: tuple[int, int, int, int], solid: np.ndarray, views: Sequence[np.ndarray],
+                   level: float) -> float | None:
+        """:meth:`bare_shown`'s measure: the largest share, over ``views``, of the glyph's solid
+        print the stamp leaves bare that the card shows at ``level`` or darker; None where no
+        stamp lies there or under ACROSS_BARE_MIN of its solid print is bare."""
+        bare = self._bare(place, solid)
+        if bare is None or np.count_nonzero(bare) < ACROSS_BARE_MIN * np.count_nonzero(solid):
+            return None
+        return max(float((view[bare] >= level).mean()) for view in views)
+
+    def hides(self, place: tuple[int, int, int, int], solid: np.ndarray) -> bool:
+        """Whether the stamp lies over so much of a glyph's solid print that under ACROSS_BARE_MIN
+        of it is bare (nothing left to judge the glyph by)."""
+        bare = self._bare(place, solid)
+        return bare is not None and bool(np.count_nonzero(bare) < ACROSS_BARE_MIN * np.count_nonzero(solid))
+
+    def _bare(self, place: tuple[int, int, int, int], solid: np.ndarray) -> np.ndarray | None:
+        """The glyph's solid print (``solid`` at ``place``, x, y, w, h in the anchor's pixels)
+        the stamp leaves bare; None where there is no stamp or no solid print."""
+        if self._stamp() is None or not solid.any():
+            return None
         x, y, _w, _h = place
         to_mask = (np.diag([marks_across.FIT_PPI / self._model.dpi] * 2 + [1.0]) @ self._from_anchor
                    @ np.array([[1.0, 0.0, x], [0.0, 1.0, y], [0.0, 0.0, 1.0]]))
         under = cv2.warpPerspective(self._grown(), to_mask, (solid.shape[1], solid.shape[0]),
                                     flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0) > 0
-        bare = solid & ~under
-        if np.count_nonzero(bare) < ACROSS_BARE_MIN * count:
-            return False
-        return any(float((view[bare] >= level).mean()) >= share for view in views)
+        return solid & ~under
 
     def _stamp(self) -> np.ndarray | None:
         """The stamp's ink in the blank's frame at FIT_PPI (None: no stamp), measured once."""
