@@ -902,7 +902,7 @@ def _interpret_content(gray: np.ndarray, page: DecodedPage, codes: PageCodes, co
     if hints.style_is_hypothesis and style_source == "hint":
         from scanpipe.imaging.registration import layout_fit_score
 
-        fit = layout_fit_score(upright, registration, layout_page) if registration.method == "fiducials" else 1.0
+        fit = layout_fit_score(upright, registration, layout_page) if registration.method in ("fiducials", "fiducial corners") else 1.0
         if fit < HYPOTHESIS_MIN_FIT:
             return UnreadableCard(Reason.UNKNOWN_STYLE, f"no readable card code, and the duplicate's style {found.style} does not fit this card ({fit:.0%} of its targets found)")
         style_source = "duplicate_style"

@@ -255,7 +255,7 @@ class Registration:
     """
 
     homography: tuple[float, ...]  # 9 values, row-major 3x3
-    method: str  # "fiducials" | "reference"
+    method: str  # "fiducials" | "fiducial corners" (squares a tear or the scanner's edge took part of) | "reference"
     rotated_180: bool
     dpi: float
     anchors_found: int  # fiducials found (3 or 4), or inlier matches for a reference

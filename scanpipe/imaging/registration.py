@@ -34,6 +34,18 @@ SEARCH_MARGIN_IN = 0.7  # skew of 3 degrees moves a corner ~0.36 in; shifts add 
 WORK_DPI = 100.0
 MIN_DPI, MAX_DPI = 100.0, 600.0
 MAX_AFFINE_RESIDUAL_IN = 0.03
+# A corner square a tear, a dog-ear or the scanner's edge took part of still shows its inner
+# corner (the one facing the page's centre): where fewer than three squares are found whole,
+# each such remnant's inner corner is used (:func:`_inner_corner`) when its two edges there run
+# straight, at right angles, for INNER_EDGE_SHARE of the square's side, and the fit stands only
+# with all four corners agreeing and the targets' printed outlines seen where it puts them
+# (INNER_FIT_MIN of them). Made on the hardest profile's seed 3232: four cards of its 8,476
+# (a tear or the scanner's edge through two squares, skewed 2.8-3 degrees) were refused before
+INNER_EDGE_SHARE = 0.4
+INNER_EDGE_TOL_PX = 2.5  # an edge's pixels this far off its line at most (a 3-degree skew: 0.05 px a px)
+INNER_MIN_AREA = 0.15  # of the square's area, at least, left of it
+INNER_FIT_MIN = 0.9
+INNER_NEAR_IN = 0.2  # a remnant lies this near where the squares found whole put its square (besides its side)
 MAX_BLANK_RESIDUAL_IN = 0.012  # a card registered to its blank must fit it this well (RMS)
 MAX_PERSPECTIVE_IN = 0.04  # a scanned card's mapping is affine within this (photos are not)
 MIN_SCAN_DPI = 120.0  # below this a vendor card is refused (low_resolution): its ovals are a few pixels
@@ -107,11 +119,101 @@ def register_by_fiducials(
     image_pts = [(f[0], f[1]) for f, ok in zip(found, usable) if ok and f is not None]
     if len(image_pts) < 3:
         missing = [CORNER_NAMES[i] if i < 4 else f"#{i + 1}" for i, f in enumerate(found) if f is None]
-        return RegistrationFailure(
+        failure = RegistrationFailure(
             Reason.NO_FIDUCIALS,
             f"found {len(image_pts)} of {len(found)} fiducials; missing: {', '.join(missing)}",
         )
+        return _by_inner_corners(gray, page, found, dpi, failure)
     return _fit(np.array(layout_pts), np.array(image_pts), dpi)
+
+
+def _by_inner_corners(gray: np.ndarray, page: LayoutPage, found: Sequence[tuple[float, float, bool] | None], dpi: float,
+                      failure: RegistrationFailure) -> Registration | RegistrationFailure:
+    """The fit of the squares found whole (their centres) and of the inner corners of those a
+    tear, a dog-ear or the image's edge took part of (:func:`_inner_corner`), where all four
+    are found, agree (an affine fit within MAX_AFFINE_RESIDUAL_IN: a remnant whose corner was
+    misread would go unseen among three) and the targets' printed outlines show where the fit
+    puts them (INNER_FIT_MIN of them); else ``failure``."""
+    width_in, height_in = page.size_in
+    whole = [(box, (f[0], f[1])) for box, f in zip(page.fiducials_in, found, strict=True) if f is not None and not f[2]]
+    # where each square should be: by the squares found whole (two fix a turn, a scale and a
+    # shift; a scanner's stretch of 1-2% leaves a tenth of an inch), else by the dpi alone
+    predict = np.diag([dpi, dpi, 1.0])
+    if len(whole) >= 2:
+        similar, _inliers = cv2.estimateAffinePartial2D(np.array([_box_centre(b) for b, _ in whole], np.float32),
+                                                        np.array([p for _, p in whole], np.float32))
+        if similar is not None:
+            predict = np.vstack([similar, [0.0, 0.0, 1.0]])
+    layout_pts: list[tuple[float, float]] = [_box_centre(b) for b, _ in whole]
+    image_pts: list[tuple[float, float]] = [p for _, p in whole]
+    partial = 0
+    for box, f in zip(page.fiducials_in, found, strict=True):
+        if f is not None and not f[2]:
+            continue
+        toward = (1.0 if box[0] + box[2] / 2 < width_in / 2 else -1.0, 1.0 if box[1] + box[3] / 2 < height_in / 2 else -1.0)
+        at = predict @ np.array([*_box_centre(box), 1.0])
+        corner = _inner_corner(gray, box, dpi, toward, (float(at[0] / at[2]), float(at[1] / at[2])))
+        if corner is not None:
+            layout_pts.append((box[0] + (box[2] if toward[0] > 0 else 0.0), box[1] + (box[3] if toward[1] > 0 else 0.0)))
+            image_pts.append(corner)
+            partial += 1
+    if partial == 0 or len(image_pts) < 4 or _affine_residual(np.array(layout_pts), np.array(image_pts)) > MAX_AFFINE_RESIDUAL_IN * dpi:
+        return failure  # every corner of the four needed, and all agreeing: a remnant misread would go unseen in three
+    fitted = _fit(np.array(layout_pts), np.array(image_pts), dpi)
+    if isinstance(fitted, RegistrationFailure) or layout_fit_score(gray, fitted, page) < INNER_FIT_MIN:
+        return failure
+    return Registration(homography=fitted.homography, method="fiducial corners", rotated_180=False, dpi=dpi,
+                        anchors_found=fitted.anchors_found, residual_px=fitted.residual_px)
+
+
+def _inner_corner(gray: np.ndarray, box: Box, dpi: float, toward: tuple[float, float],
+                  centre_px: tuple[float, float]) -> tuple[float, float] | None:
+    """The image point (pixels) of a corner square's inner corner, the one facing ``toward``
+    the page's centre (+1/-1 along x and y), where what is left of the square (INNER_MIN_AREA
+    of it or more, the solid ink nearest where its centre should be, ``centre_px``, within its
+    side and INNER_NEAR_IN) shows that corner with both its edges: from
+    the corner, ink runs INNER_EDGE_SHARE of the side or more away from the centre along each
+    axis, and the edge facing the centre stays within INNER_EDGE_TOL_PX of the corner's row
+    (or column) all along that run; else None (a tear through the inner corner)."""
+    x0, y0, window = _corner_window(gray, box, dpi)
+    side = box[2] * dpi
+    if window.size == 0 or side < 4:
+        return None
+    smooth = cv2.blur(window, (3, 3))
+    count, labels, stats, _centroids = cv2.connectedComponentsWithStats(_solid_ink(smooth, side), connectivity=8)
+    expected = (centre_px[0] - x0, centre_px[1] - y0)
+    best, best_distance = 0, np.inf
+    for k in range(1, count):
+        left, top, w, h, area = (int(v) for v in stats[k])
+        if area < INNER_MIN_AREA * side * side or w > 1.3 * side or h > 1.3 * side:
+            continue
+        distance = float(np.hypot(left + w / 2 - expected[0], top + h / 2 - expected[1]))
+        if distance < best_distance and distance < side + INNER_NEAR_IN * dpi:
+            best, best_distance = k, distance
+    if best == 0:
+        return None
+    ys, xs = np.nonzero(labels == best)
+    # the pixel furthest toward the centre along the diagonal: the inner corner of a square
+    # turned a few degrees (a 45-degree turn would make it an edge's middle)
+    k = int(np.argmax(toward[0] * xs + toward[1] * ys))
+    cx, cy = int(xs[k]), int(ys[k])
+    run = int(np.ceil(INNER_EDGE_SHARE * side))
+    sx, sy = -int(toward[0]), -int(toward[1])  # away from the centre
+    mask = labels == best
+    # the edge facing the centre vertically (a row of ink's first pixel, column by column) and
+    # horizontally (row by row), over ``run`` pixels away from the corner
+    for along in range(run):
+        col, row = cx + sx * along, cy + sy * along
+        if not (0 <= col < mask.shape[1] and 0 <= row < mask.shape[0]):
+            return None
+        column, line = mask[:, col], mask[row, :]
+        if not column.any() or not line.any():
+            return None
+        edge_row = int(np.nonzero(column)[0].max() if toward[1] > 0 else np.nonzero(column)[0].min())
+        edge_col = int(np.nonzero(line)[0].max() if toward[0] > 0 else np.nonzero(line)[0].min())
+        if abs(edge_row - cy) > INNER_EDGE_TOL_PX + 0.06 * along or abs(edge_col - cx) > INNER_EDGE_TOL_PX + 0.06 * along:
+            return None
+    return float(cx + x0), float(cy + y0)
 
 
 def _fit(layout_pts: np.ndarray, image_pts: np.ndarray, dpi: float) -> Registration | RegistrationFailure:
