@@ -42,7 +42,8 @@ MAX_AFFINE_RESIDUAL_IN = 0.03
 # (INNER_FIT_MIN of them). Made on the hardest profile's seed 3232: four cards of its 8,476
 # (a tear or the scanner's edge through two squares, skewed 2.8-3 degrees) were refused before
 INNER_EDGE_SHARE = 0.4
-INNER_EDGE_TOL_PX = 2.5  # an edge's pixels this far off its line at most (a 3-degree skew: 0.05 px a px)
+INNER_EDGE_TOL_PX = 2.5  # an edge's pixels this far off the corner's row or column at most ...
+INNER_EDGE_SLOPE = 0.06  # ... and this much more a pixel along it (a skew of 3.4 degrees)
 INNER_MIN_AREA = 0.15  # of the square's area, at least, left of it
 INNER_FIT_MIN = 0.9
 INNER_NEAR_IN = 0.2  # a remnant lies this near where the squares found whole put its square (besides its side)
@@ -192,14 +193,14 @@ def _inner_corner(gray: np.ndarray, box: Box, dpi: float, toward: tuple[float, f
             best, best_distance = k, distance
     if best == 0:
         return None
-    ys, xs = np.nonzero(labels == best)
+    mask = labels == best
+    ys, xs = np.nonzero(mask)
     # the pixel furthest toward the centre along the diagonal: the inner corner of a square
     # turned a few degrees (a 45-degree turn would make it an edge's middle)
     k = int(np.argmax(toward[0] * xs + toward[1] * ys))
     cx, cy = int(xs[k]), int(ys[k])
     run = int(np.ceil(INNER_EDGE_SHARE * side))
     sx, sy = -int(toward[0]), -int(toward[1])  # away from the centre
-    mask = labels == best
     # the edge facing the centre vertically (a row of ink's first pixel, column by column) and
     # horizontally (row by row), over ``run`` pixels away from the corner
     for along in range(run):
@@ -211,9 +212,11 @@ def _inner_corner(gray: np.ndarray, box: Box, dpi: float, toward: tuple[float, f
             return None
         edge_row = int(np.nonzero(column)[0].max() if toward[1] > 0 else np.nonzero(column)[0].min())
         edge_col = int(np.nonzero(line)[0].max() if toward[0] > 0 else np.nonzero(line)[0].min())
-        if abs(edge_row - cy) > INNER_EDGE_TOL_PX + 0.06 * along or abs(edge_col - cx) > INNER_EDGE_TOL_PX + 0.06 * along:
+        tolerance = INNER_EDGE_TOL_PX + INNER_EDGE_SLOPE * along
+        if abs(edge_row - cy) > tolerance or abs(edge_col - cx) > tolerance:
             return None
-    return float(cx + x0), float(cy + y0)
+    # the corner lies where ink meets paper: half a pixel on from the last pixel of ink
+    return float(cx + x0 + 0.5 * toward[0]), float(cy + y0 + 0.5 * toward[1])
 
 
 def _fit(layout_pts: np.ndarray, image_pts: np.ndarray, dpi: float) -> Registration | RegistrationFailure:
