@@ -124,6 +124,15 @@ def _drawn_and_read(election_only: tuple[Path, InterpretContext], seed: int, ind
     return card, result
 
 
+def _not_for_a_person(card: dict, result: ReadCard, mark: str) -> list[str]:
+    """The options drawn with ``mark`` (the card has one at least) that the reading does not
+    send to a person."""
+    got = {t.score.option: t for t in result.targets}
+    drawn = [t["option"] for t in card["targets"] if t["mark"] == mark]
+    assert drawn, f"the card has a {mark}"
+    return [o for o in drawn if got[o].status.value != "unknown"]
+
+
 @pytest.mark.parametrize("seed, index, why", [
     (4711, 147, "a pencil loop joined to the rule under its row, which a dithered bilevel scan prints thicker"),
     (4711, 75, "a pencil loop touching the rule under its row, on a thresholded scan"),
@@ -133,11 +142,7 @@ def _drawn_and_read(election_only: tuple[Path, InterpretContext], seed: int, ind
 def test_loops_round_names_that_found_a_fault_go_to_a_person(election_only: tuple[Path, InterpretContext], seed: int,
                                                              index: int, why: str) -> None:
     """Cards of the fifth renderer's seed 4711 whose circled names were read as no vote."""
-    card, result = _drawn_and_read(election_only, seed, index)
-    got = {t.score.option: t for t in result.targets}
-    circled = [t["option"] for t in card["targets"] if t["mark"] == "circled_name"]
-    assert circled, "the card has a circled name"
-    assert [o for o in circled if got[o].status.value != "unknown"] == [], why
+    assert _not_for_a_person(*_drawn_and_read(election_only, seed, index), "circled_name") == [], why
 
 
 @pytest.mark.parametrize("seed, index, why", [
@@ -154,11 +159,7 @@ def test_a_check_drawn_over_an_arrow_s_tail_goes_to_a_person(election_only: tupl
     seen as a check and the target read as no vote (9 of the 47 on seeds 2828 and 3030). A
     piece that meets the print and lies mostly off it beside a target is a check the print
     cuts (:mod:`scanpipe.imaging.marks_loops`)."""
-    card, result = _drawn_and_read(election_only, seed, index)
-    got = {t.score.option: t for t in result.targets}
-    beside = [t["option"] for t in card["targets"] if t["mark"] == "check_beside"]
-    assert beside, "the card has a check beside an arrow"
-    assert [o for o in beside if got[o].status.value != "unknown"] == [], why
+    assert _not_for_a_person(*_drawn_and_read(election_only, seed, index), "check_beside") == [], why
 
 
 def test_a_thin_name_a_thresholded_scan_breaks_up_is_a_write_in(election_only: tuple[Path, InterpretContext]) -> None:
