@@ -138,6 +138,9 @@ def _not_for_a_person(card: dict, result: ReadCard, mark: str) -> list[str]:
     (4711, 75, "a pencil loop touching the rule under its row, on a thresholded scan"),
     (4711, 41, "a pencil loop the print breaks in two where it crosses the name's tall letters (gray, 300 dpi)"),
     (4711, 146, "a ballpoint loop the print breaks in two, on a JPEG scan"),
+    (3434, 60, "a loop drawn tight along the name, both its ends across the first and last letters (gray JPEG)"),
+    (3333, 147, "a loop drawn tight along the name, both its ends across the first and last letters (thresholded)"),
+    (3434, 110, "a loop on a dithered bilevel scan, whose dots the widened print joins into specks"),
 ])
 def test_loops_round_names_that_found_a_fault_go_to_a_person(election_only: tuple[Path, InterpretContext], seed: int,
                                                              index: int, why: str) -> None:
@@ -150,6 +153,8 @@ def test_loops_round_names_that_found_a_fault_go_to_a_person(election_only: tupl
     (3030, 207, "a thresholded card, a stain beside it"),
     (2828, 73, "a gray card, a fold through it"),
     (2828, 9, "a gray card, a fold through it"),
+    (3232, 79, "a dithered bilevel scan: the check's gray pencil in dots"),
+    (3333, 161, "a dithered bilevel scan: the check's gray pencil in dots"),
 ])
 def test_a_check_drawn_over_an_arrow_s_tail_goes_to_a_person(election_only: tuple[Path, InterpretContext], seed: int,
                                                             index: int, why: str) -> None:
@@ -160,6 +165,14 @@ def test_a_check_drawn_over_an_arrow_s_tail_goes_to_a_person(election_only: tupl
     piece that meets the print and lies mostly off it beside a target is a check the print
     cuts (:mod:`scanpipe.imaging.marks_loops`)."""
     assert _not_for_a_person(*_drawn_and_read(election_only, seed, index), "check_beside") == [], why
+
+
+def test_a_check_after_a_name_on_a_dithered_scan_goes_to_a_person(election_only: tuple[Path, InterpretContext]) -> None:
+    """Seed 3232's card 126, a dithered bilevel scan: checks drawn in pencil after two names.
+    Checks were not looked for on a card whose drawn ink is mostly specks (a dithered shade,
+    widened, is nothing else), so both read as no vote; sampled averaged instead, the shade
+    is its gray again and the checks are strokes (:mod:`scanpipe.imaging.marks_loops`)."""
+    assert _not_for_a_person(*_drawn_and_read(election_only, 3232, 125), "check_beside") == []
 
 
 def test_a_thin_name_a_thresholded_scan_breaks_up_is_a_write_in(election_only: tuple[Path, InterpretContext]) -> None:

@@ -9,7 +9,13 @@ the blank does not print is looked at across the whole page, at LOOP_PPI:
    error), target boxes and write-in areas left out, and nothing within RULE_NEAR_PX of the
    blank's rules (straight runs of print RULE_MIN_IN long: a scan printing a rule thicker
    rims it with "drawn" ink, which would join a loop touching it into one long piece along
-   the print): what a voter drew away from the targets.
+   the print): what a voter drew away from the targets. The card is sampled with its print
+   widened a pixel (a pen stroke finer than the raster's spacing is not missed); where what
+   that leaves is mostly specks (CHECK_SPECKS_IN2: a dithered bilevel scan, whose dots of a
+   shade or a pencil's gray the widening joins into print and whose loops it breaks into
+   specks), the card is sampled averaged over the raster's pixel instead, and used so where
+   that is clean (the fifth renderer's dithered cards: a circled name and checks beside names
+   and over arrows' tails read as no vote on seeds 3232, 3333 and 3434).
 2. Each connected piece of it the size of a loop around a name is a **loop** when it runs
    along at least three of its bounding box's four sides (an underline, a crossing line, an
    X or a check does not), encloses the blank's print (a name), holds little drawn ink
@@ -17,7 +23,9 @@ the blank does not print is looked at across the whole page, at LOOP_PPI:
    hold more) and runs mostly through paper, not along the print
    (a scan printing every stroke thicker than its blank rims a printed bar with "drawn" ink).
    Its score is the third-best side's coverage: the share of the box's columns (top,
-   bottom) or rows (left, right) its ink reaches there. A piece that is not surely a loop alone
+   bottom) or rows (left, right) its ink reaches there; one side, or both ends (left and
+   right: a loop drawn tight along the name crosses its first and last letters), may count
+   the print it runs over as loop hidden there. A piece that is not surely a loop alone
    (under 1) is also taken together with the pieces whose boxes overlap its own, the better
    score kept (a loop the print cuts in two where it runs along tall letters).
 3. The loop belongs to the target on its row on the names' side: the side of its targets on
@@ -32,8 +40,8 @@ size whose own pixels, where the print does not hide them, spread across their m
 (a straight stray line does not: section 7 reads it as no vote), fill no more than a blot
 would, do not run into a target's box (a target's own mark run over its edge) and stand alone
 (CHECK_CLEAR_IN: a fragment of a stamp's letters or a signature has others round it); not looked
-for on a card whose drawn ink is mostly specks (CHECK_SPECKS_IN2: speckled stock or a dithered
-bilevel scan, whose specks join into any shape). A check drawn over the target's own print (an
+for on a card whose drawn ink is mostly specks however it is sampled (CHECK_SPECKS_IN2:
+speckled stock, whose specks join into any shape). A check drawn over the target's own print (an
 arrow's tail) leaves only what the print does not hide: the end of an arm above the tail, a
 stub below, nearly straight at LOOP_PPI (the fifth renderer's "check beside" arrows, 9 of 47
 read as no vote on seeds 2828 and 3030). A piece of a check's size that meets the print (it runs
@@ -54,7 +62,7 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
-from scanpipe.imaging.reference import component_boxes, paper_level, warp_in_tiles
+from scanpipe.imaging.reference import component_boxes, paper_level, reduce_to, warp_in_tiles
 from scanpipe.types import TargetDef
 
 LOOP_PPI = 75.0  # the page looked at this finely (a pen stroke survives: the card's print is widened a pixel first)
@@ -111,58 +119,62 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
     blank_dark, blank_near, beside_print, near_rules, side, upright_rules = learned
     h, w = blank_dark.shape
     to_px = np.array([[1.0, 0.0, -0.5], [0.0, 1.0, -0.5], [0.0, 0.0, 1.0]]) @ hom @ _loop_to_inches()
-    # the card's print widened a pixel, so a pen stroke finer than a sample's spacing is sampled
-    widened = cv2.erode(gray, np.ones((3, 3), np.uint8))
-    card = _warp(widened, to_px, (w, h))
-    dark = np.clip(1.0 - card.astype(np.float32) / paper_level(card), 0.0, 1.0)
-    drawn = (dark - blank_near >= LOOP_STROKE).astype(np.uint8)
     left_out = _left_out(targets, (h, w))
-    drawn[left_out] = 0
-    drawn[near_rules] = 0  # a rule printed thicker, or a little off, in this scan
-    # a speckled or dithered scan's specks join into any shape: checks are looked for only on a
-    # clean one (counted once, where a piece of a check's size first asks)
-    looks_for_checks: bool | None = None
+    # the card's print widened a pixel, so a pen stroke finer than a sample's spacing is sampled
+    widened = _drawn(_warp(cv2.erode(gray, np.ones((3, 3), np.uint8)), to_px, (w, h)), blank_near, left_out, near_rules)
+    # a speckled or dithered scan's specks join into any shape: checks are looked for only on a clean one
+    clean = _specks_per_in2(widened) <= CHECK_SPECKS_IN2
+    drawings = [(widened, clean)]
+    if not clean:
+        # a dithered scan (or speckled stock): widened, its dots of a shade or a pencil's gray join
+        # into print and break a loop into specks; averaged over the raster's pixel, a shade is
+        # its gray again and a drawn line a line (a light pencil's loop may fall under
+        # LOOP_STROKE so, where the widened dots still show it: both are looked at)
+        px_per_in = float(np.sqrt(abs(np.linalg.det(hom[:2, :2]))))
+        small = reduce_to(gray, px_per_in, LOOP_PPI)
+        to_small = np.diag([small.shape[1] / gray.shape[1], small.shape[0] / gray.shape[0], 1.0]) @ to_px
+        averaged = _drawn(_warp(small, to_small, (w, h)), blank_near, left_out, near_rules)
+        if _specks_per_in2(averaged) <= CHECK_SPECKS_IN2:
+            drawings.append((averaged, True))
     # drawn ink reaching a target's box is that target's own mark run over its edge, not one beside it
     at_targets = cv2.dilate(left_out.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
-    # pieces this close are one drawing: a loop is broken where it grazes print (taken out with it)
-    found = component_boxes(cv2.dilate(drawn, np.ones((JOIN_PX, JOIN_PX), np.uint8)))
-    if found is None:
-        return out
-    labels, table = found[0], found[1]
-    pieces = table.tolist()
     boxes = np.array([t.box_in for t in targets], np.float64) * LOOP_PPI
     lo, hi = np.array(LOOP_MIN_IN) * LOOP_PPI, np.array(LOOP_MAX_IN) * LOOP_PPI
     check_lo, check_hi = CHECK_IN[0] * LOOP_PPI, CHECK_IN[1] * LOOP_PPI
-    for k, x, y, bw, bh in pieces:
-        loop_sized = lo[0] <= bw <= hi[0] and lo[1] <= bh <= hi[1]
-        check_sized = check_lo <= bw <= check_hi and check_lo <= bh <= check_hi
-        if not (loop_sized or check_sized):
+    for drawn, looks_for_checks in drawings:
+        # pieces this close are one drawing: a loop is broken where it grazes print (taken out with it)
+        found = component_boxes(cv2.dilate(drawn, np.ones((JOIN_PX, JOIN_PX), np.uint8)))
+        if found is None:
             continue
-        at: tuple[int, int, int, int] = (x, y, bw, bh)
-        score = _loop_at(drawn, labels, (k,), at, blank_dark, beside_print) if loop_sized else 0.0
-        if loop_sized and score < 1.0:
-            # a loop the print broke in two (it crosses a letter): with the pieces whose boxes
-            # overlap its box, taken together (the piece alone may be some of it)
-            joined = _overlapping(table, k, at)
-            if joined is not None and lo[0] <= joined[1][2] <= hi[0] and lo[1] <= joined[1][3] <= hi[1]:
-                together = _loop_at(drawn, labels, *joined, blank_dark, beside_print)
-                score, at = (together, joined[1]) if together > score else (score, at)
-        check = False
-        if score <= 0.0 and check_sized and looks_for_checks is None:
-            looks_for_checks = _specks_per_in2(drawn) <= CHECK_SPECKS_IN2
-        if score <= 0.0 and check_sized and looks_for_checks:
-            own = (labels[y: y + bh, x: x + bw] == k) & drawn[y: y + bh, x: x + bw].astype(bool)
-            hugs, size = int(np.count_nonzero(own & beside_print[y: y + bh, x: x + bw])), int(np.count_nonzero(own))
-            cut = 0 < hugs and size >= CUT_CHECK_MIN_PX and _beside_a_target(boxes, named, at, side)  # the rest under the print
-            check = (hugs <= LOOP_MAX_HUG * size  # not the print's own rim
-                     and not (own & at_targets[y: y + bh, x: x + bw]).any() and (_check_like(own) or cut)
-                     and _alone(drawn, labels, k, at, beside_print))
-        if check:
-            score = 1.0  # a check (or an X, a tick) drawn beside the option, outside its target
-        if score <= 0.0:
-            continue
-        for i in _owners(boxes, named, at, side, near_in=CHECK_NEAR_IN if check else 0.0, rules=upright_rules):
-            out[i] = max(out[i], score)
+        labels, table = found[0], found[1]
+        for k, x, y, bw, bh in table.tolist():
+            loop_sized = lo[0] <= bw <= hi[0] and lo[1] <= bh <= hi[1]
+            check_sized = check_lo <= bw <= check_hi and check_lo <= bh <= check_hi
+            if not (loop_sized or check_sized):
+                continue
+            at: tuple[int, int, int, int] = (x, y, bw, bh)
+            score = _loop_at(drawn, labels, (k,), at, blank_dark, beside_print) if loop_sized else 0.0
+            if loop_sized and score < 1.0:
+                # a loop the print broke in two (it crosses a letter): with the pieces whose boxes
+                # overlap its box, taken together (the piece alone may be some of it)
+                joined = _overlapping(table, k, at)
+                if joined is not None and lo[0] <= joined[1][2] <= hi[0] and lo[1] <= joined[1][3] <= hi[1]:
+                    together = _loop_at(drawn, labels, *joined, blank_dark, beside_print)
+                    score, at = (together, joined[1]) if together > score else (score, at)
+            check = False
+            if score <= 0.0 and check_sized and looks_for_checks:
+                own = (labels[y: y + bh, x: x + bw] == k) & drawn[y: y + bh, x: x + bw].astype(bool)
+                hugs, size = int(np.count_nonzero(own & beside_print[y: y + bh, x: x + bw])), int(np.count_nonzero(own))
+                cut = 0 < hugs and size >= CUT_CHECK_MIN_PX and _beside_a_target(boxes, named, at, side)  # the rest under the print
+                check = (hugs <= LOOP_MAX_HUG * size  # not the print's own rim
+                         and not (own & at_targets[y: y + bh, x: x + bw]).any() and (_check_like(own) or cut)
+                         and _alone(drawn, labels, k, at, beside_print))
+            if check:
+                score = 1.0  # a check (or an X, a tick) drawn beside the option, outside its target
+            if score <= 0.0:
+                continue
+            for i in _owners(boxes, named, at, side, near_in=CHECK_NEAR_IN if check else 0.0, rules=upright_rules):
+                out[i] = max(out[i], score)
     return out
 
 
@@ -208,6 +220,17 @@ def _overlapping(table: np.ndarray, k: int, box: tuple[int, int, int, int]) -> t
     x0, y0 = min(x, int(hit[:, 1].min())), min(y, int(hit[:, 2].min()))
     x1, y1 = max(x + bw, int((hit[:, 1] + hit[:, 3]).max())), max(y + bh, int((hit[:, 2] + hit[:, 4]).max()))
     return (k, *(int(v) for v in hit[:, 0])), (x0, y0, x1 - x0, y1 - y0)
+
+
+def _drawn(card: np.ndarray, blank_near: np.ndarray, left_out: np.ndarray, near_rules: np.ndarray) -> np.ndarray:
+    """What the voter drew (uint8), ``card`` sampled at LOOP_PPI: its darkness LOOP_STROKE
+    beyond the blank's (``blank_near``), neither on a target (``left_out``) nor near a rule
+    (``near_rules``: a rule printed thicker, or a little off, in this scan)."""
+    dark = np.clip(1.0 - card.astype(np.float32) / paper_level(card), 0.0, 1.0)
+    drawn = (dark - blank_near >= LOOP_STROKE).astype(np.uint8)
+    drawn[left_out] = 0
+    drawn[near_rules] = 0
+    return drawn
 
 
 def _warp(gray: np.ndarray, to_px: np.ndarray, size: tuple[int, int]) -> np.ndarray:
@@ -339,8 +362,8 @@ def _check_like(own: np.ndarray) -> bool:
 
 def _loop_score(own: np.ndarray, printed: np.ndarray, drawn: np.ndarray) -> float:
     """How surely the piece ``own`` (its bounding box) is a loop around print: the third-best
-    coverage of its four sides, one of which may count the print it runs over as the loop
-    hidden there; 0 where it encloses no print or much drawn ink."""
+    coverage of its four sides, one of which, or both ends (left and right), may count the
+    print they run over as the loop hidden there; 0 where it encloses no print or much drawn ink."""
     h, w = own.shape
     band_r = max(2, min(int(round(SIDE_BAND * h)), int(SIDE_BAND_MAX_IN * LOOP_PPI)))
     band_c = max(2, min(int(round(SIDE_BAND * w)), int(SIDE_BAND_MAX_IN * LOOP_PPI)))
@@ -355,10 +378,12 @@ def _loop_score(own: np.ndarray, printed: np.ndarray, drawn: np.ndarray) -> floa
         return 0.0
     drawn_sides, hidden_sides = sides(own), sides(own | printed)
     # one side may run over the print (a loop's end across the name's first letter, where ink
-    # over print is not measured): that side counts the print it crosses as hidden loop
+    # over print is not measured): that side counts the print it crosses as hidden loop; so
+    # may both ends of a loop drawn tight along the name, across its first and last letters
     best = sorted(drawn_sides)[1]
     for k in range(4):
         best = max(best, sorted(drawn_sides[:k] + [hidden_sides[k]] + drawn_sides[k + 1:])[1])
+    best = max(best, sorted(drawn_sides[:2] + hidden_sides[2:])[1])
     return float(best)
 
 
