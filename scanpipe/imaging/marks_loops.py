@@ -13,9 +13,11 @@ the blank does not print is looked at across the whole page, at LOOP_PPI:
    widened a pixel (a pen stroke finer than the raster's spacing is not missed); where what
    that leaves is mostly specks (CHECK_SPECKS_IN2: a dithered bilevel scan, whose dots of a
    shade or a pencil's gray the widening joins into print and whose loops it breaks into
-   specks), the card is sampled averaged over the raster's pixel instead, and used so where
-   that is clean (the fifth renderer's dithered cards: a circled name and checks beside names
-   and over arrows' tails read as no vote on seeds 3232, 3333 and 3434).
+   specks), the card is also sampled averaged over the raster's pixel and, where that is
+   clean, looked at so as well, checks too, the higher score kept (a light pencil's loop
+   averaged may fall under LOOP_STROKE where its widened dots still show it; the fifth
+   renderer's dithered cards: a circled name and checks beside names and over arrows' tails
+   read as no vote on seeds 3232, 3333 and 3434).
 2. Each connected piece of it the size of a loop around a name is a **loop** when it runs
    along at least three of its bounding box's four sides (an underline, a crossing line, an
    X or a check does not), encloses the blank's print (a name), holds little drawn ink
