@@ -141,6 +141,7 @@ def _not_for_a_person(card: dict, result: ReadCard, mark: str) -> list[str]:
     (3434, 60, "a loop drawn tight along the name, both its ends across the first and last letters (gray JPEG)"),
     (3333, 147, "a loop drawn tight along the name, both its ends across the first and last letters (thresholded)"),
     (3434, 110, "a loop on a dithered bilevel scan, whose dots the widened print joins into specks"),
+    (3535, 227, "a felt pen's loop drawn tight round the name, its stroke thicker than its box's band leaves (dithered)"),
 ])
 def test_loops_round_names_that_found_a_fault_go_to_a_person(election_only: tuple[Path, InterpretContext], seed: int,
                                                              index: int, why: str) -> None:
