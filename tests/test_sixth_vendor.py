@@ -468,3 +468,36 @@ def test_a_legal_card_askew_that_correlates_weakly_upside_down_reads_as_fed(shee
     (card,) = interpret_file(str(tmp_path / entry["file"]), context, CardHints(), "t")
     assert isinstance(card.interpretation, ReadCard), card.interpretation
     assert card.interpretation.style == entry["style"] and not card.interpretation.registration.rotated_180
+
+
+def test_a_loop_round_a_name_whose_light_print_a_threshold_took_is_no_other_print(tmp_path: Path) -> None:
+    """Seed 3434's sheet 169 (``0170.tif``): a Dominion-like card thresholded at 127, its light
+    gray print mostly gone, a voter's loop drawn round "Against / En contra". The square inch
+    round the loop shows 26% of its blank's print and holds the loop, which was taken for other
+    print: the card was refused (``unknown_style``). A closed piece round the blank's print is
+    a voter's loop, no other print (:func:`scanpipe.imaging.style._loops_round`); the card
+    reads, the circled name for a person. Against the election without its style it is still
+    queued (the split letter it prints differs from the lone blank's)."""
+    from tests.sixth_vendor import make_card
+
+    election_path = write_election(tmp_path / "election")
+    (entry,) = make_card(tmp_path, 3434, 169)
+    assert entry["mode"].endswith("threshold"), entry["mode"]
+    election = load_election(election_path)
+    context = InterpretContext(election, load_thresholds(), load_references(election, cache=False))
+    (card,) = interpret_file(str(tmp_path / entry["file"]), context, CardHints(), "t")
+    assert isinstance(card.interpretation, ReadCard), card.interpretation
+    assert card.interpretation.style == entry["style"]
+    statuses = {t.score.option: t.status.value for t in card.interpretation.targets}
+    for target in entry["targets"]:
+        want = {"vote": ("yes", "unknown"), "no_vote": ("no", "unknown"), "ambiguous": ("unknown",)}[target["intent"]]
+        assert statuses[target["option"]] in want, (target, statuses[target["option"]])
+    assert any(t["mark"] == "circled_name" for t in entry["targets"])
+    definition = json.loads(election_path.read_text())
+    lacking = dict(definition, ballot_styles=[s for s in definition["ballot_styles"] if s["id"] != entry["style"]])
+    without = election_path.with_name("election-without.json")
+    without.write_text(json.dumps(lacking))
+    election = load_election(without)
+    context = InterpretContext(election, load_thresholds(), load_references(election, cache=False))
+    (card,) = interpret_file(str(tmp_path / entry["file"]), context, CardHints(), "t")
+    assert not isinstance(card.interpretation, ReadCard), f"read as {card.interpretation.style} without {entry['style']}"

@@ -91,6 +91,9 @@ BLOCK_MIN_PRESENT = 0.6  # ... at least this share must be on the card, unless .
 EDGE_IN = 0.5  # ... away from the page's edges (timing marks a scanner may cut or shift) ...
 STRUCTURE_PX = 12  # ... in connected pieces of at least this many pixels (text, rules; not dither)
 BLOCK_MIN_EXTRA = 0.3  # ... the card prints less than this much (share of it) elsewhere in the square
+LOOP_ROUND_MIN_IN = 0.1  # of that, a voter's loop round the blank's print is none: a closed piece this wide and tall at least ...
+LOOP_ROUND_HOLE = 0.3  # ... whose hole fills this share of its box at least ...
+LOOP_ROUND_PRINT = 0.03  # ... and holds the blank's print on this share of it at least
 # Look-alike blanks whose print differs only where both print (one precinct name or number
 # set in place of another): at FRAME_DPI no pixel is solid on one and paper on the other, so
 # such a pair is compared in detail, at the blanks' own resolution (:func:`_detail_margin`)
@@ -1561,13 +1564,42 @@ def _missing_block(card: np.ndarray, blank: np.ndarray, judged: np.ndarray, *, s
         return None
     near_print = cv2.dilate(blank.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
     card_ink = cv2.erode(card.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool) & judged  # undo the dilation
-    extra = _block_sums(_structured(card_ink & ~near_print), side)
-    bad = lacking & (extra >= BLOCK_MIN_EXTRA * n)
+    other = _structured(card_ink & ~near_print)
+    bad = lacking & (_block_sums(other, side) >= BLOCK_MIN_EXTRA * n)
+    if bad.any():  # a voter's loop round a name is no other print (a light print's scan may show little of the name)
+        bad = lacking & (_block_sums(other & ~_loops_round(other, blank), side) >= BLOCK_MIN_EXTRA * n)
     if not bad.any():
         return None
     r, c = np.unravel_index(int(np.argmin(np.where(bad, present, 2.0))), bad.shape)
     return (f"only {present[r, c]:.0%} of its print near ({c * side / FRAME_DPI:.1f} in, {r * side / FRAME_DPI:.1f} in) "
             "is on the card, which prints something else there")
+
+
+def _loops_round(mask: np.ndarray, blank: np.ndarray) -> np.ndarray:
+    """The pieces of ``mask`` (the card's ink beside the blank's print, in the frame) that are
+    closed loops round the blank's print: a piece LOOP_ROUND_MIN_IN across each way at least
+    whose largest hole (what it cuts off from its box's edge) fills LOOP_ROUND_HOLE of its box
+    and holds the blank's print (LOOP_ROUND_PRINT of the hole at least). A voter who circles a
+    name draws one; another style's print seldom is one (its text, its rules are not)."""
+    out = np.zeros(mask.shape, bool)
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
+    least = LOOP_ROUND_MIN_IN * FRAME_DPI
+    for k in range(1, count):
+        x, y, w, h, _area = (int(v) for v in stats[k])
+        if w < least or h < least:
+            continue
+        own = labels[y: y + h, x: x + w] == k
+        n, holes, hole_stats, _ = cv2.connectedComponentsWithStats((~own).astype(np.uint8), connectivity=4)
+        edge = set(np.unique(np.concatenate([holes[0], holes[-1], holes[:, 0], holes[:, -1]])).tolist())
+        inner = [j for j in range(1, n) if j not in edge]
+        if not inner:
+            continue
+        j = max(inner, key=lambda j: int(hole_stats[j, cv2.CC_STAT_AREA]))
+        hole = holes == j
+        if (int(hole_stats[j, cv2.CC_STAT_AREA]) >= LOOP_ROUND_HOLE * w * h
+                and float(blank[y: y + h, x: x + w][hole].mean()) >= LOOP_ROUND_PRINT):
+            out[y: y + h, x: x + w] |= own
+    return out
 
 
 def _structured(mask: np.ndarray) -> np.ndarray:
