@@ -74,6 +74,7 @@ from scanpipe.imaging.streaks import (
     Streak,
     StreakLine,
     crossing,
+    light_streaks,
     nothing_under,
     on_print,
     painted_over,
@@ -113,6 +114,7 @@ log = logging.getLogger(__name__)
 # A style hypothesis (an original read with its duplicate's style) is accepted only when
 # this share of the layout's printed targets is seen where the layout puts them.
 HYPOTHESIS_MIN_FIT = 0.9
+LIGHT_STREAK_RETRY = frozenset({Reason.UNKNOWN_STYLE, Reason.REGISTRATION_FAILED})  # refusals read again past a light streak
 STREAK_PAINT_MAX_SHARE = 0.25  # a crossed target is read with the streak painted over only where the painted band is this share of its width or less
 # The smallest image side worth reading: a 3-inch VVPAT record at 100 dpi.
 MIN_PAGE_SIDE_PX = 300
@@ -716,6 +718,8 @@ def _interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHin
     if qr_later and not isinstance(result, ReadCard) and find_qr(gray):  # a QR symbol after all: a machine-printed record, say
         codes = _stated_label(read_page_codes(gray, context, page.dpi), hints)
         result = _interpret_content(gray, page, codes, context, hints)
+    if fed is None and isinstance(result, UnreadableCard) and result.reason in LIGHT_STREAK_RETRY:
+        result = _past_light_streaks(result, gray, page, codes, context, hints, source)
     if isinstance(result, ReadCard):
         codes = _stated_label(_without_vendor_codes(codes, result, gray, context), hints)
     # looked for on the scan as it came (as fed: a card read turned a quarter was fed sideways), a
@@ -728,6 +732,30 @@ def _interpret_page(page: DecodedPage, context: InterpretContext, hints: CardHin
         reasons = tuple(dict.fromkeys(result.reasons + kind_reasons))
         result = replace(result, reasons=reasons)
     return InterpretedCard(source, kind, codes.label, codes.card_code, result, codes.codes)
+
+
+def _past_light_streaks(result: UnreadableCard, gray: np.ndarray, page: DecodedPage, codes: PageCodes, context: InterpretContext,
+                        hints: CardHints, source: CardSource) -> ReadCard | MachinePrintedCard | UnreadableCard:
+    """A card refused for its style or its fit (``result``) read again with the light streaks
+    of its scan (:func:`~scanpipe.imaging.streaks.light_streaks`: a sensor element reading too
+    bright cuts a line through every stroke down the page) painted over from beside them (its
+    marks and fills then read whole) and no glyph judged on them: a glyph of the blank's own
+    print cut so is unlike the blank's, which refuses a card whose blank has no look-alike (one
+    glyph decides there), and a stroke the line hides wholly cannot be painted back. Logged with ``source``: the board should
+    know the scanner needs service. ``result`` stands where the scan shows none, or the card
+    still cannot be read (its detail then says the streak)."""
+    streaks = light_streaks(gray)
+    if not streaks:
+        return result
+    where = "; ".join(s.describe(gray.shape[1]) for s in streaks)
+    columns = [(s.x0, s.x1) for s in streaks]
+    again = _interpret_content(painted_over(gray, columns), page, codes, context, hints, unseen=columns)
+    if isinstance(again, UnreadableCard):
+        return replace(result, detail=f"{result.detail} (the scan shows a light streak, a line down the whole image cutting "
+                                      f"its print, at {where})")
+    log.warning("%s page %d: the scan shows a light streak cutting its print at %s (a scanner's sensor reading too bright); "
+                "read with it painted over from beside it: have the scanner looked at", source.path, source.page_index, where)
+    return again
 
 
 def _with_streaks(result: ReadCard | MachinePrintedCard | UnreadableCard, streaks: tuple[Streak, ...], gray: np.ndarray,
@@ -875,7 +903,10 @@ class _Style:
     match: StyleMatch | None = None
 
 
-def _interpret_content(gray: np.ndarray, page: DecodedPage, codes: PageCodes, context: InterpretContext, hints: CardHints) -> ReadCard | MachinePrintedCard | UnreadableCard:
+def _interpret_content(gray: np.ndarray, page: DecodedPage, codes: PageCodes, context: InterpretContext, hints: CardHints,
+                       unseen: Sequence[tuple[int, int]] = ()) -> ReadCard | MachinePrintedCard | UnreadableCard:
+    """One page's reading from its codes and its image; ``unseen``: columns of ``gray`` that
+    show nothing of the card (a light streak, painted over), where the style's glyphs are not judged."""
     election = context.election
     if codes.machine_record is not None and codes.card_code is None:
         from scanpipe.imaging.printed import with_printed_check
@@ -883,7 +914,7 @@ def _interpret_content(gray: np.ndarray, page: DecodedPage, codes: PageCodes, co
         return with_printed_check(gray, read_machine_record(codes.machine_record, context), election, dpi=page.dpi)
     if codes.card_code is not None and codes.card_code.election != election.id:
         return UnreadableCard(Reason.WRONG_ELECTION, f"the card code names election '{codes.card_code.election}', not '{election.id}'")
-    found = _find_style(gray, page, codes, context, hints)
+    found = _find_style(gray, page, codes, context, hints, unseen)
     if isinstance(found, UnreadableCard):
         return found
     style = election.style(found.style)
@@ -921,7 +952,8 @@ def _interpret_content(gray: np.ndarray, page: DecodedPage, codes: PageCodes, co
     return ReadCard(found.style, found.page, precinct, registration, readings, contests, tuple(reasons), style_source)
 
 
-def _find_style(gray: np.ndarray, page: DecodedPage, codes: PageCodes, context: InterpretContext, hints: CardHints) -> _Style | UnreadableCard:
+def _find_style(gray: np.ndarray, page: DecodedPage, codes: PageCodes, context: InterpretContext, hints: CardHints,
+                unseen: Sequence[tuple[int, int]] = ()) -> _Style | UnreadableCard:
     """Style and page from the card code, the batch's ``--style``, or the blanks."""
     election = context.election
     code = codes.card_code
@@ -942,8 +974,8 @@ def _find_style(gray: np.ndarray, page: DecodedPage, codes: PageCodes, context: 
             return _Style(hints.style, hints.page, "hint")
         if len(pages) == 1:
             return _Style(hints.style, pages[0].page, "hint")
-        return _match_by_reference(gray, page, context, only_style=hints.style)
-    return _match_by_reference(gray, page, context, only_style=None)
+        return _match_by_reference(gray, page, context, only_style=hints.style, unseen=unseen)
+    return _match_by_reference(gray, page, context, only_style=None, unseen=unseen)
 
 
 def _has_our_fiducials(gray: np.ndarray, election: Election) -> bool:
@@ -954,7 +986,8 @@ def _has_our_fiducials(gray: np.ndarray, election: Election) -> bool:
     return bool(pages) and not isinstance(register_by_fiducials(gray, pages[0]), RegistrationFailure)
 
 
-def _match_by_reference(gray: np.ndarray, page: DecodedPage, context: InterpretContext, *, only_style: str | None) -> _Style | UnreadableCard:
+def _match_by_reference(gray: np.ndarray, page: DecodedPage, context: InterpretContext, *, only_style: str | None,
+                        unseen: Sequence[tuple[int, int]] = ()) -> _Style | UnreadableCard:
     election = context.election
     ours = _has_our_fiducials(gray, election)
     with_fiducials = {(s.id, p.page) for s in election.ballot_styles for p in s.layout.pages if p.fiducials_in}
@@ -967,7 +1000,7 @@ def _match_by_reference(gray: np.ndarray, page: DecodedPage, context: InterpretC
                 else "no card code was found (the card has our fiducials, so its code is missing or unreadable); state its style with identify"
                 if ours else "no card code was found and no layout has a reference scan to match")
         return UnreadableCard(Reason.UNKNOWN_STYLE, what)
-    result = identify_style(gray, context.index.groups, dpi_hint=page.dpi, accept=accept)
+    result = identify_style(gray, context.index.groups, dpi_hint=page.dpi, accept=accept, unseen=unseen)
     if isinstance(result, StyleUnknown):
         sideways = ("; the page stands a quarter turn from every blank (its long side across): the card was fed "
                     "sideways, rescan it upright" if _sideways(gray.shape, [m.size_in for m in context.index if accept(m)]) else "")

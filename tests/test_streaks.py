@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from scanpipe.classify import Thresholds, load_thresholds
-from scanpipe.imaging.streaks import Streak, on_print, painted_over, upright_columns, vertical_streaks
+from scanpipe.imaging.streaks import Streak, light_streaks, on_print, painted_over, upright_columns, vertical_streaks
 from scanpipe.interpret import InterpretContext, interpret_file, load_references, reclassify
 from scanpipe.queue import PERSON_READS
 from scanpipe.types import CardHints, DamageCause, Election, InterpretedCard, MarkStatus, ReadCard, Reason, UnreadableCard
@@ -348,3 +348,52 @@ def test_an_unreadable_card_names_its_streak(vendor_election: Election, context:
     result = read.interpretation
     assert isinstance(result, UnreadableCard)
     assert "scanner streak" in result.detail and "columns 900-901" in result.detail
+
+
+def test_a_light_streak_is_found_where_it_cuts_the_print_down_the_page() -> None:
+    """A sensor element that reads too bright leaves a light line (two columns) down the scan,
+    seen only where it cuts print: it is found at its columns; the same page uncut, with a
+    double rule (a gap between two rules down the page) and a column of ovals whose insides
+    line up, shows none."""
+    page = _printed_page(np.random.default_rng(3))
+    page[250:2000, 1000:1003] = 20  # a double rule: two lines with a gap of paper between
+    page[250:2000, 1006:1009] = 20
+    for y in range(320, 1980, 60):  # a column of ovals: their insides light, in line down the page
+        cv2.ellipse(page, (1450, y), (14, 9), 0, 0, 360, 30, 2)
+    assert light_streaks(page) == ()
+    cut = page.copy()
+    cut[:, 811:813] = 238  # through the middle column's lines of text
+    assert light_streaks(cut) == (Streak(811, 812),)
+
+
+def test_a_card_a_light_streak_cuts_a_glyph_of_its_lone_blank_reads(tmp_path: Path) -> None:
+    """The fourth renderer's seed 3535, card 156: a light streak three pixels wide down a
+    300-dpi colour scan cuts the "P" of "REPUBLICAN" and the "c" of "Precinct" on a card whose
+    blank has no look-alike (one glyph decides), and the card was refused (``unknown_style``).
+    Its light streak is now found and painted over, and no glyph on it judged: it reads as
+    drawn; against the election without its style it is still queued."""
+    import json
+
+    from scanpipe.election import load_election
+    from tests.fourth_vendor import make_card, write_election
+
+    election_path = write_election(tmp_path)
+    card = make_card(tmp_path, 3535, 155)
+    assert card["scan"]["streak"]["kind"] == "light"
+    election = load_election(election_path)
+    context = InterpretContext(election, load_thresholds(), load_references(election, cache=False))
+    (page,) = interpret_file(str(tmp_path / card["file"]), context, CardHints(), "t")
+    result = page.interpretation
+    assert isinstance(result, ReadCard) and (result.style, result.page) == (card["style"], card["page"]), result
+    got = {t.score.option: t.status.value for t in result.targets}
+    for target in card["targets"]:
+        want = {"vote": ("yes", "unknown"), "no_vote": ("no", "unknown"), "ambiguous": ("unknown",)}[target["intent"]]
+        assert got[target["option"]] in want, (target, got[target["option"]])
+    definition = json.loads(election_path.read_text())
+    lacking = dict(definition, ballot_styles=[s for s in definition["ballot_styles"] if s["id"] != card["style"]])
+    without = tmp_path / "election-without.json"
+    without.write_text(json.dumps(lacking))
+    election = load_election(without)
+    context = InterpretContext(election, load_thresholds(), load_references(election, cache=False))
+    (page,) = interpret_file(str(tmp_path / card["file"]), context, CardHints(), "t")
+    assert isinstance(page.interpretation, UnreadableCard), page.interpretation

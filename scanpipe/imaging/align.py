@@ -146,8 +146,9 @@ class CardView:
     aligned to: its solid blobs and its ink at each reduced resolution (a per-card memo,
     passed explicitly; never module state)."""
 
-    def __init__(self, gray: np.ndarray) -> None:
+    def __init__(self, gray: np.ndarray, unseen: Sequence[tuple[int, int]] = ()) -> None:
         self.gray = gray
+        self.unseen = tuple(unseen)  # columns (first, last) of ``gray`` that show nothing of the card (a scanner's light streak)
         self._turned: np.ndarray | None = None
         self._blobs: dict[float, np.ndarray] = {}
         self._ink: dict[tuple[bool, float], np.ndarray] = {}
@@ -187,6 +188,11 @@ class CardView:
         if self._turned is None:
             self._turned = np.ascontiguousarray(np.rot90(self.gray, 2))
         return self._turned
+
+    def unseen_upright(self, turned: bool) -> tuple[tuple[int, int], ...]:
+        """The :attr:`unseen` columns of the card as :meth:`upright` gives it."""
+        w = self.gray.shape[1]
+        return tuple((w - 1 - x1, w - 1 - x0) for x0, x1 in self.unseen) if turned else self.unseen
 
     def coarse_ink(self, factor: float, turned: bool = False) -> np.ndarray:
         """:meth:`ink` at the scale ``factor`` asks for: where the reduction took a whole factor

@@ -105,6 +105,63 @@ def vertical_streaks(gray: np.ndarray) -> tuple[Streak, ...]:
                  and columns[a:b].mean() >= STREAK_PAPER_BESIDE and columns[c:d].mean() >= STREAK_PAPER_BESIDE)
 
 
+LIGHT_MAX_PX = 4  # a light streak: at most this many columns wide ...
+LIGHT_BESIDE_PX = 2  # ... judged against the columns this far beside it (the line's blur left out) ...
+LIGHT_CUT = 0.95  # ... light on this share at least of the rows where print lies on both sides of it ...
+LIGHT_MIN_RUNS = 10  # ... in this many separate runs of rows at least (lines of text, rules, timing marks: not one double rule) ...
+LIGHT_SPAN = 0.4  # ... spread over this share of the paper's height at least, ...
+LIGHT_EDGE_SHARE = 0.03  # ... and this share of the image's width at least from its sides (a torn edge, a scanner's bed, timing marks) ...
+LIGHT_ADJACENT = 0.5  # ... the print reaching it on both sides in this share of those rows at least (it cuts a stroke: not a gap in print)
+
+
+def light_streaks(gray: np.ndarray) -> tuple[Streak, ...]:
+    """The light streaks of a gray page (uint8, as fed), left to right: a line of one to
+    LIGHT_MAX_PX columns down the scan where a sensor element read too bright (a dead pixel of
+    the line sensor, a calibration fault), which shows only where it cuts print: wherever the
+    page prints on both sides of it (LIGHT_BESIDE_PX away), it is paper, LIGHT_CUT of those
+    rows, in LIGHT_MIN_RUNS runs over LIGHT_SPAN of the paper's height, LIGHT_EDGE_SHARE of the
+    width from either side, the print reaching it on both sides (LIGHT_ADJACENT of those rows:
+    a stroke cut, not a gap between two). Print is never cut so
+    down a whole page: a gap between two rules runs one stretch, a glyph's counter a few rows.
+    Looked for only where a card could not be read (tens of milliseconds a page)."""
+    if gray.ndim != 2 or min(gray.shape) < STREAK_WINDOWS // 4:
+        return ()
+    paper = paper_level(gray[::PAPER_SAMPLE, ::PAPER_SAMPLE])
+    if paper < STREAK_MIN_PAPER:
+        return ()
+    dark = gray < STREAK_DARK * paper
+    h, w = dark.shape
+    b = LIGHT_BESIDE_PX
+    edge = max(SIDE_RUN, int(round(w * LIGHT_EDGE_SHARE)))
+    found: list[tuple[int, int]] = []  # the windows cut so: first and last column
+    light = ~dark
+    for width in range(1, LIGHT_MAX_PX + 1):
+        n = w - width + 1 - 2 * b
+        if n <= 0:
+            break
+        run = light[:, b: b + n].copy()  # columns x .. x + width - 1 all light, x = b .. b + n - 1
+        for k in range(1, width):
+            run &= light[:, b + k: b + k + n]
+        both = dark[:, : n] & dark[:, width - 1 + 2 * b: width - 1 + 2 * b + n]  # print LIGHT_BESIDE_PX beside either edge
+        bridged = np.count_nonzero(both, axis=0)
+        cut = np.count_nonzero(both & run, axis=0)
+        for i in np.flatnonzero((cut >= LIGHT_CUT * np.maximum(bridged, 1)) & (bridged >= LIGHT_MIN_RUNS)):
+            rows = np.flatnonzero(both[:, i] & run[:, i])
+            runs = 1 + int(np.count_nonzero(np.diff(rows) > 1))
+            x0, x1 = int(i) + b, int(i) + b + width - 1
+            if (runs >= LIGHT_MIN_RUNS and rows[-1] - rows[0] >= LIGHT_SPAN * h and edge <= x0 and x1 < w - edge
+                    and np.count_nonzero(dark[rows, x0 - 1] & dark[rows, x1 + 1]) >= LIGHT_ADJACENT * rows.size):
+                found.append((x0, x1))
+    # the windows over one line (a blurred line is found at more than one width) taken together
+    out: list[Streak] = []
+    for x0, x1 in sorted(found):
+        if out and x0 <= out[-1].x1 + 1:
+            out[-1] = Streak(out[-1].x0, max(out[-1].x1, x1))
+        else:
+            out.append(Streak(x0, x1))
+    return tuple(out)
+
+
 def upright_columns(streak: Streak, width: int, rotated_180: bool) -> tuple[int, int]:
     """The streak's columns in the card turned upright (a 180-degree feed mirrors them)."""
     return (width - 1 - streak.x1, width - 1 - streak.x0) if rotated_180 else (streak.x0, streak.x1)

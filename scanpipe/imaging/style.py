@@ -123,6 +123,7 @@ LINE_GLYPH_MIN_H_IN = 0.06  # smaller print (a 5-point footer) two scans do not 
 LINE_GLYPH_MAX_IN = 0.35  # taller: a rule, a border, a box, not a glyph
 LINE_STROKE_MIN_IN = 0.02  # narrower: a rule (its correlation is all registration)
 LINE_PAD_PX = 2
+UNSEEN_PAD_PX = 2  # a glyph this near a column the scan does not show (a light streak: its blur, a painted edge) is not judged
 LINE_MAX = 8  # a runner-up that differs in many lines: these many, those holding the most differences, are compared
 DETAIL_MEMO_PAIRS = 256  # pairs of blanks whose differences a worker keeps
 LINE_GLYPH_MASS = 0.3
@@ -477,13 +478,15 @@ def _box_mask(shape: tuple[int, ...], blank_to_frame: np.ndarray, box: Box, dpi:
 
 
 def identify_style(gray: np.ndarray, groups: Sequence[StyleGroup], *, dpi_hint: float | None = None,
-                   accept: Callable[[PageModel], bool] = lambda model: True) -> StyleResult:
+                   accept: Callable[[PageModel], bool] = lambda model: True, unseen: Sequence[tuple[int, int]] = ()) -> StyleResult:
     """The style and page whose blank this card is, or why that cannot be said; only pages
-    ``accept`` admits are candidates (``--style``, a card bearing our fiducials)."""
+    ``accept`` admits are candidates (``--style``, a card bearing our fiducials); ``unseen``:
+    columns of ``gray`` (first, last) that show nothing of the card (a scanner's light streak
+    cuts the print there), where no glyph is judged."""
     best_failure = "no layout has a blank reference scan of this kind of page"
     told: tuple[float, str] | None = None  # the reason given by the frame the card fitted best, with that fit's score
     results: list[StyleMatch | StyleAmbiguous] = []
-    view = CardView(gray)
+    view = CardView(gray, unseen)
     # the frames' marks voted for first (cheap), then fitted in order of the votes: the frame
     # whose marks the card shows is mostly fitted first, and a frame told apart from it by the
     # marks alone is not fitted at all (:func:`frames_apart`): the outcome is the same in any order
@@ -634,7 +637,7 @@ def _settle(view: CardView, group: StyleGroup, members: list[int], aligned: Alig
 
     def choose() -> StyleMatch | StyleAmbiguous | StyleUnknown:
         card, inside, faint = _card_in_frame(upright, aligned, group.anchor)
-        return _choose(card, inside, group, aligned, members, measured, upright, faint)
+        return _choose(card, inside, group, aligned, members, measured, upright, faint, view.unseen_upright(aligned.turned))
 
     # the same fit compared again (the quick pass's, searching harder) is settled once
     return view.once(("settle", id(group), tuple(members), _fit_key(aligned), None if measured is None else _fit_key(measured)), choose)
@@ -742,11 +745,12 @@ def _card_in_frame(upright: np.ndarray, aligned: Alignment, anchor: PageModel) -
 
 def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Alignment,
             members: list[int], refined: Refined | None = None, upright: np.ndarray | None = None,
-            faint: np.ndarray | None = None) -> StyleMatch | StyleAmbiguous | StyleUnknown:
+            faint: np.ndarray | None = None, unseen: Sequence[tuple[int, int]] = ()) -> StyleMatch | StyleAmbiguous | StyleUnknown:
     """Rank the candidates by how well each explains the card, then compare the leaders
     pairwise on the pixels where their blanks differ. ``refined``: the local refinement
     against the anchor, passed on when the anchor wins (registration need not measure it again);
-    ``upright``: the card turned as ``aligned`` says, for pairs compared in detail."""
+    ``upright``: the card turned as ``aligned`` says, for pairs compared in detail; ``unseen``:
+    its columns that show nothing of it, where no glyph is judged."""
     flat, seen = card.ravel(), inside.ravel()
     distance = _distances(card, inside, group, members)
     leaders = sorted(members, key=lambda k: distance[k])[:LEADERS]
@@ -787,7 +791,8 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
         look_alike = (best, j) in details  # told apart in detail: one glyph decides; else most of a line must
         detail = details.get((best, j)) or group.lines_of(best, j)
         where = None if detail is None or upright is None else _line_missing(detail, upright, aligned.matrix, group.anchor.dpi,
-                                                                             whole_line=not look_alike, paper=paper, across=across)
+                                                                             whole_line=not look_alike, paper=paper, across=across,
+                                                                             unseen=unseen)
         if where is not None:
             return StyleUnknown(f"the card does not print what {model.style} page {model.page} prints where it differs from "
                                 f"{group.members[j].style} page {group.members[j].page}: something else is printed near {where}")
@@ -800,7 +805,7 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
         paper = paper if paper is not None else card_paper(upright)  # once for the checks below
         own = group.own_lines_of(best)
         where = None if own is None else _own_line_missing(own, upright, aligned.matrix, group.anchor.dpi, paper,
-                                                            whole_line=not lone, across=across)
+                                                            whole_line=not lone, across=across, unseen=unseen)
         if where is not None:
             alone = ", the only blank of its frame," if lone else ""
             return StyleUnknown(f"the card does not print what {model.style} page {model.page}{alone} "
@@ -1002,7 +1007,8 @@ def _glyph_like(stats: np.ndarray, dpi: float) -> np.ndarray:
 
 
 def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarray, dpi: float, *,
-                  whole_line: bool = False, paper: CardPaper | None = None, across: InkAcross | None = None) -> str | None:
+                  whole_line: bool = False, paper: CardPaper | None = None, across: InkAcross | None = None,
+                  unseen: Sequence[tuple[int, int]] = ()) -> str | None:
     """Where the card does not print what the first blank prints in the lines of print that
     hold the pair's differences (:func:`_line_boxes`), else None: per glyph of either blank
     there, the card printing something (LINE_GLYPH_MASS of the glyph's ink or more; less is
@@ -1015,9 +1021,11 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
     those judged. The card's window (blank resolution) is laid on each line at the shift,
     within DETAIL_SHIFT_PX, that fits it best; ``paper``: the card's paper, if known. A glyph
     unlike the first blank's under a rubber stamp (``across``) is judged by the first blank's
-    print where the stamp leaves it bare (:meth:`InkAcross.bare_shown`)."""
+    print where the stamp leaves it bare (:meth:`InkAcross.bare_shown`). A glyph on the card's
+    ``unseen`` columns (:func:`_unseen_in`) is not judged."""
     s = DETAIL_SHIFT_PX
     paper = card_paper(upright) if paper is None else paper
+    scanned: np.ndarray | None = None  # the card's pixels that show it, made once if an unseen column crosses a line
     for (x, y, bw, bh), first_bytes, second_bytes, glyphs_of in zip(detail.lines, detail.line_first, detail.line_second,
                                                                    detail.line_blanks(dpi), strict=True):
         first, second = first_bytes.astype(np.float32) / 255.0, second_bytes.astype(np.float32) / 255.0
@@ -1028,6 +1036,10 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
         misfit = cv2.matchTemplate(ink, first, cv2.TM_SQDIFF)  # (2s+1)^2 shifts; of equal fits the first, as min() takes it
         dy, dx = np.unravel_index(int(np.argmin(misfit)), misfit.shape)
         card = np.ascontiguousarray(ink[dy: dy + bh, dx: dx + bw])
+        unseen_px = None
+        if _crossed(unseen, _window_corners(to_card, (bw + 2 * s, bh + 2 * s))):
+            scanned = _scanned_mask(upright.shape, unseen) if scanned is None else scanned
+            unseen_px = _off_scan(scanned, to_card, (bw + 2 * s, bh + 2 * s))
         # per-box sums from integral images: each glyph's statistics at a constant cost
         sum_c, sq_c = cv2.integral2(card, sdepth=cv2.CV_64F)
         sum_f, sq_f = cv2.integral2(first, sdepth=cv2.CV_64F)
@@ -1040,6 +1052,8 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
             for gx, gy, gw, gh in glyphs:
                 r0, c0 = max(0, gy - LINE_PAD_PX), max(0, gx - LINE_PAD_PX)
                 r1, c1 = min(bh, gy + gh + LINE_PAD_PX), min(bw, gx + gw + LINE_PAD_PX)
+                if unseen_px is not None and _box_sum(unseen_px, int(dy) + r0, int(dy) + r1, int(dx) + c0, int(dx) + c1) > 0:
+                    continue  # on a column the scan does not show
                 n = (r1 - r0) * (c1 - c0)
                 c, cc = _box_sum(sum_c, r0, r1, c0, c1), _box_sum(sq_c, r0, r1, c0, c1)
                 var_c = cc / n - (c / n) ** 2
@@ -1070,15 +1084,15 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
 
 
 def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarray, dpi: float, paper: CardPaper, *,
-                      whole_line: bool = False, across: InkAcross | None = None) -> str | None:
+                      whole_line: bool = False, across: InkAcross | None = None, unseen: Sequence[tuple[int, int]] = ()) -> str | None:
     """Where the card does not print a glyph of the blank's own lines of text
     (:func:`_own_lines`: each line with OWN_BAND_PX of the blank around it), else None.
 
     Each line is laid on the card at the shift within DETAIL_SHIFT_PX that fits it best, then
     each glyph (with LINE_PAD_PX around it) at the shift within OWN_GLYPH_SHIFT_PX more that
     correlates best (a page's hundreds of glyphs include some a line's one shift misses by a
-    pixel or two). A glyph is not judged where the card shows no pixels (a cut margin), where
-    it prints little there (LINE_GLYPH_MASS of the glyph's ink: torn, cut or faded), or where
+    pixel or two). A glyph is not judged where the card shows no pixels (a cut margin; its
+    ``unseen`` columns: a scanner's light streak), where it prints little there (LINE_GLYPH_MASS of the glyph's ink: torn, cut or faded), or where
     the blank prints it on a tint that the card shows solid black (:func:`_blacked_out`), or where
     a rubber stamp lies over it (``across``) and the card shows its print where the stamp leaves
     it bare (:meth:`InkAcross.bare_share`: a stamp's letter over a name's glyph makes it unlike
@@ -1125,15 +1139,13 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
                                      borderMode=cv2.BORDER_REPLICATE)
         window_paper = paper.under(to_card, size)
         ink = _blurred_ink(window, window_paper)
-        corners = cv2.perspectiveTransform(np.array([[[0.0, 0.0], [size[0] - 1.0, 0.0], [size[0] - 1.0, size[1] - 1.0],
-                                                      [0.0, size[1] - 1.0]]]), to_card)[0]
-        if (corners >= 0.0).all() and (corners[:, 0] <= card_w - 1.0).all() and (corners[:, 1] <= card_h - 1.0).all():
+        corners = _window_corners(to_card, size)
+        if ((corners >= 0.0).all() and (corners[:, 0] <= card_w - 1.0).all() and (corners[:, 1] <= card_h - 1.0).all()
+                and not _crossed(unseen, corners)):
             missing_px = None  # the whole window on the card (a convex window's corners say so)
         else:
-            if scanned is None:
-                scanned = np.ones(upright.shape[:2], np.uint8)
-            on_card = cv2.warpPerspective(scanned, to_card, size, flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0)
-            missing_px = cv2.integral((on_card == 0).astype(np.uint8))
+            scanned = _scanned_mask(upright.shape, unseen) if scanned is None else scanned
+            missing_px = _off_scan(scanned, to_card, size)
         misfit = cv2.matchTemplate(ink[g: g + bh + 2 * s, g: g + bw + 2 * s], first, cv2.TM_SQDIFF)
         dy, dx = np.unravel_index(int(np.argmin(misfit)), misfit.shape)
         oy, ox = g + int(dy), g + int(dx)  # the line's origin in the window
@@ -1275,6 +1287,33 @@ def _print_shown(alike: Sequence[tuple[np.ndarray, np.ndarray, int, int, int, in
         if solid.any():
             shares.append(float((card[r0:r1, c0:c1][solid] >= level).mean()))
     return min(1.0, float(np.percentile(shares, PRINT_SHOWN_PCT))) if len(shares) >= PRINT_SHOWN_MIN else 1.0
+
+
+def _window_corners(to_card: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """The four corners (x, y; card px) of a window of ``size`` (w, h) that ``to_card`` maps on to the card."""
+    w, h = size
+    return cv2.perspectiveTransform(np.array([[[0.0, 0.0], [w - 1.0, 0.0], [w - 1.0, h - 1.0], [0.0, h - 1.0]]]), to_card)[0]
+
+
+def _crossed(unseen: Sequence[tuple[int, int]], corners: np.ndarray) -> bool:
+    """Whether an ``unseen`` column (UNSEEN_PAD_PX either side) crosses the window whose card ``corners`` these are."""
+    xs = corners[:, 0]
+    return any(c0 - UNSEEN_PAD_PX <= float(xs.max()) and c1 + UNSEEN_PAD_PX >= float(xs.min()) for c0, c1 in unseen)
+
+
+def _scanned_mask(shape: tuple[int, ...], unseen: Sequence[tuple[int, int]]) -> np.ndarray:
+    """1 where the card (``shape``) shows itself, 0 on its ``unseen`` columns (UNSEEN_PAD_PX either side)."""
+    scanned = np.ones(shape[:2], np.uint8)
+    for c0, c1 in unseen:
+        scanned[:, max(0, c0 - UNSEEN_PAD_PX): c1 + UNSEEN_PAD_PX + 1] = 0
+    return scanned
+
+
+def _off_scan(scanned: np.ndarray, to_card: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """The integral image of a window's pixels (``to_card``: window px -> card px) off the card
+    or where ``scanned`` (:func:`_scanned_mask`) says the card does not show itself."""
+    on_card = cv2.warpPerspective(scanned, to_card, size, flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0)
+    return cv2.integral((on_card == 0).astype(np.uint8))
 
 
 def _other_line(judged: int, absent: int, unlike: list[tuple[float, str, float]], weight: float) -> str | None:
