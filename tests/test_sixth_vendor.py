@@ -501,3 +501,32 @@ def test_a_loop_round_a_name_whose_light_print_a_threshold_took_is_no_other_prin
     context = InterpretContext(election, load_thresholds(), load_references(election, cache=False))
     (card,) = interpret_file(str(tmp_path / entry["file"]), context, CardHints(), "t")
     assert not isinstance(card.interpretation, ReadCard), f"read as {card.interpretation.style} without {entry['style']}"
+
+
+def test_a_bold_b_over_the_lone_blank_s_a_thresholded_dark_is_read_apart(tmp_path: Path) -> None:
+    """Seed 3535's sheet 61 (``0062.tif``, thresholded at 145): a DM-0302 card ("Split B /
+    División B") against the election without DM-0302 was read as DM-0301, the lone blank of
+    its frame ("Split A"): of its two B's over the blank's A's, one correlated 0.72 and was read
+    by the OCR extra unsurely ("R" 0.62, "B" 0.57), and the other, carrying 1.51 times the A's
+    ink (over OWN_NARROW_MASS), was taken for a glyph printed over and not read at all. A glyph
+    is now read up to OWN_READ_MASS times its ink (a bold capital over another: 1.4-1.5): it
+    reads "B" surely and the card is queued; with its style in the election it reads."""
+    from tests.sixth_vendor import make_card
+
+    election_path = write_election(tmp_path / "election")
+    (entry,) = make_card(tmp_path, 3535, 61)
+    assert entry["style"] == "DM-0302" and entry["mode"] == "g4_threshold"
+    definition = json.loads(election_path.read_text())
+    lacking = dict(definition, ballot_styles=[s for s in definition["ballot_styles"] if s["id"] != "DM-0302"])
+    without = election_path.with_name("election-without.json")
+    without.write_text(json.dumps(lacking))
+    for path, read_as in ((without, None), (election_path, "DM-0302")):
+        election = load_election(path)
+        context = InterpretContext(election, load_thresholds(), load_references(election, cache=False))
+        (card,) = interpret_file(str(tmp_path / entry["file"]), context, CardHints(), "t")
+        if read_as is None:
+            assert not isinstance(card.interpretation, ReadCard), f"read as {card.interpretation.style} without DM-0302"
+            if ocr_available():
+                assert "it reads 'B' where the blank reads 'A'" in card.interpretation.detail, card.interpretation.detail
+        else:
+            assert isinstance(card.interpretation, ReadCard) and card.interpretation.style == read_as, card.interpretation

@@ -161,10 +161,13 @@ OWN_WEIGHT_GLYPHS = 20  # ... measured over this many such glyphs at least
 OWN_BAND_PX = 6  # each line is kept with this much of the blank around it (its glyphs' search stays inside)
 # ... and where a lone blank's glyph correlates under OWN_READ_CORR with the card (a bold B over
 # a bold A: 0.72-0.83; two scans of one glyph mostly 0.9 and more) without being printed over
-# (OWN_NARROW_MASS), the OWN_READ_MAX worst such glyphs are read on both, blank and card, by
+# (OWN_READ_MASS times its ink at most: a bold B over a bold A carries 1.4-1.5 times the A's,
+# 1.51 thresholded dark on the sixth renderer's seed 3535; a stamp or a fill over a glyph far
+# more), the OWN_READ_MAX worst such glyphs are read on both, blank and card, by
 # the OCR extra (:mod:`~scanpipe.imaging.glyph_text`): read surely and differently, the card
 # prints another glyph there. Not a solid block (a corner mark: OWN_READ_SOLID of its box solid)
 OWN_READ_CORR = 0.85
+OWN_READ_MASS = 1.75
 OWN_READ_MAX = 3
 OWN_READ_SOLID = 0.6
 OWN_READ_PAPER_PX = 4  # paper round each crop read
@@ -1210,7 +1213,7 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
             # under a stamp with less of its bare print shown: judged by the end against what the
             # card shows of the print it prints alike (a 150-dpi scan shows less of any glyph)
             held = None if bare is None else _Stamped(bare, level, len(lines_unlike))
-            if not whole_line and c <= OWN_NARROW_MASS * f and np.count_nonzero(solid) < OWN_READ_SOLID * solid.size:
+            if not whole_line and c <= OWN_READ_MASS * f and np.count_nonzero(solid) < OWN_READ_SOLID * solid.size:
                 sharp = window[oy + r0 - g + by: oy + r1 - g + by, ox + c0 - g + bx: ox + c1 - g + bx]  # the card unblurred
                 suspect = (corr, glyph, np.clip(1.0 - sharp.astype(np.float32) / np.float32(window_paper), 0.0, 1.0),
                            best_here, where)
