@@ -1326,10 +1326,7 @@ def _other_line(judged: int, absent: int, unlike: list[tuple[float, str, float]]
     of its solid print shown) and not printed over (ink over a glyph beyond OWN_OVER_MASS
     times its own, times ``weight``: the card's print weight, the median of that ratio over the
     glyphs it prints alike, where heavier than OWN_HEAVY_PRINT: a bilevel scan thresholded dark
-    prints every glyph twice as heavy as its blank, the glyphs of another name too) and not
-    showing LINE_GLYPH_COVERED of their solid print (all there: a signature's thin stroke across
-    a party's "NPA" adds too little ink to count as printed over, as :func:`_line_missing`
-    judges such a glyph in a line that differs) count:
+    prints every glyph twice as heavy as its blank, the glyphs of another name too) count:
     LINE_OTHER_MIN of them with their own print gone as well (shown under OWN_GLYPH_COVERED:
     another word where one letter or digit differs), or LINE_WRONG_MIN and LINE_WRONG_SHARE
     of the line's glyphs, counting those that show paper (a shorter name in place of a longer
@@ -1338,8 +1335,6 @@ def _other_line(judged: int, absent: int, unlike: list[tuple[float, str, float]]
     for ratio, where, shown in unlike:
         if ratio > OWN_OVER_MASS * weight:
             continue  # printed over (a stamp, a loop: far more ink than the glyph's)
-        if shown >= LINE_GLYPH_COVERED:
-            continue  # its print all there: a pen's stroke across it (a signature), not another glyph in its place
         wrong += 1
         at = at or where
         if shown < OWN_GLYPH_COVERED:  # its print gone too: another glyph in its place (ink over a glyph leaves its print)
