@@ -168,7 +168,7 @@ OWN_BAND_PX = 6  # each line is kept with this much of the blank around it (its 
 # prints another glyph there. Not a solid block (a corner mark: OWN_READ_SOLID of its box solid)
 OWN_READ_CORR = 0.85
 OWN_READ_MASS = 1.75
-OWN_READ_MAX = 8  # (3 before the mass above rose from 1.5: more glyphs under a stamp's specks then crowded out the one read apart)
+OWN_READ_MAX = 3
 OWN_READ_SOLID = 0.6
 OWN_READ_PAPER_PX = 4  # paper round each crop read
 ACROSS_GROUPS_MARGIN = 0.1  # a card fitting blanks of several frames: the clearly (this much) better alignment wins
