@@ -397,21 +397,39 @@ def _encloses(printed: np.ndarray, drawn: np.ndarray) -> bool:
 
 
 def _hole_encloses(own: np.ndarray, printed: np.ndarray, drawn: np.ndarray, inside: tuple[slice, slice]) -> bool:
-    """:func:`_encloses` judged on the hole a closed loop ``own`` cuts off from its box's edge
-    (its largest, HOLE_SHARE of the box's ``inside`` at least): a felt pen's loop drawn tight
-    round a name is thicker than the band its box's inside leaves for it (the fifth renderer's
-    seed 3535, ``0228.tif``: the loop's own stroke 17% of the inside); its hole holds none of it."""
-    free = (~own).astype(np.uint8)
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(free, connectivity=4)
-    edge = set(np.unique(np.concatenate([labels[0], labels[-1], labels[:, 0], labels[:, -1]])).tolist())
-    holes = [k for k in range(1, count) if k not in edge]
-    if not holes:
+    """:func:`_encloses` judged on the box's ``inside`` less the stroke of a closed loop ``own``:
+    where its largest hole (what it cuts off from its box's edge) fills HOLE_SHARE of the
+    inside at least, the inside's pixels in that hole or in what lies within it (a stamp's
+    words in its frame, joined to it or not, count as drawn there). A felt pen's loop drawn
+    tight round a name is thicker than the band the inside leaves for it (the fifth renderer's
+    seed 3535, ``0228.tif``: the loop's own stroke 17% of the inside)."""
+    hole = _largest_hole(own)
+    if hole is None or np.count_nonzero(hole) < HOLE_SHARE * own[inside].size:
         return False
-    hole = labels == max(holes, key=lambda k: int(stats[k, cv2.CC_STAT_AREA]))
-    box = own[inside]
-    if np.count_nonzero(hole) < HOLE_SHARE * box.size:
-        return False
-    return _encloses(printed[hole], drawn[hole])
+    enclosed = np.zeros(own.shape, bool)
+    enclosed[inside] = True
+    enclosed &= hole | _cut_off(~hole)  # the hole and the islands inside it, within the box's inside
+    return bool(enclosed.any()) and _encloses(printed[enclosed], drawn[enclosed])
+
+
+def _cut_off(mask: np.ndarray) -> np.ndarray:
+    """The pixels of ``mask`` in 4-connected pieces that do not reach the edge of the array."""
+    count, labels = cv2.connectedComponents(mask.astype(np.uint8), connectivity=4)
+    edge = np.unique(np.concatenate([labels[0], labels[-1], labels[:, 0], labels[:, -1]]))
+    inner = np.ones(count, bool)
+    inner[edge] = False
+    inner[0] = False
+    return inner[labels] & mask
+
+
+def _largest_hole(own: np.ndarray) -> np.ndarray | None:
+    """The largest piece of the paper round ``own`` that ``own`` cuts off from the edge of its
+    box, or None where it cuts off none (a loop not closed)."""
+    cut = _cut_off(~own)
+    if not cut.any():
+        return None
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(cut.astype(np.uint8), connectivity=4)
+    return labels == 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
 
 
 def _owners(boxes: np.ndarray, named: Sequence[int], loop: tuple[int, int, int, int], side: str, *,
