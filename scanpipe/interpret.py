@@ -741,9 +741,9 @@ def _past_light_streaks(result: UnreadableCard, gray: np.ndarray, page: DecodedP
     bright cuts a line through every stroke down the page) painted over from beside them (its
     marks and fills then read whole) and no glyph judged on them: a glyph of the blank's own
     print cut so is unlike the blank's, which refuses a card whose blank has no look-alike (one
-    glyph decides there), and a stroke the line hides wholly cannot be painted back. Logged with ``source``: the board should
-    know the scanner needs service. ``result`` stands where the scan shows none, or the card
-    still cannot be read (its detail then says the streak)."""
+    glyph decides there), and a stroke the line hides wholly cannot be painted back. Logged
+    with ``source``: the board should know the scanner needs service. ``result`` stands where
+    the scan shows none, or the card still cannot be read (its detail then says the streak)."""
     streaks = light_streaks(gray)
     if not streaks:
         return result
