@@ -64,7 +64,7 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
-from scanpipe.imaging.reference import component_boxes, paper_level, reduce_to, warp_in_tiles
+from scanpipe.imaging.reference import component_boxes, cut_off, largest_hole, paper_level, reduce_to, warp_in_tiles
 from scanpipe.types import TargetDef
 
 LOOP_PPI = 75.0  # the page looked at this finely (a pen stroke survives: the card's print is widened a pixel first)
@@ -403,33 +403,13 @@ def _hole_encloses(own: np.ndarray, printed: np.ndarray, drawn: np.ndarray, insi
     words in its frame, joined to it or not, count as drawn there). A felt pen's loop drawn
     tight round a name is thicker than the band the inside leaves for it (the fifth renderer's
     seed 3535, ``0228.tif``: the loop's own stroke 17% of the inside)."""
-    hole = _largest_hole(own)
+    hole = largest_hole(own)
     if hole is None or np.count_nonzero(hole) < HOLE_SHARE * own[inside].size:
         return False
     enclosed = np.zeros(own.shape, bool)
     enclosed[inside] = True
-    enclosed &= hole | _cut_off(~hole)  # the hole and the islands inside it, within the box's inside
+    enclosed &= hole | cut_off(~hole)  # the hole and the islands inside it, within the box's inside
     return bool(enclosed.any()) and _encloses(printed[enclosed], drawn[enclosed])
-
-
-def _cut_off(mask: np.ndarray) -> np.ndarray:
-    """The pixels of ``mask`` in 4-connected pieces that do not reach the edge of the array."""
-    count, labels = cv2.connectedComponents(mask.astype(np.uint8), connectivity=4)
-    edge = np.unique(np.concatenate([labels[0], labels[-1], labels[:, 0], labels[:, -1]]))
-    inner = np.ones(count, bool)
-    inner[edge] = False
-    inner[0] = False
-    return inner[labels] & mask
-
-
-def _largest_hole(own: np.ndarray) -> np.ndarray | None:
-    """The largest piece of the paper round ``own`` that ``own`` cuts off from the edge of its
-    box, or None where it cuts off none (a loop not closed)."""
-    cut = _cut_off(~own)
-    if not cut.any():
-        return None
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(cut.astype(np.uint8), connectivity=4)
-    return labels == 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
 
 
 def _owners(boxes: np.ndarray, named: Sequence[int], loop: tuple[int, int, int, int], side: str, *,

@@ -437,3 +437,23 @@ def textured_points(image: np.ndarray, dpi: float) -> tuple[tuple[int, int], ...
             if block[r, c] >= PATCH_MIN_ENERGY:
                 points.append((x0 + int(c), y0 + int(r)))
     return tuple(points)
+
+
+def cut_off(mask: np.ndarray) -> np.ndarray:
+    """The pixels of ``mask`` in 4-connected pieces that do not reach the edge of the array."""
+    count, labels = cv2.connectedComponents(mask.astype(np.uint8), connectivity=4)
+    edge = np.unique(np.concatenate([labels[0], labels[-1], labels[:, 0], labels[:, -1]]))
+    inner = np.ones(count, bool)
+    inner[edge] = False
+    inner[0] = False
+    return inner[labels] & mask
+
+
+def largest_hole(own: np.ndarray) -> np.ndarray | None:
+    """The largest piece of the paper round ``own`` that ``own`` cuts off from the edge of its
+    box, or None where it cuts off none (a loop not closed)."""
+    cut = cut_off(~own)
+    if not cut.any():
+        return None
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(cut.astype(np.uint8), connectivity=4)
+    return labels == 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))

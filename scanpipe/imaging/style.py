@@ -66,7 +66,7 @@ from scanpipe.imaging.align import (
 )
 from scanpipe.imaging.glyph_text import read_apart_in_places, read_glyphs, unconfirmed_in_places
 from scanpipe.imaging.mark_code import code_mismatch
-from scanpipe.imaging.reference import FRAME_DPI, PageModel, ink_of, paper_level, reduce_to, warp_in_tiles
+from scanpipe.imaging.reference import FRAME_DPI, PageModel, ink_of, largest_hole, paper_level, reduce_to, warp_in_tiles
 from scanpipe.types import Box
 
 INK_LEVEL = 0.3  # blurred ink at FRAME_DPI counted as printed
@@ -1025,7 +1025,7 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
     within DETAIL_SHIFT_PX, that fits it best; ``paper``: the card's paper, if known. A glyph
     unlike the first blank's under a rubber stamp (``across``) is judged by the first blank's
     print where the stamp leaves it bare (:meth:`InkAcross.bare_shown`). A glyph on the card's
-    ``unseen`` columns (:func:`_unseen_in`) is not judged."""
+    ``unseen`` columns (:func:`_scanned_mask`) is not judged."""
     s = DETAIL_SHIFT_PX
     paper = card_paper(upright) if paper is None else paper
     scanned: np.ndarray | None = None  # the card's pixels that show it, made once if an unseen column crosses a line
@@ -1095,7 +1095,8 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
     each glyph (with LINE_PAD_PX around it) at the shift within OWN_GLYPH_SHIFT_PX more that
     correlates best (a page's hundreds of glyphs include some a line's one shift misses by a
     pixel or two). A glyph is not judged where the card shows no pixels (a cut margin; its
-    ``unseen`` columns: a scanner's light streak), where it prints little there (LINE_GLYPH_MASS of the glyph's ink: torn, cut or faded), or where
+    ``unseen`` columns: a scanner's light streak), where it prints little there
+    (LINE_GLYPH_MASS of the glyph's ink: torn, cut or faded), or where
     the blank prints it on a tint that the card shows solid black (:func:`_blacked_out`), or where
     a rubber stamp lies over it (``across``) and the card shows its print where the stamp leaves
     it bare (:meth:`InkAcross.bare_share`: a stamp's letter over a name's glyph makes it unlike
@@ -1626,14 +1627,8 @@ def _loops_round(mask: np.ndarray, blank: np.ndarray) -> np.ndarray:
         if w < least or h < least:
             continue
         own = labels[y: y + h, x: x + w] == k
-        n, holes, hole_stats, _ = cv2.connectedComponentsWithStats((~own).astype(np.uint8), connectivity=4)
-        edge = set(np.unique(np.concatenate([holes[0], holes[-1], holes[:, 0], holes[:, -1]])).tolist())
-        inner = [j for j in range(1, n) if j not in edge]
-        if not inner:
-            continue
-        j = max(inner, key=lambda j: int(hole_stats[j, cv2.CC_STAT_AREA]))
-        hole = holes == j
-        if (int(hole_stats[j, cv2.CC_STAT_AREA]) >= LOOP_ROUND_HOLE * w * h
+        hole = largest_hole(own)
+        if (hole is not None and np.count_nonzero(hole) >= LOOP_ROUND_HOLE * w * h
                 and float(blank[y: y + h, x: x + w][hole].mean()) >= LOOP_ROUND_PRINT):
             out[y: y + h, x: x + w] |= own
     return out
