@@ -155,6 +155,7 @@ DAMAGE_WHY = {
     DamageCause.INK_ACROSS: "a stamp or signature across the card enters it",
     DamageCause.MARKED_ON_BLANK: "the layout's blank is marked there itself, so a mark there cannot be told",
     DamageCause.CUT_OFF: "part of it is not on the scan",
+    DamageCause.PRINTED_OVER: "the ballot's own print covers it (a stamp printed across it), so the machine cannot see a mark there",
     DamageCause.STREAK: "a scanner streak runs through it",
 }
 """What a person reading a damaged target is told the machine saw over it."""

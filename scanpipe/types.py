@@ -273,7 +273,8 @@ class DamageCause(StrEnum):
     CROSSING = "crossing"  # a stroke from outside runs through it (a stamp's letter, a signature, a line)
     INK_ACROSS = "ink_across"  # a stamp or signature across the card, seen from the whole page, enters it
     MARKED_ON_BLANK = "marked_on_blank"  # the layout's blank itself is marked there
-    CUT_OFF = "cut_off"  # part of the target is not on the scan
+    CUT_OFF = "cut_off"  # part of the target is not on the scan (stored before 7 December for a target a stamp covers)
+    PRINTED_OVER = "printed_over"  # the blank's own print covers it (a "SAMPLE" stamp printed across the target)
     STREAK = "streak"  # a scanner's streak runs through it
 
 

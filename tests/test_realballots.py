@@ -27,7 +27,7 @@ from scanpipe.classify import load_thresholds
 from scanpipe.election import load_election, parse_election, read_definition
 from scanpipe.errors import DefinitionError
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
-from scanpipe.types import CardHints, Election, MarkStatus, ReadCard
+from scanpipe.types import CardHints, DamageCause, Election, MarkStatus, ReadCard
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "realballots"
 SETS = ("calhoun2010primary", "cedar2008primary", "nist_demo")
@@ -185,6 +185,11 @@ def _assert_reads_as_labelled(name: str, card: dict[str, Any], path: Path, conte
     differ = {t["option"]: status[(t["contest"], t["option"])] for t in card["targets"]
               if status[(t["contest"], t["option"])] != STATUS[t["intent"]]}
     assert all(o in excused and got == "unknown" for o, got in differ.items()), differ
+    # a person sent a target the blank's stamp covers is told so (not "cut off the scan")
+    causes = {t.score.option: t.score.damage_cause for t in result.targets}
+    stamped = set(card.get("stamp_over_targets", ())) & set(differ)
+    assert all(causes[o] is DamageCause.PRINTED_OVER for o in stamped if (card["file"], o) not in KNOWN_TO_A_PERSON), \
+        {o: causes[o] for o in stamped}
     outcomes = {c.contest: (c.outcome.value, list(c.votes)) for c in result.contests}
     assert set(outcomes) == set(card["contests"])
     held = {t["contest"] for t in card["targets"] if t["option"] in differ}

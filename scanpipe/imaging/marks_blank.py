@@ -449,7 +449,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     measures = [stain, fold, tear, crossing, np.where(obscured > MIN_VISIBLE, 1.0, 0.0)]
     damage = np.maximum.reduce(measures)
     causes = damage_causes(measures, (DamageCause.STAIN, DamageCause.FOLD, DamageCause.TEAR, DamageCause.CROSSING,
-                                      DamageCause.CUT_OFF))
+                                      DamageCause.PRINTED_OVER))
     score = np.maximum.reduce([_knots(level, LEVEL_KNOTS), _knots(cover, COVER_KNOTS), span_score,
                                _knots(residue, RESIDUE_KNOTS), even_score])
     # a stroke that leaves the target's own printed outline (a check or an X drawn over a thick
