@@ -88,6 +88,8 @@ INNER_ROWS = 0.5  # ... left and right over this of the rows (a loop's ends are 
 ENCLOSED_PRINT = 0.03  # the blank prints on at least this share of the loop's inside ...
 ENCLOSED_DRAWN = 0.12  # ... and the card adds ink on at most this share of it
 HOLE_SHARE = 0.5  # a closed loop the inside refuses is judged again on the inside less its stroke where its hole fills this share of it
+BRIDGE_PX = 4  # ... a loop broken over print closed there: the print this near its stroke counts as stroke ...
+PRINT_WIDE_PX = 2  # ... the print widened this much (as the card's ink is left out round it: NEAR_PX and a blur's fringe)
 ROW_SLACK_IN = 0.05  # a target is on the loop's row when its centre lies within the loop's rows, this grown
 NAME_REACH_IN = 2.0  # a loop belongs to a target at most this far from it
 NAME_BESIDE_IN = 0.25  # a page's names begin (or end) this close to most of its targets ...
@@ -118,6 +120,7 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
     named = [i for i, t in enumerate(targets) if t.write_in_area_in is None]
     if not named:
         return out
+    every = range(len(targets))
     learned = _learned(reference, ref_dpi, targets, blank_memo)
     blank_dark, blank_near, beside_print, near_rules, side, upright_rules = learned
     h, w = blank_dark.shape
@@ -168,7 +171,7 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
             if score <= 0.0 and check_sized and looks_for_checks:
                 own = (labels[y: y + bh, x: x + bw] == k) & drawn[y: y + bh, x: x + bw].astype(bool)
                 hugs, size = int(np.count_nonzero(own & beside_print[y: y + bh, x: x + bw])), int(np.count_nonzero(own))
-                cut = 0 < hugs and size >= CUT_CHECK_MIN_PX and _beside_a_target(boxes, named, at, side)  # the rest under the print
+                cut = 0 < hugs and size >= CUT_CHECK_MIN_PX and _beside_a_target(boxes, every, at, side)  # the rest under the print
                 check = (hugs <= LOOP_MAX_HUG * size  # not the print's own rim
                          and not (own & at_targets[y: y + bh, x: x + bw]).any() and (_check_like(own) or cut)
                          and _alone(drawn, labels, k, at, beside_print))
@@ -176,8 +179,13 @@ def name_loops(gray: np.ndarray, hom: np.ndarray, reference: np.ndarray, ref_dpi
                 score = 1.0  # a check (or an X, a tick) drawn beside the option, outside its target
             if score <= 0.0:
                 continue
-            for i in _owners(boxes, named, at, side, near_in=CHECK_NEAR_IN if check else 0.0, rules=upright_rules):
-                out[i] = max(out[i], score)
+            # a check may be a write-in's too, beside its target away from the names (its area,
+            # where the name is written, is never looked at): a loop only round a printed name
+            owners = (_owners(boxes, every, at, side, near_in=CHECK_NEAR_IN, rules=upright_rules) if check
+                      else _owners(boxes, named, at, side, rules=upright_rules))
+            for i in owners:
+                if i in named or _beside_a_target(boxes, (i,), at, side):
+                    out[i] = max(out[i], score)
     return out
 
 
@@ -402,14 +410,31 @@ def _hole_encloses(own: np.ndarray, printed: np.ndarray, drawn: np.ndarray, insi
     inside at least, the inside's pixels in that hole or in what lies within it (a stamp's
     words in its frame, joined to it or not, count as drawn there). A felt pen's loop drawn
     tight round a name is thicker than the band the inside leaves for it (the fifth renderer's
-    seed 3535, ``0228.tif``: the loop's own stroke 17% of the inside)."""
+    seed 3535, ``0228.tif``: the loop's own stroke 17% of the inside).
+
+    A loop with no such hole may be broken only where it runs over the name's print (ink over
+    the print, widened, is not measured: a felt pen's loop across the name's first letter and
+    a descender, the fifth renderer's seed 3636, ``0040.jpg``): it is closed across that print
+    (the print within BRIDGE_PX of its stroke counts as stroke), and what it then encloses
+    (paper and print, less its own stroke) is judged the same way."""
     hole = largest_hole(own)
-    if hole is None or np.count_nonzero(hole) < HOLE_SHARE * own[inside].size:
-        return False
+    if hole is not None and np.count_nonzero(hole) >= HOLE_SHARE * own[inside].size:
+        within = hole | cut_off(~hole)  # the hole and the islands inside it
+    else:
+        walls = own | (_widened(printed, PRINT_WIDE_PX) & _widened(own, BRIDGE_PX))
+        cut = cut_off(~walls)
+        within = (walls | cut) & ~own
+        if not cut.any() or np.count_nonzero(within) < HOLE_SHARE * own[inside].size:
+            return False
     enclosed = np.zeros(own.shape, bool)
     enclosed[inside] = True
-    enclosed &= hole | cut_off(~hole)  # the hole and the islands inside it, within the box's inside
+    enclosed &= within
     return bool(enclosed.any()) and _encloses(printed[enclosed], drawn[enclosed])
+
+
+def _widened(mask: np.ndarray, px: int) -> np.ndarray:
+    """``mask`` grown ``px`` pixels every way."""
+    return cv2.dilate(mask.astype(np.uint8), np.ones((2 * px + 1, 2 * px + 1), np.uint8)).astype(bool)
 
 
 def _owners(boxes: np.ndarray, named: Sequence[int], loop: tuple[int, int, int, int], side: str, *,
