@@ -10,6 +10,7 @@ SHA-256) are recognised before decoding and change nothing.
 from __future__ import annotations
 
 import hashlib
+import logging
 import multiprocessing
 import os
 import stat
@@ -18,8 +19,10 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
+from scanpipe.errors import ScanpipeError
 from scanpipe.heap import COORDINATOR_SOFT_MB, WORKER_SOFT_MB, trim_if_over
 from scanpipe.imaging.decode import LIMITS, too_large_file
 from scanpipe.interpret import InterpretContext, interpret_file, unreadable_file_card
@@ -38,9 +41,12 @@ from scanpipe.types import (
     UnreadableCard,
 )
 
+log = logging.getLogger(__name__)
+
 COMMIT_EVERY_CARDS = 64
 COMMIT_EVERY_SECONDS = 1.0
 SHOWN_UNREADABLE = 50  # unreadable cards named one per line in the ingest summary
+CRASHES_IN_A_ROW = 3  # files ending their reading process one after another: the machine, not the files
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,9 +244,70 @@ def run_local(files: Sequence[str], context: InterpretContext, hints: CardHints,
         # importing the main module, ``scanpipe.cli``, which then costs nothing (it was ~0.5 s
         # a worker, one after another, before the first card).
         mp.set_forkserver_preload(["scanpipe._forkserver_lifeline", "scanpipe.cli"])
-    with ProcessPoolExecutor(max_workers=workers, mp_context=mp, initializer=_init_worker,
-                             initargs=(context, known, os.getpid())) as pool:
-        yield from pool.map(_read_task, [(f, hints, batch) for f in files], chunksize=chunk)
+    remaining = list(files)
+    while remaining:
+        done = 0
+        try:
+            with ProcessPoolExecutor(max_workers=workers, mp_context=mp, initializer=_init_worker,
+                                     initargs=(context, known, os.getpid())) as pool:
+                for result in pool.map(_read_task, [(f, hints, batch) for f in remaining], chunksize=chunk):
+                    done += 1
+                    yield result
+            return
+        except BrokenProcessPool:
+            # a worker died (a crash in a native library on one file, or killed): the files it may
+            # have held are read again one at a time, each in a process of its own, so the file that
+            # ends its process again is found and kept for a person; then the rest as before
+            remaining = remaining[done:]
+            suspects, remaining = remaining[: (workers + 1) * chunk * 2], remaining[(workers + 1) * chunk * 2:]
+            log.warning("a reading process ended abruptly; reading %d file(s) again one at a time to find the one that ends it",
+                        len(suspects))
+            yield from _read_alone(suspects, context, hints, batch, known, mp)
+
+
+def _read_alone(files: Sequence[str], context: InterpretContext, hints: CardHints, batch: str, known: frozenset[str],
+                mp: multiprocessing.context.BaseContext) -> Iterator[FileResult]:
+    """``files`` read one after another by a single worker process; a file whose reading ends
+    that process (it never returned) becomes a card of its own, unreadable (``internal_error``),
+    kept for a person, and the next file is read by a new process."""
+    remaining = list(files)
+    in_a_row = 0  # files whose reading ended its process, one after another
+    while remaining:
+        done = 0
+        try:
+            with ProcessPoolExecutor(max_workers=1, mp_context=mp, initializer=_init_worker,
+                                     initargs=(context, known, os.getpid())) as pool:
+                for result in pool.map(_read_task, [(f, hints, batch) for f in remaining]):
+                    done += 1
+                    in_a_row = 0
+                    yield result
+            return
+        except BrokenProcessPool:
+            in_a_row += 1
+            if in_a_row >= CRASHES_IN_A_ROW:
+                raise ScanpipeError(f"{CRASHES_IN_A_ROW} reading processes in a row ended abruptly, the last on "
+                                    f"{remaining[done]}: no process can read cards on this machine now (out of memory? "
+                                    "killed?); what was read is stored, ingest again to go on") from None
+            yield crashed_file(remaining[done], hints, batch, known)
+            remaining = remaining[done + 1:]
+
+
+def crashed_file(path: str, hints: CardHints, batch: str, known: frozenset[str]) -> FileResult:
+    """What is stored for a file whose reading ended the reading process (a native library's
+    crash, or the process killed while reading it): one unreadable card naming the file, for a
+    person; the file itself is kept where it is."""
+    try:
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+            sha = hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError as e:
+        return FileResult(path, "", (), error=read_problem(e))
+    if sha in known:
+        return FileResult(path, sha, (), already_stored=True)
+    log.error("reading %s ended the reading process abruptly (twice); it is kept for a person", path)
+    detail = (f"{path}: reading this file ended the reading process abruptly (a crash in an image library, or the "
+              "process was killed), so nothing of it could be read; it is kept for a person (open the file to "
+              "look at it, or rescan the card)")
+    return FileResult(path, sha, (unreadable_file_card(path, sha, batch, hints, UnreadableCard(Reason.INTERNAL_ERROR, detail)),))
 
 
 def streak_line(cards: int) -> str:

@@ -70,3 +70,52 @@ def test_a_card_that_raises_is_queued_and_the_batch_goes_on(tmp_path: Path, work
     assert "boom" in boom["BallotImage"][0]["Location"]
     others = [c for c in cvrs.values() if c is not boom]
     assert all(s.get("CVRContest") for c in others for s in c["CVRSnapshot"] if s["Type"] == "interpreted")
+
+
+CRASH = '''
+import os, resource, signal
+import scanpipe.interpret as _interpret
+_real = _interpret.interpret_page
+
+def _crashing(page, context, hints, source):
+    if "crash" in source.path:  # a native library's crash on this one file: the process ends at once
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return _real(page, context, hints, source)
+
+_interpret.interpret_page = _crashing
+'''
+
+
+def test_a_card_that_ends_its_reading_process_is_queued_and_the_batch_goes_on(tmp_path: Path) -> None:
+    """A worker killed while reading one file (a segmentation fault in an image library) breaks
+    the process pool: the files it may have held are read again one at a time, the one that
+    ends its process again is stored as one unreadable card naming it, and the rest are read;
+    a rerun stores nothing twice."""
+    inject = tmp_path / "inject"
+    inject.mkdir()
+    (inject / "sitecustomize.py").write_text(CRASH)
+    cards = tmp_path / "cards"
+    cards.mkdir()
+    sources = sorted(p for p in (FIX / "deck" / "cards").iterdir() if p.suffix == ".png")[:5]
+    for i, src in enumerate(sources):
+        shutil.copy(src, cards / (f"0{i}-crash.png" if i == 2 else f"0{i}.png"))
+    db = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    assert _cli(db, "init", "--election", str(FIX / "election" / "election.json")).returncode == 0
+    done = _cli(db, "ingest", str(cards), "--batch", "B1", "--workers", "2", "-q", inject=inject)
+    assert done.returncode == 1, done.stderr  # the queue is not empty: the crashing card waits for a person
+    assert "5 card(s) stored" in done.stdout, done.stdout + done.stderr
+    assert "02-crash.png" in done.stderr and "ended the reading process abruptly" in done.stderr  # logged
+    out = tmp_path / "queue.json"
+    assert _cli(db, "queue", "--out", str(out)).returncode == 0
+    failing = [q for q in json.loads(out.read_text()) if q["reason"] == "internal_error"]
+    assert len(failing) == 1, failing
+    again = _cli(db, "ingest", str(cards), "--batch", "B1", "--workers", "2", "-q", inject=inject)
+    assert "0 card(s) stored" in again.stdout, again.stdout + again.stderr
+    export = tmp_path / "cvr.json"
+    assert _cli(db, "export", "cvr", "--out", str(export)).returncode == 0
+    cvrs = {c["UniqueId"]: c for c in json.loads(export.read_text())["CVR"]}
+    assert len(cvrs) == 5
+    assert "02-crash.png" in cvrs[failing[0]["item"]]["BallotImage"][0]["Location"]
+    others = [c for k, c in cvrs.items() if k != failing[0]["item"]]
+    assert all(s.get("CVRContest") for c in others for s in c["CVRSnapshot"] if s["Type"] == "interpreted")
