@@ -142,6 +142,7 @@ def _not_for_a_person(card: dict, result: ReadCard, mark: str) -> list[str]:
     (3333, 147, "a loop drawn tight along the name, both its ends across the first and last letters (thresholded)"),
     (3434, 110, "a loop on a dithered bilevel scan, whose dots the widened print joins into specks"),
     (3535, 227, "a felt pen's loop drawn tight round the name, its stroke thicker than its box's band leaves (dithered)"),
+    (3636, 39, "a felt pen's loop across the name's first letter and a descender, where the print hides it (gray JPEG)"),
 ])
 def test_loops_round_names_that_found_a_fault_go_to_a_person(election_only: tuple[Path, InterpretContext], seed: int,
                                                              index: int, why: str) -> None:
@@ -156,6 +157,8 @@ def test_loops_round_names_that_found_a_fault_go_to_a_person(election_only: tupl
     (2828, 9, "a gray card, a fold through it"),
     (3232, 79, "a dithered bilevel scan: the check's gray pencil in dots"),
     (3333, 161, "a dithered bilevel scan: the check's gray pencil in dots"),
+    (3636, 163, "a write-in's target: a check is looked for beside it too, away from its area (gray PNG)"),
+    (3535, 229, "a write-in's target, thresholded"),
 ])
 def test_a_check_drawn_over_an_arrow_s_tail_goes_to_a_person(election_only: tuple[Path, InterpretContext], seed: int,
                                                             index: int, why: str) -> None:

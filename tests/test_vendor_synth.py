@@ -242,3 +242,24 @@ def test_a_frameless_card_under_a_big_stamp_reads_when_refinement_finds_it_all_o
     assert (result.style, result.page) == ("D-15", 1)
     got = {t.score.option: t.status.value for t in result.targets}
     assert {t["option"]: got[t["option"]] for t in card["targets"]} == {t["option"]: STATUS_OF[t["intent"]] for t in card["targets"]}
+
+
+@pytest.mark.parametrize("index", [141, 210])
+def test_a_card_cut_off_where_its_look_alike_prints_its_own_is_told_from_it(vendor_dir: Path, tmp_path: Path, index: int) -> None:
+    """The vendor profile's seed 363636, sheets 142 (a 300-dpi G4 scan) and 211 (150 dpi, a
+    96-dpi tag, skewed 2.7 degrees): E-D-12 cards whose scans cut off the right and bottom
+    third of an inch, where only E-D-11's blank prints (its precinct's own lines). The card shows
+    all 200 of the pixels only E-D-12 prints there and 2 of the last 3 of E-D-11's: the two
+    shares weighed alike came to a margin of 0.33, under MIN_MARGIN (``ambiguous_style``); a
+    side of so few pixels now weighs in proportion (:func:`scanpipe.imaging.style._margin`)."""
+    from scanpipe.synth.vendor_deck import VendorDeckOptions, make_vendor_sheet
+
+    out = tmp_path / "d"
+    (out / "cards").mkdir(parents=True)
+    (card,) = make_vendor_sheet(VendorDeckOptions(str(vendor_dir / "election.json"), str(out), 363636, "vendor", 0.05), index)
+    assert card["style"] == "E-D-12" and card["scan"]["crop_in"][2:] != [0.0, 0.0], card  # the sheet this test is about
+    election = load_election(vendor_dir / "election.json")
+    context = InterpretContext(election, load_thresholds(), load_references(election))
+    (read,) = interpret_file(str(out / card["file"]), context, CardHints(), "t")
+    result = read.interpretation
+    assert isinstance(result, ReadCard) and result.style == "E-D-12", result
