@@ -249,9 +249,10 @@ def test_a_card_cut_off_where_its_look_alike_prints_its_own_is_told_from_it(vend
     """The vendor profile's seed 363636, sheets 142 (a 300-dpi G4 scan) and 211 (150 dpi, a
     96-dpi tag, skewed 2.7 degrees): E-D-12 cards whose scans cut off the right and bottom
     third of an inch, where only E-D-11's blank prints (its precinct's own lines). The card shows
-    all 200 of the pixels only E-D-12 prints there and 2 of the last 3 of E-D-11's: the two
-    shares weighed alike came to a margin of 0.33, under MIN_MARGIN (``ambiguous_style``); a
-    side of so few pixels now weighs in proportion (:func:`scanpipe.imaging.style._margin`)."""
+    all 200 of the pixels only E-D-12 prints there and 2 of the last 3 of E-D-11's (next to
+    print both share, which the card's ink widened a pixel covers): the two shares weighed alike
+    came to a margin of 0.33, under MIN_MARGIN (``ambiguous_style``); a side of so few pixels,
+    against one of many the card shows, is now taken as not seen (:func:`scanpipe.imaging.style._margin`)."""
     from scanpipe.synth.vendor_deck import VendorDeckOptions, make_vendor_sheet
 
     out = tmp_path / "d"

@@ -77,6 +77,7 @@ EXCLUDE_GROW_IN = 0.1  # targets and write-in areas grown by this are left out
 TIMING_GROW_IN = 0.1
 ONLY_MARKS_GROW_IN = 0.03  # print of one blank this near a timing mark of another is that mark's, a pixel apart (:meth:`StyleGroup.only_in`)
 MIN_PAIR_PX = 12  # fewer differing pixels than this: the two blanks cannot be told apart
+SHOWN_MOST = 0.5  # a pair's side of MIN_PAIR_PX pixels or more the card shows this much of outweighs a side of fewer
 MIN_MARGIN = 0.35  # the winner's worst pairwise margin
 UNEXPLAINED_SAMPLE = 4  # every 4th pixel is enough to rank (the pairwise comparison uses all)
 PAPER_BLOCKS = 8  # the card's paper mapped in blocks: this many on its short side (about an inch each) ...
@@ -826,9 +827,8 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
 
 def _margin(group: StyleGroup, i: int, j: int, card: np.ndarray, seen: np.ndarray) -> float | None:
     """How much more of what only blank ``i`` prints the card shows than of what only ``j``
-    prints (in [-1, 1]), where the card has pixels (``seen``, flat), a side of few pixels
-    weighing less; None when too few pixels are printed solidly by one and not at all by the
-    other."""
+    prints (in [-1, 1]), where the card has pixels (``seen``, flat); None when too few
+    pixels are printed solidly by one and not at all by the other."""
     only_i, only_j = group.only_in(i, j), group.only_in(j, i)
     only_i, only_j = only_i[seen[only_i]], only_j[seen[only_j]]
     focus = [f for f in (group.focus[i], group.focus[j]) if f is not None]
@@ -841,16 +841,17 @@ def _margin(group: StyleGroup, i: int, j: int, card: np.ndarray, seen: np.ndarra
         return None
     shown_i = int(np.count_nonzero(card[only_i])) / only_i.size if only_i.size else 0.0  # means, to the last bit
     shown_j = int(np.count_nonzero(card[only_j])) / only_j.size if only_j.size else 0.0
-    # each side is a test of its own: the card prints what only i prints (+1 for i) or not (-1),
-    # and what only j prints (-1) or not (+1); their mean, each weighted by how many pixels it
-    # looked at up to MIN_PAIR_PX: a scan cut off where one blank prints its own leaves a few
-    # pixels of it, whose share says little (vendor seed 363636, 0142.tif: 200 of 200 of the
-    # winner's shown, 2 of the other's last 3); with both sides of MIN_PAIR_PX or more, this is
-    # shown_i - shown_j
-    weight_i, weight_j = min(1.0, only_i.size / MIN_PAIR_PX), min(1.0, only_j.size / MIN_PAIR_PX)
-    if weight_i == weight_j == 1.0:
-        return shown_i - shown_j
-    return (weight_i * (2.0 * shown_i - 1.0) + weight_j * (1.0 - 2.0 * shown_j)) / (weight_i + weight_j)
+    # a side of fewer than MIN_PAIR_PX pixels, where the other side has that many or more and
+    # the card shows most of them (what only that blank prints), is taken as not seen (as a side
+    # cut off wholly is): its few pixels lie next to print both blanks share, which the card's
+    # ink, widened a pixel, covers anyway (vendor seed 363636, 0142.tif, a scan cut off where
+    # only the runner-up prints its own: 200 of 200 of the winner's shown, 2 of the other's
+    # last 3, a margin of 0.33)
+    if 0 < only_j.size < MIN_PAIR_PX <= only_i.size and shown_i >= SHOWN_MOST:
+        return shown_i
+    if 0 < only_i.size < MIN_PAIR_PX <= only_j.size and shown_j >= SHOWN_MOST:
+        return -shown_j
+    return shown_i - shown_j
 
 
 def _pair_detail(group: StyleGroup, i: int, j: int, *, lines_only: bool = False) -> _Detail | None:
