@@ -14,6 +14,7 @@ import logging
 import multiprocessing
 import os
 import stat
+import sys
 import threading
 import time
 from collections import Counter
@@ -21,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from scanpipe.errors import ScanpipeError
 from scanpipe.heap import COORDINATOR_SOFT_MB, WORKER_SOFT_MB, trim_if_over
@@ -220,18 +222,32 @@ def _read_task(args: tuple[str, CardHints, str]) -> FileResult:
 # Coordinator side
 
 
-def run_local(files: Sequence[str], context: InterpretContext, hints: CardHints, batch: str, known: frozenset[str], workers: int) -> Iterator[FileResult]:
-    """Results as files finish: in-process for one worker, else a process pool."""
+def run_local(files: Sequence[str], context: InterpretContext, hints: CardHints, batch: str, known: frozenset[str], workers: int,
+              *, marks: ReadingMarks | None = None) -> Iterator[FileResult]:
+    """Results as files finish: in-process for one worker, else a process pool. ``marks``: where
+    the in-process reading notes the file it reads (:class:`ReadingMarks`)."""
     if workers <= 1:
         import cv2
 
+        left = set(marks.left_by_the_dead()) if marks is not None else set()
+        suspects = [f for f in files if os.path.abspath(f) in left]
+        if suspects:
+            # an ingest that read in its own process died reading these: each is read first in a
+            # process of its own, so that one that ends it again is kept for a person, not this ingest
+            log.warning("an earlier ingest ended while reading %s: reading it in a process of its own first", ", ".join(suspects))
+            yield from _read_alone(suspects, context, hints, batch, known, multiprocessing.get_context("forkserver"))
+            files = [f for f in files if os.path.abspath(f) not in left]
         _WORKER.update(context=context, known=known)
         previous = _one_opencv_thread()
         try:
             for f in files:
+                if marks is not None:
+                    marks.reading(os.path.abspath(f))
                 yield read_one(f, hints, batch)
         finally:
             cv2.setNumThreads(previous)
+            if marks is not None:
+                marks.done()
         return
     chunk = max(1, min(16, len(files) // (workers * 8) or 1))
     # "forkserver", never plain fork: a process that already ran OpenCV (or any threads) and
@@ -308,6 +324,83 @@ def crashed_file(path: str, hints: CardHints, batch: str, known: frozenset[str])
               "process was killed), so nothing of it could be read; it is kept for a person (open the file to "
               "look at it, or rescan the card)")
     return FileResult(path, sha, (unreadable_file_card(path, sha, batch, hints, UnreadableCard(Reason.INTERNAL_ERROR, detail)),))
+
+
+class ReadingMarks:
+    """The file an ingest that reads in its own process (``--workers 1``) is reading, noted in a
+    small file of its own while it reads (``<folder>/<store>-<pid>``), so that when a file ends
+    that process (a crash in an image library: no exception to catch) the next ingest into the
+    same store finds the note, reads that file first in a process of its own and keeps it for a
+    person if it ends that one too (:func:`crashed_file`), instead of dying on it again. The note
+    is removed when the ingest ends in any other way. Noting never stops an ingest: a folder
+    that cannot be written just means no notes."""
+
+    def __init__(self, folder: Path, store: str) -> None:
+        self.folder = folder
+        self.prefix = hashlib.sha256(store.encode()).hexdigest()[:16]
+        self.path = folder / f"{self.prefix}-{os.getpid()}"
+        self.ok = True
+
+    @classmethod
+    def default(cls, store: str) -> ReadingMarks | None:
+        """Marks under ``$XDG_STATE_HOME/scanpipe/reading`` (``~/.local/state``; Windows:
+        ``%LOCALAPPDATA%``); None where there is no such folder to be had."""
+        if sys.platform == "win32" and os.environ.get("LOCALAPPDATA"):
+            base = Path(os.environ["LOCALAPPDATA"])
+        else:
+            try:
+                base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+            except RuntimeError:  # no home folder (a service account)
+                return None
+        return cls(base / "scanpipe" / "reading", store)
+
+    def left_by_the_dead(self) -> list[str]:
+        """The files that ingests into this store, no longer running, were reading when they
+        ended (their notes are removed: each is read once more, alone)."""
+        found: list[str] = []
+        try:
+            notes = list(self.folder.glob(f"{self.prefix}-*"))
+        except OSError:
+            return found
+        for note in notes:
+            try:
+                pid = int(note.name.rsplit("-", 1)[1])
+                if _alive(pid):
+                    continue
+                text = note.read_text(encoding="utf-8")
+                note.unlink()
+            except (OSError, ValueError, UnicodeDecodeError):
+                continue
+            if text:
+                found.append(text)
+        return found
+
+    def reading(self, path: str) -> None:
+        if not self.ok:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(path, encoding="utf-8")
+        except OSError as e:
+            self.ok = False
+            log.debug("cannot note the file being read in %s: %s", self.folder, e)
+
+    def done(self) -> None:
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` is running (this machine's; one of another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def streak_line(cards: int) -> str:

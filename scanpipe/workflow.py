@@ -22,7 +22,7 @@ from scanpipe.election import parse_election, read_definition
 from scanpipe.election_diff import DefinitionChange, definition_changes
 from scanpipe.errors import ConfigError, DecisionError, SourceError
 from scanpipe.interpret import InterpretContext, interpret_file, load_references
-from scanpipe.pipeline import FileResult, IngestSummary, run_local, store_results
+from scanpipe.pipeline import FileResult, IngestSummary, ReadingMarks, run_local, store_results
 from scanpipe.queue import QueueItem, build_queue
 from scanpipe.reconcile.compare import ComparisonScope
 from scanpipe.reconcile.pairing import Pairing, pair_cards, serial_of
@@ -255,7 +255,8 @@ def ingest_paths(
 
         results = run_dask(files, context, hints, batch, known, scheduler=scheduler, workers=workers)
     else:
-        results = run_local(files, context, hints, batch, known, workers)
+        results = run_local(files, context, hints, batch, known, workers,
+                            marks=ReadingMarks.default(store.safe_url) if workers <= 1 else None)
     read_now = list(found.folders)
 
     sides: list[tuple[str, str]] = []  # (path, SHA-256) of every file read, for --duplex

@@ -34,6 +34,10 @@ if TYPE_CHECKING:
 if "SCANPIPE_CACHE_DIR" not in os.environ:
     os.environ["SCANPIPE_CACHE_DIR"] = _TEST_CACHE = tempfile.mkdtemp(prefix="scanpipe-test-cache-")
     atexit.register(shutil.rmtree, _TEST_CACHE, ignore_errors=True)
+# ... and so are the notes of the file an in-process ingest is reading (scanpipe.pipeline.ReadingMarks)
+if "XDG_STATE_HOME" not in os.environ:
+    os.environ["XDG_STATE_HOME"] = _TEST_STATE = tempfile.mkdtemp(prefix="scanpipe-test-state-")
+    atexit.register(shutil.rmtree, _TEST_STATE, ignore_errors=True)
 
 # ======================================================================================
 # 1. PostgreSQL

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -33,10 +34,12 @@ _interpret.interpret_page = _failing
 '''
 
 
-def _cli(db: str, *args: str, inject: Path | None = None) -> subprocess.CompletedProcess[str]:
+def _cli(db: str, *args: str, inject: Path | None = None, state: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     if inject is not None:
         env["PYTHONPATH"] = str(inject)
+    if state is not None:
+        env["XDG_STATE_HOME"] = str(state)
     return subprocess.run([sys.executable, "-m", "scanpipe.cli", "--db", db, *args], capture_output=True, text=True,
                           env=env, timeout=600)
 
@@ -119,3 +122,33 @@ def test_a_card_that_ends_its_reading_process_is_queued_and_the_batch_goes_on(tm
     assert "02-crash.png" in cvrs[failing[0]["item"]]["BallotImage"][0]["Location"]
     others = [c for k, c in cvrs.items() if k != failing[0]["item"]]
     assert all(s.get("CVRContest") for c in others for s in c["CVRSnapshot"] if s["Type"] == "interpreted")
+
+
+def test_a_card_that_ends_the_ingest_s_own_process_is_read_alone_by_the_next_ingest(tmp_path: Path) -> None:
+    """With one worker the cards are read in the ingest's own process: a file that ends it (a
+    segmentation fault) ends the ingest. The file it was reading is noted while it reads, so the
+    next ingest reads that file first in a process of its own, keeps it for a person when it
+    ends that one too, and reads the rest as before (it did not die on it again)."""
+    inject = tmp_path / "inject"
+    inject.mkdir()
+    (inject / "sitecustomize.py").write_text(CRASH)
+    cards = tmp_path / "cards"
+    cards.mkdir()
+    sources = sorted(p for p in (FIX / "deck" / "cards").iterdir() if p.suffix == ".png")[:4]
+    for i, src in enumerate(sources):
+        shutil.copy(src, cards / (f"0{i}-crash.png" if i == 1 else f"0{i}.png"))
+    db = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    state = tmp_path / "state"
+    assert _cli(db, "init", "--election", str(FIX / "election" / "election.json")).returncode == 0
+    first = _cli(db, "ingest", str(cards), "--batch", "B1", "--workers", "1", "-q", inject=inject, state=state)
+    assert first.returncode == -signal.SIGSEGV, (first.returncode, first.stderr)  # the ingest itself ended
+    again = _cli(db, "ingest", str(cards), "--batch", "B1", "--workers", "1", "-q", inject=inject, state=state)
+    assert again.returncode == 1, again.stderr  # the crashing card waits for a person
+    assert "01-crash.png" in again.stderr and "ended the reading process abruptly" in again.stderr
+    out = tmp_path / "queue.json"
+    assert _cli(db, "queue", "--out", str(out)).returncode == 0
+    assert len([q for q in json.loads(out.read_text()) if q["reason"] == "internal_error"]) == 1
+    export = tmp_path / "cvr.json"
+    assert _cli(db, "export", "cvr", "--out", str(export)).returncode == 0
+    assert len(json.loads(export.read_text())["CVR"]) == 4
+    assert list((state / "scanpipe" / "reading").iterdir()) == []  # no note left behind

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scanpipe.errors import SourceError
-from scanpipe.pipeline import FileResult, IngestSummary, needs_person, read_problem, run_local, store_results
+from scanpipe.pipeline import FileResult, IngestSummary, ReadingMarks, needs_person, read_problem, run_local, store_results
 from scanpipe.sources.files import CARD_SUFFIXES, shown_path, storable_path
 from scanpipe.store.repository import Store
 from scanpipe.types import CardHints, InterpretedCard
@@ -218,7 +218,8 @@ def watch_folder(
                 say(f"{shown_path(path)}: not read: {reason}; it is read once it can be opened")
             if polled.ready:
                 known = frozenset(store.known_sha256(_hashes(polled.ready)))
-                results = run_local(list(polled.ready), context, hints, batch, known, workers)
+                results = run_local(list(polled.ready), context, hints, batch, known, workers,
+                                    marks=ReadingMarks.default(store.safe_url) if workers <= 1 else None)
                 new_now.clear()
                 store_results(results, store.save_cards, summary, on_card=card_done, on_file=file_done)
                 # a sheet whose two side files came in two passes is told as one coming together
