@@ -339,7 +339,8 @@ class ReadingMarks:
         self.folder = folder
         self.prefix = hashlib.sha256(store.encode()).hexdigest()[:16]
         self.path = folder / f"{self.prefix}-{os.getpid()}"
-        self.ok = True
+        self.ok = True  # False once a note could not be written: no more are tried
+        self.made = False  # the folder exists
 
     @classmethod
     def default(cls, store: str) -> ReadingMarks | None:
@@ -376,16 +377,20 @@ class ReadingMarks:
         return found
 
     def reading(self, path: str) -> None:
+        """Note ``path`` as the file being read (in place of the last)."""
         if not self.ok:
             return
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            if not self.made:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                self.made = True
             self.path.write_text(path, encoding="utf-8")
         except OSError as e:
             self.ok = False
             log.debug("cannot note the file being read in %s: %s", self.folder, e)
 
     def done(self) -> None:
+        """The reading ended without its process dying: no note is left."""
         try:
             self.path.unlink(missing_ok=True)
         except OSError:
@@ -394,6 +399,14 @@ class ReadingMarks:
 
 def _alive(pid: int) -> bool:
     """Whether a process ``pid`` is running (this machine's; one of another user's counts)."""
+    if sys.platform == "win32":  # os.kill there ends the process
+        import ctypes
+
+        handle = ctypes.windll.kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return False
+        ctypes.windll.kernel32.CloseHandle(handle)
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
