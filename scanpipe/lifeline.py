@@ -58,7 +58,7 @@ def die_with(pid: int) -> threading.Thread:
     parent-death signal. Returns the watching thread (a daemon)."""
     die_with_parent()
     fd = _pidfd(pid)
-    if fd is None and not _alive(pid):
+    if fd is None and not process_alive(pid):
         os._exit(EXIT_STATUS)
     thread = threading.Thread(target=_watch, args=(pid, fd), name=f"scanpipe-lifeline-{pid}", daemon=True)
     thread.start()
@@ -72,7 +72,16 @@ def _pidfd(pid: int) -> int | None:
         return None
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether a process ``pid`` is running (this machine's; one of another user's counts)."""
+    if sys.platform == "win32":  # os.kill there ends the process
+        import ctypes
+
+        handle = ctypes.windll.kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return False
+        ctypes.windll.kernel32.CloseHandle(handle)
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -86,6 +95,6 @@ def _watch(pid: int, fd: int | None) -> None:
     if fd is not None:
         select.select([fd], [], [])  # readable once the process has ended
         os._exit(EXIT_STATUS)
-    while _alive(pid):
+    while process_alive(pid):
         time.sleep(POLL_SECONDS)
     os._exit(EXIT_STATUS)

@@ -28,7 +28,7 @@ from scanpipe.errors import ScanpipeError
 from scanpipe.heap import COORDINATOR_SOFT_MB, WORKER_SOFT_MB, trim_if_over
 from scanpipe.imaging.decode import LIMITS, too_large_file
 from scanpipe.interpret import InterpretContext, interpret_file, unreadable_file_card
-from scanpipe.lifeline import die_with
+from scanpipe.lifeline import die_with, process_alive
 from scanpipe.names import reason_label
 from scanpipe.queue import PERSON_READS
 from scanpipe.sources.files import may_hold_cards, shown_path
@@ -366,7 +366,7 @@ class ReadingMarks:
         for note in notes:
             try:
                 pid = int(note.name.rsplit("-", 1)[1])
-                if _alive(pid):
+                if process_alive(pid):
                     continue
                 text = note.read_text(encoding="utf-8")
                 note.unlink()
@@ -395,25 +395,6 @@ class ReadingMarks:
             self.path.unlink(missing_ok=True)
         except OSError:
             pass
-
-
-def _alive(pid: int) -> bool:
-    """Whether a process ``pid`` is running (this machine's; one of another user's counts)."""
-    if sys.platform == "win32":  # os.kill there ends the process
-        import ctypes
-
-        handle = ctypes.windll.kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
-        if not handle:
-            return False
-        ctypes.windll.kernel32.CloseHandle(handle)
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def streak_line(cards: int) -> str:

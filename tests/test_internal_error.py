@@ -44,18 +44,25 @@ def _cli(db: str, *args: str, inject: Path | None = None, state: Path | None = N
                           env=env, timeout=600)
 
 
-@pytest.mark.parametrize("workers", ["1", "2"])
-def test_a_card_that_raises_is_queued_and_the_batch_goes_on(tmp_path: Path, workers: str) -> None:
+def _deck_and_store(tmp_path: Path, inject_code: str, cards: int, bad: int, tag: str) -> tuple[Path, Path, str]:
+    """A ``sitecustomize`` folder holding ``inject_code``, ``cards`` card files of the fixture deck
+    (the ``bad``-th named with ``tag``), and an initialized store: (inject, cards, db URL)."""
     inject = tmp_path / "inject"
     inject.mkdir()
-    (inject / "sitecustomize.py").write_text(INJECT)
-    cards = tmp_path / "cards"
-    cards.mkdir()
-    sources = sorted(p for p in (FIX / "deck" / "cards").iterdir() if p.suffix == ".png")[:4]
+    (inject / "sitecustomize.py").write_text(inject_code)
+    folder = tmp_path / "cards"
+    folder.mkdir()
+    sources = sorted(p for p in (FIX / "deck" / "cards").iterdir() if p.suffix == ".png")[:cards]
     for i, src in enumerate(sources):
-        shutil.copy(src, cards / (f"0{i}-boom.png" if i == 1 else f"0{i}.png"))
+        shutil.copy(src, folder / (f"0{i}-{tag}.png" if i == bad else f"0{i}.png"))
     db = f"sqlite:///{tmp_path / 'db.sqlite'}"
     assert _cli(db, "init", "--election", str(FIX / "election" / "election.json")).returncode == 0
+    return inject, folder, db
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_card_that_raises_is_queued_and_the_batch_goes_on(tmp_path: Path, workers: str) -> None:
+    inject, cards, db = _deck_and_store(tmp_path, INJECT, 4, 1, "boom")
     done = _cli(db, "ingest", str(cards), "--batch", "B1", "--workers", workers, "-q", inject=inject)
     assert done.returncode == 1, done.stderr  # the queue is not empty: the failing card waits for a person
     assert "4 card(s) stored" in done.stdout, done.stdout
@@ -95,16 +102,7 @@ def test_a_card_that_ends_its_reading_process_is_queued_and_the_batch_goes_on(tm
     the process pool: the files it may have held are read again one at a time, the one that
     ends its process again is stored as one unreadable card naming it, and the rest are read;
     a rerun stores nothing twice."""
-    inject = tmp_path / "inject"
-    inject.mkdir()
-    (inject / "sitecustomize.py").write_text(CRASH)
-    cards = tmp_path / "cards"
-    cards.mkdir()
-    sources = sorted(p for p in (FIX / "deck" / "cards").iterdir() if p.suffix == ".png")[:5]
-    for i, src in enumerate(sources):
-        shutil.copy(src, cards / (f"0{i}-crash.png" if i == 2 else f"0{i}.png"))
-    db = f"sqlite:///{tmp_path / 'db.sqlite'}"
-    assert _cli(db, "init", "--election", str(FIX / "election" / "election.json")).returncode == 0
+    inject, cards, db = _deck_and_store(tmp_path, CRASH, 5, 2, "crash")
     done = _cli(db, "ingest", str(cards), "--batch", "B1", "--workers", "2", "-q", inject=inject)
     assert done.returncode == 1, done.stderr  # the queue is not empty: the crashing card waits for a person
     assert "5 card(s) stored" in done.stdout, done.stdout + done.stderr
@@ -129,17 +127,8 @@ def test_a_card_that_ends_the_ingest_s_own_process_is_read_alone_by_the_next_ing
     segmentation fault) ends the ingest. The file it was reading is noted while it reads, so the
     next ingest reads that file first in a process of its own, keeps it for a person when it
     ends that one too, and reads the rest as before (it did not die on it again)."""
-    inject = tmp_path / "inject"
-    inject.mkdir()
-    (inject / "sitecustomize.py").write_text(CRASH)
-    cards = tmp_path / "cards"
-    cards.mkdir()
-    sources = sorted(p for p in (FIX / "deck" / "cards").iterdir() if p.suffix == ".png")[:4]
-    for i, src in enumerate(sources):
-        shutil.copy(src, cards / (f"0{i}-crash.png" if i == 1 else f"0{i}.png"))
-    db = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    inject, cards, db = _deck_and_store(tmp_path, CRASH, 4, 1, "crash")
     state = tmp_path / "state"
-    assert _cli(db, "init", "--election", str(FIX / "election" / "election.json")).returncode == 0
     first = _cli(db, "ingest", str(cards), "--batch", "B1", "--workers", "1", "-q", inject=inject, state=state)
     assert first.returncode == -signal.SIGSEGV, (first.returncode, first.stderr)  # the ingest itself ended
     again = _cli(db, "ingest", str(cards), "--batch", "B1", "--workers", "1", "-q", inject=inject, state=state)
