@@ -229,7 +229,7 @@ def run_local(files: Sequence[str], context: InterpretContext, hints: CardHints,
     if workers <= 1:
         import cv2
 
-        left = set(marks.left_by_the_dead()) if marks is not None else set()
+        left = set(marks.left_by_the_dead({os.path.abspath(f) for f in files})) if marks is not None else set()
         suspects = [f for f in files if os.path.abspath(f) in left]
         if suspects:
             # an ingest that read in its own process died reading these: each is read first in a
@@ -355,9 +355,10 @@ class ReadingMarks:
                 return None
         return cls(base / "scanpipe" / "reading", store)
 
-    def left_by_the_dead(self) -> list[str]:
-        """The files that ingests into this store, no longer running, were reading when they
-        ended (their notes are removed: each is read once more, alone)."""
+    def left_by_the_dead(self, among: set[str]) -> list[str]:
+        """The files of ``among`` (absolute paths) that ingests into this store, no longer
+        running, were reading when they ended (their notes are removed: each is read once
+        more, alone; a note of a file not among them is left for the ingest that reads it)."""
         found: list[str] = []
         try:
             notes = list(self.folder.glob(f"{self.prefix}-*"))
@@ -369,11 +370,12 @@ class ReadingMarks:
                 if process_alive(pid):
                     continue
                 text = note.read_text(encoding="utf-8")
+                if text not in among:
+                    continue
                 note.unlink()
             except (OSError, ValueError, UnicodeDecodeError):
                 continue
-            if text:
-                found.append(text)
+            found.append(text)
         return found
 
     def reading(self, path: str) -> None:
