@@ -141,3 +141,24 @@ def test_a_card_that_ends_the_ingest_s_own_process_is_read_alone_by_the_next_ing
     assert _cli(db, "export", "cvr", "--out", str(export)).returncode == 0
     assert len(json.loads(export.read_text())["CVR"]) == 4
     assert list((state / "scanpipe" / "reading").iterdir()) == []  # no note left behind
+
+
+def test_a_reading_note_is_taken_only_from_an_ended_ingest_by_one_that_reads_its_file(tmp_path: Path) -> None:
+    """The notes of :class:`~scanpipe.pipeline.ReadingMarks`: a note of a process still running
+    is left alone (another ingest reading now), a note of an ended one is taken (once) by an
+    ingest reading that file, and left for another that does not; another store's notes are
+    not this store's."""
+    from scanpipe.pipeline import ReadingMarks
+
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    dead_pid = int(ended.stdout)
+    marks = ReadingMarks(tmp_path / "reading", "sqlite:///a.db")
+    marks.reading("/cards/0001.png")  # this process: running
+    (tmp_path / "reading" / f"{marks.prefix}-{dead_pid}").write_text("/cards/0002.png", encoding="utf-8")
+    other = ReadingMarks(tmp_path / "reading", "sqlite:///b.db")
+    assert other.left_by_the_dead({"/cards/0001.png", "/cards/0002.png"}) == []  # another store's
+    assert marks.left_by_the_dead({"/cards/0009.png"}) == []  # not a file this ingest reads: left
+    assert marks.left_by_the_dead({"/cards/0001.png", "/cards/0002.png"}) == ["/cards/0002.png"]
+    assert marks.left_by_the_dead({"/cards/0002.png"}) == []  # taken once
+    marks.done()
+    assert list((tmp_path / "reading").iterdir()) == []
