@@ -530,3 +530,24 @@ def test_a_bold_b_over_the_lone_blank_s_a_thresholded_dark_is_read_apart(tmp_pat
                 assert "it reads 'B' where the blank reads 'A'" in card.interpretation.detail, card.interpretation.detail
         else:
             assert isinstance(card.interpretation, ReadCard) and card.interpretation.style == read_as, card.interpretation
+
+
+def test_a_back_page_whose_look_alikes_differ_in_a_few_pixels_shown_alike_is_not_guessed(tmp_path: Path) -> None:
+    """Seed 3434's sheet 224 (``0225-p2.jpg``, a gray JPEG at 300 dpi): an AV-0203 back page,
+    whose blank differs from AV-0101's back in 11 and 3 pixels only, the card showing all 14.
+    Weighing each side of that pair by its pixels (tried, and dropped the same session) read it
+    as AV-0203 by 11 pixels against 3: right by luck. A side of few pixels is taken as not seen
+    only against a side of MIN_PAIR_PX or more the card shows (:func:`scanpipe.imaging.style._margin`):
+    here neither is, so the page is ``ambiguous_style`` and a person states it."""
+    from tests.sixth_vendor import make_card
+
+    election_path = write_election(tmp_path / "election")
+    entries = make_card(tmp_path, 3434, 224)
+    (back,) = [e for e in entries if e["file"].endswith("-p2.jpg")]
+    assert back["style"] == "AV-0203" and back["page"] == 2, back
+    election = load_election(election_path)
+    context = InterpretContext(election, load_thresholds(), load_references(election, cache=False))
+    (card,) = interpret_file(str(tmp_path / back["file"]), context, CardHints(), "t")
+    result = card.interpretation
+    assert not isinstance(result, ReadCard), f"read as {result.style}"
+    assert result.reason.value == "ambiguous_style", result
