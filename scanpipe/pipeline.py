@@ -308,6 +308,12 @@ def _read_alone(files: Sequence[str], context: InterpretContext, hints: CardHint
             remaining = remaining[done + 1:]
 
 
+def read_apart(path: str, context: InterpretContext, hints: CardHints, batch: str, known: frozenset[str]) -> FileResult:
+    """``path`` read in a process of its own (a file an earlier reading ended the process of):
+    its result, or, where it ends this process too, the card :func:`crashed_file` stores."""
+    return list(_read_alone([path], context, hints, batch, known, multiprocessing.get_context("forkserver")))[0]
+
+
 def crashed_file(path: str, hints: CardHints, batch: str, known: frozenset[str]) -> FileResult:
     """What is stored for a file whose reading ended the reading process (a native library's
     crash, or the process killed while reading it): one unreadable card naming the file, for a

@@ -33,7 +33,7 @@ from typing import Any
 
 from scanpipe.errors import ConfigError, SourceError
 from scanpipe.names import Names, reason_label
-from scanpipe.pipeline import interpret_path, needs_person, retold_counts, streak_line, streaked
+from scanpipe.pipeline import ReadingMarks, interpret_path, needs_person, read_apart, retold_counts, streak_line, streaked
 from scanpipe.sources.base import AcquiredPage, AcquisitionError, DeviceInfo, PageSource, ScanSettings
 from scanpipe.store.repository import Store
 from scanpipe.types import NOTHING_TO_DECIDE, CardHints, InterpretedCard, MachinePrintedCard, ReadCard, Reason, UnreadableCard
@@ -288,6 +288,7 @@ class _Run:
     started: float
     cards_seen: int = 0
     counted: set[int] = field(default_factory=set)  # pages whose cards this run's summary counts
+    marks: ReadingMarks | None = None  # where the page being read is noted (a crash reading it ends the scan)
 
 
 def scan_batch(store: Store, source: PageSource, *, batch: str, out_dir: Path, stop_on_flag: bool = False,
@@ -311,16 +312,21 @@ def scan_batch(store: Store, source: PageSource, *, batch: str, out_dir: Path, s
     context = interpret_context(store)
     _check_hints(context.election, hints)
     summary = ScanSummary(batch, folder, device=source.name)
-    run = _Run(store, context, hints, batch, manifest, summary, on_line or (lambda line: None), time.monotonic())
+    run = _Run(store, context, hints, batch, manifest, summary, on_line or (lambda line: None), time.monotonic(),
+               marks=ReadingMarks.default(store.safe_url))
     store.log_event("scan_started", {"batch": batch, "device": source.name, "folder": str(folder), "resume": resume})
-    if resume:
-        _recover(run)
-    with source:  # a device that cannot be opened raises here: the command cannot run
-        folder.mkdir(parents=True, exist_ok=True)
-        try:
-            _feed(run, source, stop_on_flag, duplex=bool(getattr(getattr(source, "settings", None), "duplex", False)))
-        except AcquisitionError as e:
-            summary.error = e
+    try:
+        if resume:
+            _recover(run)
+        with source:  # a device that cannot be opened raises here: the command cannot run
+            folder.mkdir(parents=True, exist_ok=True)
+            try:
+                _feed(run, source, stop_on_flag, duplex=bool(getattr(getattr(source, "settings", None), "duplex", False)))
+            except AcquisitionError as e:
+                summary.error = e
+    finally:
+        if run.marks is not None:  # the scan ended without its process dying: no page is left noted
+            run.marks.done()
     summary.seconds = time.monotonic() - run.started
     store.log_event("scan_finished", {"batch": batch, "device": source.name, "pages": summary.pages_written,
                                       "stored": summary.cards_stored, "last_seq": summary.last_seq,
@@ -370,10 +376,19 @@ def _take_page(run: _Run, seq: int, page: AcquiredPage) -> tuple[str, ...]:
     return _store_page(run, entry)
 
 
-def _store_page(run: _Run, entry: ManifestEntry) -> tuple[str, ...]:
+def _store_page(run: _Run, entry: ManifestEntry, *, apart: bool = False) -> tuple[str, ...]:
+    """Interpret and store one written page; the reasons it needs a person. The page is noted
+    while it is read (:class:`~scanpipe.pipeline.ReadingMarks`): a crash in a native library
+    ends the scan with no exception to catch, and ``--resume`` then reads that page ``apart``,
+    in a process of its own, keeping it for a person (``internal_error``) if it ends that one too."""
     path = run.manifest.folder / entry.file
     known = frozenset(run.store.known_sha256([entry.sha256]))
-    result = interpret_path(str(path), run.context, run.hints, run.batch, known)
+    if apart:
+        result = read_apart(str(path), run.context, run.hints, run.batch, known)
+    else:
+        if run.marks is not None:
+            run.marks.reading(os.path.abspath(path))
+        result = interpret_path(str(path), run.context, run.hints, run.batch, known)
     if result.error is not None:
         raise SourceError(f"{path}: {result.error}")
     if result.sha256 != entry.sha256:
@@ -484,11 +499,16 @@ def _recover(run: _Run) -> None:
     stored_shas = {e.sha256 for e in manifest.entries.values() if e.state == "stored"}
     in_db = run.store.known_sha256(stored_shas) if stored_shas else set()
     pending = [e for _, e in sorted(manifest.entries.items()) if e.state != "stored" or e.sha256 not in in_db]
+    # a page a scan that died was reading when it ended (a crash in a native library): read apart
+    dead = set(run.marks.left_by_the_dead({os.path.abspath(folder / e.file) for e in pending})) if run.marks is not None else set()
     for entry in pending:
         if not (folder / entry.file).is_file():
             raise SourceError(f"{folder / entry.file}: listed in {MANIFEST} but missing; the batch cannot be resumed "
                               "until it is put back (or the batch is voided and scanned again)")
-        _store_page(run, entry)
+        apart = os.path.abspath(folder / entry.file) in dead
+        if apart:
+            run.on_line(f"{run.batch}/{entry.seq:05d}  the scan ended while reading this page: reading it in a process of its own")
+        _store_page(run, entry, apart=apart)
         run.summary.recovered += 1
 
 

@@ -162,3 +162,47 @@ def test_a_reading_note_is_taken_only_from_an_ended_ingest_by_one_that_reads_its
     assert marks.left_by_the_dead({"/cards/0002.png"}) == []  # taken once
     marks.done()
     assert list((tmp_path / "reading").iterdir()) == []
+
+
+SCAN_CRASH = '''
+import os, resource, signal
+import scanpipe.interpret as _interpret
+_real = _interpret.interpret_page
+
+def _crashing(page, context, hints, source):
+    if source.path.endswith("00002.png"):  # the scanner's second page ends the process that reads it
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return _real(page, context, hints, source)
+
+_interpret.interpret_page = _crashing
+'''
+
+
+def test_a_scanned_page_that_ends_the_scan_is_read_apart_on_resume(tmp_path: Path) -> None:
+    """``scanpipe scan`` reads each page in its own process as it arrives: a page that ends it
+    (a segmentation fault) ends the scan. The page was noted while it was read, so ``--resume``
+    reads it in a process of its own, keeps it for a person when it ends that one too, and goes
+    on with the rest of the stack (it did not die on it again, nor store a page twice)."""
+    inject, cards, db = _deck_and_store(tmp_path, SCAN_CRASH, 4, -1, "")
+    state, out = tmp_path / "state", tmp_path / "scans"
+    first = _cli(db, "scan", "--device", f"replay:{cards}", "--batch", "S1", "--out", str(out), inject=inject, state=state)
+    assert first.returncode == -signal.SIGSEGV, (first.returncode, first.stdout, first.stderr)  # the scan itself ended
+    assert sorted(p.name for p in (out / "S1").glob("0*.png")) == ["00001.png", "00002.png"]  # both pages kept on disk
+    again = _cli(db, "scan", "--device", f"replay:{cards}?from=3", "--batch", "S1", "--out", str(out), "--resume",
+                 inject=inject, state=state)
+    assert again.returncode == 1, again.stdout + again.stderr  # the crashing page waits for a person
+    assert "S1/00002  the scan ended while reading this page" in again.stdout, again.stdout
+    assert "00002.png" in again.stderr and "ended the reading process abruptly" in again.stderr
+    queue = tmp_path / "queue.json"
+    assert _cli(db, "queue", "--out", str(queue)).returncode == 0
+    failing = [q for q in json.loads(queue.read_text()) if q["reason"] == "internal_error"]
+    assert len(failing) == 1, failing
+    export = tmp_path / "cvr.json"
+    assert _cli(db, "export", "cvr", "--out", str(export)).returncode == 0
+    cvrs = {c["UniqueId"]: c for c in json.loads(export.read_text())["CVR"]}
+    assert len(cvrs) == 4  # pages 1-4 once each
+    assert cvrs[failing[0]["item"]]["BallotImage"][0]["Location"].endswith("00002.png")
+    others = [c for k, c in cvrs.items() if k != failing[0]["item"]]
+    assert all(s.get("CVRContest") for c in others for s in c["CVRSnapshot"] if s["Type"] == "interpreted")
+    assert list((state / "scanpipe" / "reading").iterdir()) == []  # no note left behind
