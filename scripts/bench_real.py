@@ -408,7 +408,8 @@ def main(argv: list[str] | None = None) -> int:
     ok = (grand["definite_errors"] == 0 and grand["style_wrong"] == 0
           and grand["clear_to_person"] - grand["clear_under_print"] <= 0.02 * visible)
     print("targets met" if ok else "targets NOT met", "(0 definite errors, no wrong style, <= 2% of the clear targets a "
-          "scan shows sent to a person; targets under the blank's own print always go to a person)")
+          "scan shows sent to a person; targets under the blank's own print go to a person unless the voter's mark "
+          "shows on the part it leaves bare)")
     return 0 if ok else 1
 
 

@@ -37,11 +37,18 @@ STATUS = {"vote": "yes", "no_vote": "no", "ambiguous": "unknown"}
 PENDING_REFERENCES = {"nist_demo": FIX / "nist_demo" / "blank" / "back.png"}
 # Clear targets the reader sends to a person, each with its reason (and only these): a change
 # either way shows here. Targets under the blank's own print (the "SAMPLE" stamp across an
-# oval, ``stamp_over_targets`` in the truth) always may: no scan shows a mark there.
+# oval, ``stamp_over_targets`` in the truth) always may: no scan shows a mark under it (a mark
+# that shows on the part of the oval it leaves bare is read, as on any target).
 KNOWN_TO_A_PERSON: dict[tuple[str, str], str] = {
     ("voted/1200_017.tif", "school-board-2-king"): "the SAMPLE stamp's edge crosses the oval (damage 0.59)",
     ("voted/1200_025.tif", "county-commission-4-grant"): "the SAMPLE stamp's edge crosses the oval (damage 0.63)",
     ("voted/1200_038.tif", "school-board-5-collier"): "the SAMPLE stamp's edge crosses the oval (damage 0.60)",
+    ("voted/1200_025.tif", "blountstown-council-3-griffin"): "a scribble run out from under the SAMPLE stamp over the "
+    "paper round the oval, read as a stain there (damage 0.43)",
+    ("voted/1200_031.tif", "blountstown-council-3-griffin"): "a scribble run out from under the SAMPLE stamp over the "
+    "paper round the oval, read as a stain there (damage 0.33)",
+    ("voted/1200_033.tif", "blountstown-council-3-griffin"): "a scribble run out from under the SAMPLE stamp over the "
+    "paper round the oval, read as a stain there (damage 0.40)",
     ("voted/1200_024.tif", "governor-rep-mccalister"): "loops all round the oval (ring 0.36, damage 0.57)",
     ("voted/1200_015.tif", "school-board-2-king"): "the oval sits at the SAMPLE stamp's edge on the blank and the "
     "voter's heavy fill leaves two near-equal places for it: the local search takes the one 0.04 in off (damage 0.91)",
@@ -205,6 +212,25 @@ def _assert_reads_as_labelled(name: str, card: dict[str, Any], path: Path, conte
 @pytest.mark.parametrize(("name", "card", "path"), _copied(), ids=lambda v: v.name if isinstance(v, Path) else (v if isinstance(v, str) else ""))
 def test_copied_card_reads_as_labelled(name: str, card: dict[str, Any], path: Path) -> None:
     _assert_reads_as_labelled(name, card, path)
+
+
+def test_a_vote_whose_mark_shows_beside_the_blank_s_stamp_is_read_and_one_it_hides_goes_to_a_person() -> None:
+    """Calhoun's blanks and ballots print a halftone "SAMPLE" stamp across some ovals. A mark
+    under it cannot be seen, but a voter's scribble run out from under it on to the part of the
+    oval it leaves bare (a seventh of it here) is a vote there as on any target (it went to a
+    person as printed over before); a target the stamp covers wholly still goes to a person,
+    told why, whatever lies under it."""
+    name = "calhoun2010primary"
+    votes = {}
+    for file in ("voted/1200_001.tif", "voted/1200_010.tif", "voted/1200_025.tif"):
+        result = interpret_file(str(FIX / name / file), context_of(name), CardHints(), "realballots")[0].interpretation
+        assert isinstance(result, ReadCard), result
+        votes[file] = {t.score.option: t for t in result.targets}
+    for file in votes:
+        moore = votes[file]["governor-dem-moore"]
+        assert moore.status is MarkStatus.YES and moore.score.damage_score < 0.3, (file, moore.score)
+    hidden = votes["voted/1200_001.tif"]["circuit-judge-14-2-reiter"]  # a vote wholly under the stamp
+    assert hidden.status is MarkStatus.UNKNOWN and hidden.score.damage_cause is DamageCause.PRINTED_OVER
 
 
 @pytest.mark.parametrize("scanner", ["faded", "shadow"], ids=["washed_out", "shadowed"])

@@ -21,7 +21,9 @@ Per target:
    and not evenly so all over, that paper's tone (a stain's) is taken off the level, the
    residue and the even fill (:func:`_paper_tone`). A long span with almost no ink inside (a
    crease, a line across) is for a person. A target whose interior the blank prints over (a
-   stamp across it) is ``obscured``: damage, for a person.
+   stamp across it) is ``obscured``: damage, for a person, unless the voter's mark shows on
+   the part the print leaves bare (SHOWN_FOR_A_VOTE of the inside or more), scoring a vote
+   there as on any target.
 4. Span, ring and name ring as :mod:`scanpipe.imaging.marks` measures them, on ink; the
    damage score is the strongest of a stain (the card's paper darker than the blank's around
    the target), a fold (a light line through both strips beside it, in ink; on a card that
@@ -91,6 +93,7 @@ BOX_SPAN_MIN = 0.7  # ... where a stroke's reach measured inside the box counts 
 BLANK_NOISE = 0.12  # blank darkness below this is the blank scan's noise, not print
 SHIFT_TIE = 0.002  # local alignment: shifts this close (share of the best correlation) to the best are a tie
 MIN_VISIBLE = 0.5  # a target whose interior is printed over beyond this is obscured ...
+SHOWN_FOR_A_VOTE = 0.1  # ... but where this share of its interior at least shows paper and a vote's mark on it
 OVERPRINT_CLEAN = 0.05  # ... unless the card lacks that overprint: its box is then taken from the siblings
 OVERPRINT_SIBLINGS = 4  # printed over this little or less, at least this many of them, ...
 THINNER_SIBLINGS = 4  # the blank's print the card does not show: judged on a group of at least this many targets
@@ -446,10 +449,6 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     crossing = _crossing(gray, hom, boxes, _paper(card_win), side, {} if memo is None else memo,
                          [t.write_in_area_in if own else None for t, own in zip(targets, filled, strict=True)],
                          lambda k: _line_inked_inside(ink[k], printed[k], geo, (boxes[k, 2], boxes[k, 3])))
-    measures = [stain, fold, tear, crossing, np.where(obscured > MIN_VISIBLE, 1.0, 0.0)]
-    damage = np.maximum.reduce(measures)
-    causes = damage_causes(measures, (DamageCause.STAIN, DamageCause.FOLD, DamageCause.TEAR, DamageCause.CROSSING,
-                                      DamageCause.PRINTED_OVER))
     score = np.maximum.reduce([_knots(level, LEVEL_KNOTS), _knots(cover, COVER_KNOTS), span_score,
                                _knots(residue, RESIDUE_KNOTS), even_score])
     # a stroke that leaves the target's own printed outline (a check or an X drawn over a thick
@@ -491,6 +490,15 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     # stand; where none of its own can (a column's rule between, the names printed left of the
     # targets), what lies there is another column's (a loop round a name on either side:
     # marks_loops.name_loops)
+    # a target the blank prints over is for a person, but where the voter's mark shows on the part
+    # the print leaves bare (SHOWN_FOR_A_VOTE of the inside at least), scoring a vote there as
+    # on any target: a pen's fill or scribble run out from under a "SAMPLE" stamp is a vote
+    # whatever the stamp hides (the score is measured on ink over the blank's paper alone)
+    hidden = (obscured > MIN_VISIBLE) & ~((score >= HIGH_ANCHOR) & (share >= SHOWN_FOR_A_VOTE))
+    measures = [stain, fold, tear, crossing, np.where(hidden, 1.0, 0.0)]
+    damage = np.maximum.reduce(measures)
+    causes = damage_causes(measures, (DamageCause.STAIN, DamageCause.FOLD, DamageCause.TEAR, DamageCause.CROSSING,
+                                      DamageCause.PRINTED_OVER))
     name_ring = _name_rings_against_blank(gray, hom, reference, ref_hom, targets, tints_black)
     if nameless_right is not None:
         name_ring = np.where(nameless_right, 0.0, name_ring)
