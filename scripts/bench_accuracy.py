@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import re
 import shlex
 import sys
@@ -61,6 +62,10 @@ from deck_truth import Deck, DeckError, load_deck  # noqa: E402
 TUNING_SEED = 9  # the seed scanpipe/calibration/thresholds.json was derived on: never report on it
 _CONTEXT: InterpretContext | None = None
 
+
+# "forkserver", never plain fork: a parent that already ran OpenCV can leave a forked child holding
+# a lock no thread releases (as scanpipe.pipeline found); a pool broke so once under a heavy load
+_FORKSERVER = multiprocessing.get_context("forkserver")
 
 def _init(election_path: str, thresholds_path: str | None, boxes: str | None = None, boxes_of: tuple[str, ...] = ()) -> None:
     global _CONTEXT
@@ -181,7 +186,7 @@ def interpret_deck(deck: Deck, jobs: int, thresholds_path: str | None, *, hint_s
         return truth[f].get("style"), truth[f].get("page")
 
     tasks = [(str(deck.root / f), f, *hint(f)) for f in names]
-    with ProcessPoolExecutor(jobs, initializer=_init, initargs=(str(deck.election_path), thresholds_path, boxes, boxes_of)) as pool:
+    with ProcessPoolExecutor(jobs, mp_context=_FORKSERVER, initializer=_init, initargs=(str(deck.election_path), thresholds_path, boxes, boxes_of)) as pool:
         if sheets:
             return [e for chunk in pool.map(_read_sheet, _sheet_groups(tasks), chunksize=4) for e in chunk]
         results = [e for chunk in pool.map(_read_file, tasks, chunksize=8) for e in chunk]
@@ -301,7 +306,7 @@ def leave_out_report(deck: Deck, jobs: int) -> int:
         return 0
     tasks = [(str(deck.election_path), style, cards) for style, cards in sorted(by_style.items())]
     t0 = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=_FORKSERVER) as pool:
         outcomes = list(pool.map(read_without_own_style, tasks))
     total, wrong = 0, []
     for (_path, style, cards), outcome in zip(tasks, outcomes, strict=True):

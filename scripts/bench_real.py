@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import sys
 import time
 from collections import Counter
@@ -64,6 +65,10 @@ _RESCAN: str | None = None
 _CHECKED: Any = None  # the election as its layouts were checked by eye (--boxes: for what the blank prints over)
 BOXES = ("loose", "tight", "shifted")
 
+
+# "forkserver", never plain fork: a parent that already ran OpenCV can leave a forked child holding
+# a lock no thread releases (as scanpipe.pipeline found); a pool broke so once under a heavy load
+_FORKSERVER = multiprocessing.get_context("forkserver")
 
 def rescanned(path: str, how: str) -> bytes:
     """The card's file as another scanner would have delivered it (``--rescan HOW``:
@@ -193,7 +198,7 @@ def run_set(folder: Path, shared: Path, jobs: int, rescan: str | None = None, bo
             dpi: float | None = None) -> tuple[Counter, list[dict[str, Any]]]:
     tasks = labelled_cards(folder, shared)
     election = str(folder / "election.json")
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_init, initargs=(election, rescan, boxes, dpi)) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=_FORKSERVER, initializer=_init, initargs=(election, rescan, boxes, dpi)) as pool:
         results = list(pool.map(_read, tasks))
     total: Counter = Counter()
     for r in results:
@@ -246,7 +251,7 @@ def run_leave_out(folder: Path, shared: Path, jobs: int) -> tuple[int, int, list
     if len(styles) < 2:
         return 0, 0, []  # nothing left to read against
     tasks = [(str(folder / "election.json"), style, cards) for style, cards in sorted(by_style.items())]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=_FORKSERVER) as pool:
         results = list(pool.map(read_without_own_style, tasks))
     queued, wrong = 0, []
     for (_, style, _), read in zip(tasks, results, strict=True):
@@ -289,7 +294,7 @@ def run_alone(folder: Path, shared: Path, jobs: int, rescan: str | None = None) 
     tasks = [(str(folder / "election.json"), style, cards, rescan) for style in styles]
     total: Counter = Counter()
     named: list[str] = []
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=_FORKSERVER) as pool:
         for counts, lines in pool.map(_read_against_lone_style, tasks):
             total.update(counts)
             named.extend(lines)
@@ -310,7 +315,7 @@ def run_foreign(sets: list[Path], shared: Path, jobs: int) -> tuple[Counter, lis
              for election in sets for own in sets if own != election]
     total: Counter = Counter()
     named: list[str] = []
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=_FORKSERVER) as pool:
         for (_, _, own, election), read in zip(tasks, pool.map(_read_against_election, [t[:2] for t in tasks]), strict=True):
             for file, was_read, got in read:
                 total["cards"] += 1
