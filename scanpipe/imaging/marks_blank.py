@@ -42,7 +42,7 @@ catalogue), so one set of thresholds serves both.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import cv2
@@ -97,6 +97,8 @@ SHOWN_FOR_A_VOTE = 0.1  # ... but where this share of its interior at least show
 OVERPRINT_CLEAN = 0.05  # ... unless the card lacks that overprint: its box is then taken from the siblings
 OVERPRINT_SIBLINGS = 4  # printed over this little or less, at least this many of them, ...
 THINNER_SIBLINGS = 4  # the blank's print the card does not show: judged on a group of at least this many targets
+DROPPED_MOST = 0.3  # ... where it lacks this share of the blank's print round its targets (a drop-out ink: 0.53-0.67 on
+# the seventh renderer's thresholded scans; a card that prints the blank's outlines thinner: 0.11 at most)
 OVERPRINT_SIZE_IN = 0.012  # ... of the targets on the page this close to its width and height, ...
 OVERPRINT_AGREE = 0.06  # ... whose boxes differ from their median by at most this (mean darkness)
 OVERPRINT_BOX_GROW_PX = 2  # the box taken, grown by this (canonical px)
@@ -349,6 +351,7 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
     fill_as_printed = _ink_over(aligned, blank_near).reshape(n, -1)[:, geo.interior].mean(axis=1)
     # the blank's print no darker than the card's own targets show it (a thresholded blank's
     # outlines print blacker and thicker than a gray card's)
+    as_printed = blank_near >= BLANK_NOISE
     blank_near = _as_the_card_prints(blank_near, aligned)
     printed = blank_near >= BLANK_NOISE  # the blank's paper noise is not print
     ink = _ink_over(aligned, blank_near)
@@ -405,9 +408,21 @@ def score_group_against_blank(gray: np.ndarray, hom: np.ndarray, targets: list[T
         beyond_print[cv2.dilate(specks, np.ones((3, 3), np.uint8)).reshape(faint.shape) > 0] = 0.0
     showing = np.maximum(share, SHOWING_MIN)
 
+    # the blank's print the card does not show where most of its targets do not, DROPPED_MOST of it
+    # (a drop-out ink the scanner's threshold took away): no print in the finer windows either,
+    # where a pen's fine strokes over it are looked for
+    dropped = as_printed & ~printed
+    if dropped.sum() < DROPPED_MOST * as_printed.sum():  # a thinner print than the blank's only
+        dropped[:] = False
+
     def fine_of(which: np.ndarray) -> _FineWindows:
-        return _fine_windows(gray, hom, boxes, geo, dx, dy, reference, ref_dpi, which, {} if memo is None else memo,
+        fine = _fine_windows(gray, hom, boxes, geo, dx, dy, reference, ref_dpi, which, {} if memo is None else memo,
                              {} if blank_memo is None else blank_memo)
+        if not dropped.any():
+            return fine
+        f = fine.printed.shape[1] // dropped.shape[1]
+        gone = np.repeat(np.repeat(dropped, f, axis=1), f, axis=2)
+        return replace(fine, printed=fine.printed & ~gone)
 
     stroke = _span(ink, geo, len(geo.interior) * showing, visible=~printed, ignore=fringe)
     if side.boxed is not None:  # targets printed as boxes: a stroke crossing most of the box reaches across it

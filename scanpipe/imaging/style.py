@@ -103,6 +103,11 @@ DETAIL_MIN_PX = 40  # ... on at least this many pixels (fewer: the two cannot be
 DETAIL_GROW_PX = 2  # ... widened this much, is where they are compared
 DETAIL_BLUR_PX = 1.5
 DETAIL_SHIFT_PX = 2  # the card's window is searched this far either way for each blank (registration's residual)
+LOCAL_REACH_IN = 0.04  # where that search ends at its edge, or the line fits poorly (LINE_FIT_CORR), its shared print ...
+PIECE_IN = 0.25  # a glyph unlike the blank's at its line's fit is looked at again laid with this much print either side
+LINE_FIT_CORR = 0.8  # ... is looked for this far (in) to centre the search there (a sheet not flat, a slipping feed)
+PX_SET_AT_DPI = 200  # the pixel sizes of the card's search and of a glyph's pad were set on blanks of this resolution;
+# a finer blank's detail searches as far in inches (:func:`_at_blank_px`)
 DETAIL_BOX_GAP_IN = 0.1  # differing pixels this close share one box
 # A digit set in place of another in a thin or serif type ("0601" and "0602") differs by less
 # than DETAIL_DIFF once blurred, its strokes overlapping the other's: where the blurred inks
@@ -768,7 +773,8 @@ def _choose(card: np.ndarray, inside: np.ndarray, group: StyleGroup, aligned: Al
                 detail = group.detail_of(i, j) if upright is not None else None
                 if detail is not None and paper is None:
                     paper = card_paper(upright)  # type: ignore[arg-type]
-                margin = 0.0 if detail is None else _detail_margin(detail, upright, aligned.matrix, paper)  # type: ignore[arg-type]
+                margin = 0.0 if detail is None else _detail_margin(detail, upright, aligned.matrix, paper,  # type: ignore[arg-type]
+                                                                       group.anchor.dpi)
                 if detail is not None:
                     details[(i, j)], details[(j, i)] = detail, detail.swapped()
             margins[(i, j)] = margin
@@ -1036,19 +1042,20 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
     within DETAIL_SHIFT_PX, that fits it best; ``paper``: the card's paper, if known. A glyph
     unlike the first blank's under a rubber stamp (``across``) is judged by the first blank's
     print where the stamp leaves it bare (:meth:`InkAcross.bare_shown`). A glyph on the card's
-    ``unseen`` columns (:func:`_scanned_mask`) is not judged."""
-    s = DETAIL_SHIFT_PX
+    ``unseen`` columns (:func:`_scanned_mask`) is not judged. The search and the glyphs' pad are
+    as far in inches on a finer blank (``dpi``, :func:`_at_blank_px`)."""
+    s, pad = _at_blank_px(DETAIL_SHIFT_PX, dpi), _at_blank_px(LINE_PAD_PX, dpi)
     paper = card_paper(upright) if paper is None else paper
     scanned: np.ndarray | None = None  # the card's pixels that show it, made once if an unseen column crosses a line
-    for (x, y, bw, bh), first_bytes, second_bytes, glyphs_of in zip(detail.lines, detail.line_first, detail.line_second,
-                                                                   detail.line_blanks(dpi), strict=True):
+    for line, ((x, y, bw, bh), first_bytes, second_bytes, glyphs_of) in enumerate(zip(detail.lines, detail.line_first, detail.line_second,
+                                                                                       detail.line_blanks(dpi), strict=True)):
         first, second = first_bytes.astype(np.float32) / 255.0, second_bytes.astype(np.float32) / 255.0
-        to_card = anchor_to_card @ np.array([[1.0, 0.0, x - s], [0.0, 1.0, y - s], [0.0, 0.0, 1.0]])
-        window = cv2.warpPerspective(upright, to_card, (bw + 2 * s, bh + 2 * s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                     borderMode=cv2.BORDER_REPLICATE)
-        ink = _blurred_ink(window, paper.under(to_card, (bw + 2 * s, bh + 2 * s)))
-        misfit = cv2.matchTemplate(ink, first, cv2.TM_SQDIFF)  # (2s+1)^2 shifts; of equal fits the first, as min() takes it
-        dy, dx = np.unravel_index(int(np.argmin(misfit)), misfit.shape)
+        to_card, ink, dx, dy = _line_on_card(upright, anchor_to_card, paper, (x, y, bw, bh), first, s, (0, 0))
+        if (_off_fit(ink[dy: dy + bh, dx: dx + bw], first, dx - s, dy - s, s)
+                and (centre := _shared_shift(detail, line, upright, anchor_to_card, paper, dpi)) != (0, 0)):
+            # the line fits best at the search's edge: it may lie further off here (a sheet not flat,
+            # a slipping feed); laid again round where its shared print lies
+            to_card, ink, dx, dy = _line_on_card(upright, anchor_to_card, paper, (x, y, bw, bh), first, s, centre)
         card = np.ascontiguousarray(ink[dy: dy + bh, dx: dx + bw])
         unseen_px = None
         if _crossed(unseen, _window_corners(to_card, (bw + 2 * s, bh + 2 * s))):
@@ -1064,8 +1071,8 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
         judged, wrong, at = 0, 0, None
         for blank_sums, glyphs in ((sum_f, glyphs_of.first), (sum_s, glyphs_of.second)):
             for gx, gy, gw, gh in glyphs:
-                r0, c0 = max(0, gy - LINE_PAD_PX), max(0, gx - LINE_PAD_PX)
-                r1, c1 = min(bh, gy + gh + LINE_PAD_PX), min(bw, gx + gw + LINE_PAD_PX)
+                r0, c0 = max(0, gy - pad), max(0, gx - pad)
+                r1, c1 = min(bh, gy + gh + pad), min(bw, gx + gw + pad)
                 if unseen_px is not None and _box_sum(unseen_px, int(dy) + r0, int(dy) + r1, int(dx) + c0, int(dx) + c1) > 0:
                     continue  # on a column the scan does not show
                 n = (r1 - r0) * (c1 - c0)
@@ -1077,6 +1084,10 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
                 f, ff, cf = _box_sum(sum_f, r0, r1, c0, c1), _box_sum(sq_f, r0, r1, c0, c1), _box_sum(sum_cf, r0, r1, c0, c1)
                 var_f = ff / n - (f / n) ** 2
                 unlike = var_f < 1e-6 or (cf / n - (c / n) * (f / n)) / np.sqrt(var_c * var_f) < LINE_GLYPH_CORR
+                if unlike and var_f >= 1e-6:
+                    # a second look where the line drifts (a slipping feed stretches it along the card):
+                    # the glyph laid with the print round it (PIECE_IN either way), not the line's fit
+                    unlike = _piece_corr(ink, first, (r0, r1, c0, c1), dx, dy, s, int(round(PIECE_IN * dpi))) < LINE_GLYPH_CORR
                 if whole_line and unlike:  # unless the winner's print is all there (a signature across it)
                     solid = _box_sum(sum_solid, r0, r1, c0, c1)
                     unlike = solid == 0 or _box_sum(sum_hit, r0, r1, c0, c1) < LINE_GLYPH_COVERED * solid
@@ -1095,6 +1106,39 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
         if whole_line and wrong >= LINE_WRONG_MIN and wrong >= LINE_WRONG_SHARE * judged:
             return at
     return None
+
+
+def _line_on_card(upright: np.ndarray, anchor_to_card: np.ndarray, paper: CardPaper, box: tuple[int, int, int, int],
+                  first: np.ndarray, s: int, centre: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """The card's window round line ``box`` (blank px) with ``s`` about it, shifted by
+    ``centre``: its map from the window to the card, its blurred ink, and the offset in it
+    (0..2s each way) where ``first`` fits best (least squared difference; of equal fits the first)."""
+    x, y, bw, bh = box
+    cx, cy = centre
+    to_card = anchor_to_card @ np.array([[1.0, 0.0, x + cx - s], [0.0, 1.0, y + cy - s], [0.0, 0.0, 1.0]])
+    window = cv2.warpPerspective(upright, to_card, (bw + 2 * s, bh + 2 * s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                 borderMode=cv2.BORDER_REPLICATE)
+    ink = _blurred_ink(window, paper.under(to_card, (bw + 2 * s, bh + 2 * s)))
+    misfit = cv2.matchTemplate(ink, first, cv2.TM_SQDIFF)  # (2s+1)^2 shifts
+    dy, dx = np.unravel_index(int(np.argmin(misfit)), misfit.shape)
+    return to_card, ink, int(dx), int(dy)
+
+
+def _own_line_on_card(upright: np.ndarray, anchor_to_card: np.ndarray, paper: CardPaper, box: tuple[int, int, int, int],
+                      first: np.ndarray, s: int, g: int, centre: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, float, np.ndarray, int, int]:
+    """:func:`_line_on_card` for a line of the blank's own text, whose window keeps ``g`` more
+    round it for its glyphs' own search: the map, the window as scanned, its paper, its blurred
+    ink, and the offset (0..2s each way, past the ``g`` margin) where ``first`` fits best."""
+    x, y, bw, bh = box
+    cx, cy = centre
+    size = (bw + 2 * (s + g), bh + 2 * (s + g))
+    to_card = anchor_to_card @ np.array([[1.0, 0.0, x + cx - s - g], [0.0, 1.0, y + cy - s - g], [0.0, 0.0, 1.0]])
+    window = cv2.warpPerspective(upright, to_card, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
+    window_paper = paper.under(to_card, size)
+    ink = _blurred_ink(window, window_paper)
+    misfit = cv2.matchTemplate(ink[g: g + bh + 2 * s, g: g + bw + 2 * s], first, cv2.TM_SQDIFF)
+    dy, dx = np.unravel_index(int(np.argmin(misfit)), misfit.shape)
+    return to_card, window, window_paper, ink, int(dx), int(dy)
 
 
 def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarray, dpi: float, paper: CardPaper, *,
@@ -1136,8 +1180,8 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
     OWN_GLYPH_COVERED of it shown: another word or number where one letter or digit of it
     differs, "02 SOUTH" for "01 NORTH"; ink over a glyph leaves its print, and a fold or a
     stain that fades one glyph seldom fades another of the line as well)."""
-    s, g, band = DETAIL_SHIFT_PX, OWN_GLYPH_SHIFT_PX, OWN_BAND_PX
-    pad = LINE_PAD_PX
+    s, g, band = _at_blank_px(DETAIL_SHIFT_PX, dpi), _at_blank_px(OWN_GLYPH_SHIFT_PX, dpi), OWN_BAND_PX
+    pad = _at_blank_px(LINE_PAD_PX, dpi)  # searches and pads as far in inches on a finer blank
     screen = OWN_GLYPH_CORR if whole_line else max(OWN_GLYPH_CORR, OWN_READ_CORR)  # lone: glyphs to read searched too
     suspects: list[tuple[float, np.ndarray, np.ndarray, np.ndarray, str]] = []  # correlation, the blank's glyph, the card's (as scanned, blurred), where
     weights: list[float] = []  # the card's ink over the blank's, per glyph it prints alike
@@ -1146,14 +1190,17 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
     stamped: list[_Stamped] = []  # glyphs under a stamp judged once the card's print shown is known
     scanned: np.ndarray | None = None  # where the card has pixels, made once if a line runs off it
     card_h, card_w = upright.shape[:2]
-    for (x, y, bw, bh), first_bytes, glyphs_of in zip(detail.lines, detail.line_first, detail.line_blanks(dpi), strict=True):
+    for line, ((x, y, bw, bh), first_bytes, glyphs_of) in enumerate(zip(detail.lines, detail.line_first, detail.line_blanks(dpi),
+                                                                       strict=True)):
         first = first_bytes.astype(np.float32) / 255.0
         size = (bw + 2 * (s + g), bh + 2 * (s + g))
-        to_card = anchor_to_card @ np.array([[1.0, 0.0, x - s - g], [0.0, 1.0, y - s - g], [0.0, 0.0, 1.0]])
-        window = cv2.warpPerspective(upright, to_card, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                     borderMode=cv2.BORDER_REPLICATE)
-        window_paper = paper.under(to_card, size)
-        ink = _blurred_ink(window, window_paper)
+        to_card, window, window_paper, ink, dx, dy = _own_line_on_card(upright, anchor_to_card, paper, (x, y, bw, bh), first, s, g, (0, 0))
+        if (_off_fit(ink[g + dy: g + dy + bh, g + dx: g + dx + bw], first, dx - s, dy - s, s)
+                and (centre := _shared_shift(detail, line, upright, anchor_to_card, paper, dpi)) != (0, 0)):
+            # the line fits best at the search's edge: it may lie further off here (a sheet not flat,
+            # a slipping feed); laid again round where its print lies
+            to_card, window, window_paper, ink, dx, dy = _own_line_on_card(upright, anchor_to_card, paper, (x, y, bw, bh), first, s, g,
+                                                                           centre)
         corners = _window_corners(to_card, size)
         if ((corners >= 0.0).all() and (corners[:, 0] <= card_w - 1.0).all() and (corners[:, 1] <= card_h - 1.0).all()
                 and not _crossed(unseen, corners)):
@@ -1161,9 +1208,7 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
         else:
             scanned = _scanned_mask(upright.shape, unseen) if scanned is None else scanned
             missing_px = _off_scan(scanned, to_card, size)
-        misfit = cv2.matchTemplate(ink[g: g + bh + 2 * s, g: g + bw + 2 * s], first, cv2.TM_SQDIFF)
-        dy, dx = np.unravel_index(int(np.argmin(misfit)), misfit.shape)
-        oy, ox = g + int(dy), g + int(dx)  # the line's origin in the window
+        oy, ox = g + dy, g + dx  # the line's origin in the window
         printed = first >= SOLID_LEVEL
         if not printed.any():
             continue
@@ -1569,25 +1614,113 @@ def _blurred_ink(gray: np.ndarray, paper: float) -> np.ndarray:
     return cv2.GaussianBlur(ink, (0, 0), DETAIL_BLUR_PX)
 
 
-def _detail_margin(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarray, paper: CardPaper | None = None) -> float:
+def _at_blank_px(px: int, dpi: float) -> int:
+    """A search or a pad set at PX_SET_AT_DPI, in the pixels of a blank of ``dpi``: as far in
+    inches on a finer blank (a 300-dpi blank's residual of registration is 1.5 times the pixels),
+    never less than set (a coarser blank keeps its pixels)."""
+    return max(px, int(round(px * dpi / PX_SET_AT_DPI)))
+
+
+def _shared_shift(detail: _Detail, k: int, upright: np.ndarray, anchor_to_card: np.ndarray, paper: CardPaper,
+                  dpi: float) -> tuple[int, int]:
+    """The shift (blank px, within LOCAL_REACH_IN) that lays the print both blanks share in the
+    ``k``-th line of ``detail`` (a line of one blank's own text: all its print) best on the card
+    (normalised correlation): where a card is not
+    flat to the glass or its feed slipped, a homography leaves the print a few hundredths of an
+    inch off in places, beyond what a glyph's search reaches; the line's shared print (its
+    other words) says where it lies, whichever of the two blanks the card is. (0, 0) where the
+    line shares too little print to tell."""
+    x, y, bw, bh = detail.lines[k]
+    first, second = detail.line_first[k], detail.line_second[k]
+    shared = (np.minimum(first, second) if second.any() else first).astype(np.float32) / 255.0  # own lines: no second blank
+    reach = max(1, int(round(LOCAL_REACH_IN * dpi)))
+    out = (0, 0)
+    if float(shared.std()) > 1e-3 and int((shared >= SOLID_LEVEL).sum()) >= DETAIL_MIN_PX:
+        to_card = anchor_to_card @ np.array([[1.0, 0.0, x - reach], [0.0, 1.0, y - reach], [0.0, 0.0, 1.0]])
+        size = (bw + 2 * reach, bh + 2 * reach)
+        window = cv2.warpPerspective(upright, to_card, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                     borderMode=cv2.BORDER_REPLICATE)
+        fit = cv2.matchTemplate(_blurred_ink(window, paper.under(to_card, size)), shared, cv2.TM_CCOEFF_NORMED)
+        dy, dx = np.unravel_index(int(np.argmax(fit)), fit.shape)
+        out = (int(dx) - reach, int(dy) - reach)
+    return out
+
+
+def _piece_corr(ink: np.ndarray, first: np.ndarray, glyph: tuple[int, int, int, int], dx: int, dy: int, s: int, piece: int) -> float:
+    """The correlation of a glyph's box (``glyph``: rows and columns in the line) of ``first``
+    with the card's window ``ink`` where the print round it, ``piece`` px either way along the
+    line, fits best (least squared difference, within ``s`` of the line's fit ``dx``, ``dy``, as
+    far as the window reaches): its neighbours decide where it lies, never the glyph alone."""
+    r0, r1, c0, c1 = glyph
+    bh, bw = first.shape
+    p0, p1 = max(0, c0 - piece), min(bw, c1 + piece)
+    lo_x, lo_y = max(0, dx - s), max(0, dy - s)
+    hi_x, hi_y = min(ink.shape[1] - bw, dx + s), min(ink.shape[0] - bh, dy + s)
+    region = ink[lo_y: hi_y + bh, lo_x + p0: hi_x + p1]
+    misfit = cv2.matchTemplate(np.ascontiguousarray(region), np.ascontiguousarray(first[:, p0:p1]), cv2.TM_SQDIFF)
+    py, px = np.unravel_index(int(np.argmin(misfit)), misfit.shape)
+    oy, ox = lo_y + int(py), lo_x + int(px)
+    card = ink[oy + r0: oy + r1, ox + c0: ox + c1]
+    a, b = card - card.mean(), first[r0:r1, c0:c1] - first[r0:r1, c0:c1].mean()
+    norm = float(np.sqrt((a * a).sum() * (b * b).sum()))
+    return float((a * b).sum()) / norm if norm > 0 else 0.0
+
+
+def _off_fit(card: np.ndarray, first: np.ndarray, dx: int, dy: int, s: int) -> bool:
+    """Whether a line laid on the card at its best shift (``dx``, ``dy`` within ``s``) may lie
+    further off: that shift is at the search's edge, or the card there correlates with the
+    blank's line under LINE_FIT_CORR (a local minimum a few pixels from where it lies; or
+    another line: searching round its shared print then changes nothing)."""
+    if abs(dx) == s or abs(dy) == s:
+        return True
+    a, b = card - card.mean(), first - first.mean()
+    norm = float(np.sqrt((a * a).sum() * (b * b).sum()))
+    return norm > 0 and float((a * b).sum()) / norm < LINE_FIT_CORR
+
+
+def _line_of(detail: _Detail, box: tuple[int, int, int, int]) -> int | None:
+    """The index of the line of ``detail`` that holds the centre of ``box``, if any."""
+    cx, cy = box[0] + box[2] / 2, box[1] + box[3] / 2
+    return next((k for k, (x, y, w, h) in enumerate(detail.lines) if x <= cx <= x + w and y <= cy <= y + h), None)
+
+
+def _box_fits(upright: np.ndarray, anchor_to_card: np.ndarray, paper: CardPaper, box: tuple[int, int, int, int],
+              blanks: tuple[np.ndarray, ...], where: np.ndarray, s: int, centre: tuple[int, int]) -> list[tuple[float, int, int]]:
+    """Per blank of ``blanks`` (inks of ``box``), the least mean ink difference over ``where``
+    with the card's window laid at a shift within ``s`` of ``centre``, and that shift (relative
+    to ``centre``)."""
+    x, y, bw, bh = box
+    cx, cy = centre
+    to_card = anchor_to_card @ np.array([[1.0, 0.0, x + cx - s], [0.0, 1.0, y + cy - s], [0.0, 0.0, 1.0]])
+    window = cv2.warpPerspective(upright, to_card, (bw + 2 * s, bh + 2 * s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                 borderMode=cv2.BORDER_REPLICATE)
+    ink = _blurred_ink(window, paper.under(to_card, (bw + 2 * s, bh + 2 * s)))
+    return [min((float(np.abs(ink[s + dy: s + dy + bh, s + dx: s + dx + bw] - blank)[where].mean()), dx, dy)
+                for dy in range(-s, s + 1) for dx in range(-s, s + 1)) for blank in blanks]
+
+
+def _detail_margin(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarray, paper: CardPaper | None = None,
+                   dpi: float = PX_SET_AT_DPI) -> float:
     """How much closer the card is to the first blank than to the second where the two differ
     in detail (:func:`_pair_detail`): per box, the card's window (blank resolution, through
     ``anchor_to_card``) is laid on each blank at the shift, within DETAIL_SHIFT_PX, that fits
     it best; the mean ink differences d1, d2 over the differing pixels give (d2 - d1) / (d1 + d2)
     in [-1, 1]: +1 the card prints exactly what the first does there; ``paper``: the card's
-    paper, if known."""
-    s = DETAIL_SHIFT_PX
+    paper, if known; ``dpi``: the blanks' resolution (:func:`_at_blank_px`)."""
+    s = _at_blank_px(DETAIL_SHIFT_PX, dpi)
     paper = card_paper(upright) if paper is None else paper
     total = np.zeros(2)
     for (x, y, bw, bh), first, second, where in zip(detail.boxes, detail.first, detail.second, detail.where, strict=True):
-        to_card = anchor_to_card @ np.array([[1.0, 0.0, x - s], [0.0, 1.0, y - s], [0.0, 0.0, 1.0]])
-        window = cv2.warpPerspective(upright, to_card, (bw + 2 * s, bh + 2 * s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                     borderMode=cv2.BORDER_REPLICATE)
-        ink = _blurred_ink(window, paper.under(to_card, (bw + 2 * s, bh + 2 * s)))
+        fits = _box_fits(upright, anchor_to_card, paper, (x, y, bw, bh), (first, second), where, s, (0, 0))
+        if any(abs(dx) == s or abs(dy) == s for _d, dx, dy in fits) and (k := _line_of(detail, (x, y, bw, bh))) is not None:
+            # a best fit at the search's edge: the print may lie further off here (a sheet not flat,
+            # a slipping feed); searched again round where the line's shared print lies
+            centre = _shared_shift(detail, k, upright, anchor_to_card, paper, dpi)
+            if centre != (0, 0):
+                fits = _box_fits(upright, anchor_to_card, paper, (x, y, bw, bh), (first, second), where, s, centre)
         n = max(1, int(where.sum()))
-        for k, blank in enumerate((first, second)):
-            total[k] += n * min(float(np.abs(ink[s + dy: s + dy + bh, s + dx: s + dx + bw] - blank)[where].mean())
-                                for dy in range(-s, s + 1) for dx in range(-s, s + 1))
+        for k, (d, _dx, _dy) in enumerate(fits):
+            total[k] += n * d
     d1, d2 = total
     return float((d2 - d1) / (d1 + d2)) if d1 + d2 > 0 else 0.0
 
