@@ -1053,9 +1053,12 @@ def _line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndarr
         to_card, ink, dx, dy = _line_on_card(upright, anchor_to_card, paper, (x, y, bw, bh), first, s, (0, 0))
         if (_off_fit(ink[dy: dy + bh, dx: dx + bw], first, dx - s, dy - s, s)
                 and (centre := _shared_shift(detail, line, upright, anchor_to_card, paper, dpi)) != (0, 0)):
-            # the line fits best at the search's edge: it may lie further off here (a sheet not flat,
-            # a slipping feed); laid again round where its shared print lies
-            to_card, ink, dx, dy = _line_on_card(upright, anchor_to_card, paper, (x, y, bw, bh), first, s, centre)
+            # the line fits best at the search's edge, or poorly: it may lie further off here (a sheet
+            # not flat, a slipping feed); laid again round where its shared print lies, taken where
+            # the line fits better there
+            again = _line_on_card(upright, anchor_to_card, paper, (x, y, bw, bh), first, s, centre)
+            if _corr(again[1][again[3]: again[3] + bh, again[2]: again[2] + bw], first) > _corr(ink[dy: dy + bh, dx: dx + bw], first):
+                to_card, ink, dx, dy = again
         card = np.ascontiguousarray(ink[dy: dy + bh, dx: dx + bw])
         unseen_px = None
         if _crossed(unseen, _window_corners(to_card, (bw + 2 * s, bh + 2 * s))):
@@ -1197,10 +1200,13 @@ def _own_line_missing(detail: _Detail, upright: np.ndarray, anchor_to_card: np.n
         to_card, window, window_paper, ink, dx, dy = _own_line_on_card(upright, anchor_to_card, paper, (x, y, bw, bh), first, s, g, (0, 0))
         if (_off_fit(ink[g + dy: g + dy + bh, g + dx: g + dx + bw], first, dx - s, dy - s, s)
                 and (centre := _shared_shift(detail, line, upright, anchor_to_card, paper, dpi)) != (0, 0)):
-            # the line fits best at the search's edge: it may lie further off here (a sheet not flat,
-            # a slipping feed); laid again round where its print lies
-            to_card, window, window_paper, ink, dx, dy = _own_line_on_card(upright, anchor_to_card, paper, (x, y, bw, bh), first, s, g,
-                                                                           centre)
+            # the line fits best at the search's edge, or poorly: it may lie further off here (a sheet
+            # not flat, a slipping feed); laid again round where its print lies, taken where the line
+            # fits better there
+            again = _own_line_on_card(upright, anchor_to_card, paper, (x, y, bw, bh), first, s, g, centre)
+            ay, ax = g + again[5], g + again[4]
+            if _corr(again[3][ay: ay + bh, ax: ax + bw], first) > _corr(ink[g + dy: g + dy + bh, g + dx: g + dx + bw], first):
+                to_card, window, window_paper, ink, dx, dy = again
         corners = _window_corners(to_card, size)
         if ((corners >= 0.0).all() and (corners[:, 0] <= card_w - 1.0).all() and (corners[:, 1] <= card_h - 1.0).all()
                 and not _crossed(unseen, corners)):
@@ -1660,10 +1666,7 @@ def _piece_corr(ink: np.ndarray, first: np.ndarray, glyph: tuple[int, int, int, 
     misfit = cv2.matchTemplate(np.ascontiguousarray(region), np.ascontiguousarray(first[:, p0:p1]), cv2.TM_SQDIFF)
     py, px = np.unravel_index(int(np.argmin(misfit)), misfit.shape)
     oy, ox = lo_y + int(py), lo_x + int(px)
-    card = ink[oy + r0: oy + r1, ox + c0: ox + c1]
-    a, b = card - card.mean(), first[r0:r1, c0:c1] - first[r0:r1, c0:c1].mean()
-    norm = float(np.sqrt((a * a).sum() * (b * b).sum()))
-    return float((a * b).sum()) / norm if norm > 0 else 0.0
+    return _corr(ink[oy + r0: oy + r1, ox + c0: ox + c1], first[r0:r1, c0:c1])
 
 
 def _off_fit(card: np.ndarray, first: np.ndarray, dx: int, dy: int, s: int) -> bool:
@@ -1671,11 +1674,14 @@ def _off_fit(card: np.ndarray, first: np.ndarray, dx: int, dy: int, s: int) -> b
     further off: that shift is at the search's edge, or the card there correlates with the
     blank's line under LINE_FIT_CORR (a local minimum a few pixels from where it lies; or
     another line: searching round its shared print then changes nothing)."""
-    if abs(dx) == s or abs(dy) == s:
-        return True
-    a, b = card - card.mean(), first - first.mean()
+    return abs(dx) == s or abs(dy) == s or _corr(card, first) < LINE_FIT_CORR
+
+
+def _corr(a: np.ndarray, b: np.ndarray) -> float:
+    """The normalised correlation of two images of one size (0.0 where either is flat)."""
+    a, b = a - a.mean(), b - b.mean()
     norm = float(np.sqrt((a * a).sum() * (b * b).sum()))
-    return norm > 0 and float((a * b).sum()) / norm < LINE_FIT_CORR
+    return float((a * b).sum()) / norm if norm > 0 else 0.0
 
 
 def _line_of(detail: _Detail, box: tuple[int, int, int, int]) -> int | None:
@@ -1712,9 +1718,12 @@ def _detail_margin(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndar
     total = np.zeros(2)
     for (x, y, bw, bh), first, second, where in zip(detail.boxes, detail.first, detail.second, detail.where, strict=True):
         fits = _box_fits(upright, anchor_to_card, paper, (x, y, bw, bh), (first, second), where, s, (0, 0))
-        if any(abs(dx) == s or abs(dy) == s for _d, dx, dy in fits) and (k := _line_of(detail, (x, y, bw, bh))) is not None:
-            # a best fit at the search's edge: the print may lie further off here (a sheet not flat,
-            # a slipping feed); searched again round where the line's shared print lies
+        _d, bx, by = min(fits)
+        if (abs(bx) == s or abs(by) == s) and (k := _line_of(detail, (x, y, bw, bh))) is not None:
+            # the blank the card is closer to fits it best at the search's edge: the print may lie
+            # further off here (a sheet not flat, a slipping feed); searched again round where the
+            # line's shared print lies (the other blank's fit at the edge says nothing of this: it
+            # slides to its edge to match what it does not print)
             centre = _shared_shift(detail, k, upright, anchor_to_card, paper, dpi)
             if centre != (0, 0):
                 fits = _box_fits(upright, anchor_to_card, paper, (x, y, bw, bh), (first, second), where, s, centre)
