@@ -26,9 +26,9 @@ SEED = 3737
 # precinct line only, on a 300-dpi blank, as a slipping feed delivers them: a gray JPEG with no
 # dpi tag (0095), an RGB JPEG at q50 fed upside down (0032), a 150-dpi gray JPEG skewed 2.1
 # degrees whose print lies 0.03 in off the fit at its top left (0053), thresholded scans that
-# lose the red print (0110), one whose precinct line drifts 2 px along its length (0137); and a
+# lose the red print (0110, 0136), one whose precinct line drifts 2 px along its length (0137); and a
 # thresholded card of thin checks over ovals it lost (0014)
-PICKED = (94, 31, 52, 109, 136, 13)
+PICKED = (94, 31, 52, 109, 135, 136, 13)
 DEFINITE = {"vote": "yes", "no_vote": "no"}
 
 

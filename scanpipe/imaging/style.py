@@ -1718,15 +1718,16 @@ def _detail_margin(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndar
     total = np.zeros(2)
     for (x, y, bw, bh), first, second, where in zip(detail.boxes, detail.first, detail.second, detail.where, strict=True):
         fits = _box_fits(upright, anchor_to_card, paper, (x, y, bw, bh), (first, second), where, s, (0, 0))
-        _d, bx, by = min(fits)
-        if (abs(bx) == s or abs(by) == s) and (k := _line_of(detail, (x, y, bw, bh))) is not None:
-            # the blank the card is closer to fits it best at the search's edge: the print may lie
-            # further off here (a sheet not flat, a slipping feed); searched again round where the
-            # line's shared print lies (the other blank's fit at the edge says nothing of this: it
-            # slides to its edge to match what it does not print)
+        if any(abs(dx) == s or abs(dy) == s for _d, dx, dy in fits) and (k := _line_of(detail, (x, y, bw, bh))) is not None:
+            # a fit at the search's edge: the print may lie further off here (a sheet not flat, a
+            # slipping feed); searched again round where the line's shared print lies, and taken
+            # where the blank the card is closer to fits it better there (a blank's fit also slides
+            # to its edge to match what it does not print, and a short line's shared print can
+            # correlate best a few pixels off)
             centre = _shared_shift(detail, k, upright, anchor_to_card, paper, dpi)
             if centre != (0, 0):
-                fits = _box_fits(upright, anchor_to_card, paper, (x, y, bw, bh), (first, second), where, s, centre)
+                again = _box_fits(upright, anchor_to_card, paper, (x, y, bw, bh), (first, second), where, s, centre)
+                fits = again if min(again)[0] < min(fits)[0] else fits
         n = max(1, int(where.sum()))
         for k, (d, _dx, _dy) in enumerate(fits):
             total[k] += n * d
