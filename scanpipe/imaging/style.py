@@ -1116,15 +1116,23 @@ def _line_on_card(upright: np.ndarray, anchor_to_card: np.ndarray, paper: CardPa
     """The card's window round line ``box`` (blank px) with ``s`` about it, shifted by
     ``centre``: its map from the window to the card, its blurred ink, and the offset in it
     (0..2s each way) where ``first`` fits best (least squared difference; of equal fits the first)."""
-    x, y, bw, bh = box
-    cx, cy = centre
-    to_card = anchor_to_card @ np.array([[1.0, 0.0, x + cx - s], [0.0, 1.0, y + cy - s], [0.0, 0.0, 1.0]])
-    window = cv2.warpPerspective(upright, to_card, (bw + 2 * s, bh + 2 * s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                 borderMode=cv2.BORDER_REPLICATE)
-    ink = _blurred_ink(window, paper.under(to_card, (bw + 2 * s, bh + 2 * s)))
+    to_card, _window, _paper, ink = _card_window(upright, anchor_to_card, paper, box, s, centre)
     misfit = cv2.matchTemplate(ink, first, cv2.TM_SQDIFF)  # (2s+1)^2 shifts
     dy, dx = np.unravel_index(int(np.argmin(misfit)), misfit.shape)
     return to_card, ink, int(dx), int(dy)
+
+
+def _card_window(upright: np.ndarray, anchor_to_card: np.ndarray, paper: CardPaper, box: tuple[int, int, int, int], margin: int,
+                 centre: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
+    """The card's window round ``box`` (blank px) with ``margin`` about it, shifted by ``centre``:
+    its map from the window to the card, the window as scanned, its paper and its blurred ink."""
+    x, y, bw, bh = box
+    cx, cy = centre
+    size = (bw + 2 * margin, bh + 2 * margin)
+    to_card = anchor_to_card @ np.array([[1.0, 0.0, x + cx - margin], [0.0, 1.0, y + cy - margin], [0.0, 0.0, 1.0]])
+    window = cv2.warpPerspective(upright, to_card, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
+    window_paper = paper.under(to_card, size)
+    return to_card, window, window_paper, _blurred_ink(window, window_paper)
 
 
 def _own_line_on_card(upright: np.ndarray, anchor_to_card: np.ndarray, paper: CardPaper, box: tuple[int, int, int, int],
@@ -1132,13 +1140,8 @@ def _own_line_on_card(upright: np.ndarray, anchor_to_card: np.ndarray, paper: Ca
     """:func:`_line_on_card` for a line of the blank's own text, whose window keeps ``g`` more
     round it for its glyphs' own search: the map, the window as scanned, its paper, its blurred
     ink, and the offset (0..2s each way, past the ``g`` margin) where ``first`` fits best."""
-    x, y, bw, bh = box
-    cx, cy = centre
-    size = (bw + 2 * (s + g), bh + 2 * (s + g))
-    to_card = anchor_to_card @ np.array([[1.0, 0.0, x + cx - s - g], [0.0, 1.0, y + cy - s - g], [0.0, 0.0, 1.0]])
-    window = cv2.warpPerspective(upright, to_card, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
-    window_paper = paper.under(to_card, size)
-    ink = _blurred_ink(window, window_paper)
+    _x, _y, bw, bh = box
+    to_card, window, window_paper, ink = _card_window(upright, anchor_to_card, paper, box, s + g, centre)
     misfit = cv2.matchTemplate(ink[g: g + bh + 2 * s, g: g + bw + 2 * s], first, cv2.TM_SQDIFF)
     dy, dx = np.unravel_index(int(np.argmin(misfit)), misfit.shape)
     return to_card, window, window_paper, ink, int(dx), int(dy)
@@ -1642,11 +1645,7 @@ def _shared_shift(detail: _Detail, k: int, upright: np.ndarray, anchor_to_card: 
     reach = max(1, int(round(LOCAL_REACH_IN * dpi)))
     out = (0, 0)
     if float(shared.std()) > 1e-3 and int((shared >= SOLID_LEVEL).sum()) >= DETAIL_MIN_PX:
-        to_card = anchor_to_card @ np.array([[1.0, 0.0, x - reach], [0.0, 1.0, y - reach], [0.0, 0.0, 1.0]])
-        size = (bw + 2 * reach, bh + 2 * reach)
-        window = cv2.warpPerspective(upright, to_card, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                     borderMode=cv2.BORDER_REPLICATE)
-        fit = cv2.matchTemplate(_blurred_ink(window, paper.under(to_card, size)), shared, cv2.TM_CCOEFF_NORMED)
+        fit = cv2.matchTemplate(_card_window(upright, anchor_to_card, paper, (x, y, bw, bh), reach, (0, 0))[3], shared, cv2.TM_CCOEFF_NORMED)
         dy, dx = np.unravel_index(int(np.argmax(fit)), fit.shape)
         out = (int(dx) - reach, int(dy) - reach)
     return out
@@ -1695,12 +1694,8 @@ def _box_fits(upright: np.ndarray, anchor_to_card: np.ndarray, paper: CardPaper,
     """Per blank of ``blanks`` (inks of ``box``), the least mean ink difference over ``where``
     with the card's window laid at a shift within ``s`` of ``centre``, and that shift (relative
     to ``centre``)."""
-    x, y, bw, bh = box
-    cx, cy = centre
-    to_card = anchor_to_card @ np.array([[1.0, 0.0, x + cx - s], [0.0, 1.0, y + cy - s], [0.0, 0.0, 1.0]])
-    window = cv2.warpPerspective(upright, to_card, (bw + 2 * s, bh + 2 * s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                 borderMode=cv2.BORDER_REPLICATE)
-    ink = _blurred_ink(window, paper.under(to_card, (bw + 2 * s, bh + 2 * s)))
+    _x, _y, bw, bh = box
+    ink = _card_window(upright, anchor_to_card, paper, box, s, centre)[3]
     return [min((float(np.abs(ink[s + dy: s + dy + bh, s + dx: s + dx + bw] - blank)[where].mean()), dx, dy)
                 for dy in range(-s, s + 1) for dx in range(-s, s + 1)) for blank in blanks]
 
