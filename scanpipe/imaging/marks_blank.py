@@ -98,7 +98,8 @@ OVERPRINT_CLEAN = 0.05  # ... unless the card lacks that overprint: its box is t
 OVERPRINT_SIBLINGS = 4  # printed over this little or less, at least this many of them, ...
 THINNER_SIBLINGS = 4  # the blank's print the card does not show: judged on a group of at least this many targets
 DROPPED_MOST = 0.3  # ... where it lacks this share of the blank's print round its targets (a drop-out ink: 0.53-0.67 on
-# the seventh renderer's thresholded scans; a card that prints the blank's outlines thinner: 0.11 at most)
+# the seventh renderer's thresholded scans; a card printing the blank's outlines thinner: 0.11 at most on the first twelve
+# cards of five decks; a threshold that loses the blank's light print: 0.68-0.96 on three sixth-renderer cards, under it too)
 OVERPRINT_SIZE_IN = 0.012  # ... of the targets on the page this close to its width and height, ...
 OVERPRINT_AGREE = 0.06  # ... whose boxes differ from their median by at most this (mean darkness)
 OVERPRINT_BOX_GROW_PX = 2  # the box taken, grown by this (canonical px)

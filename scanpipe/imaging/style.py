@@ -103,9 +103,9 @@ DETAIL_MIN_PX = 40  # ... on at least this many pixels (fewer: the two cannot be
 DETAIL_GROW_PX = 2  # ... widened this much, is where they are compared
 DETAIL_BLUR_PX = 1.5
 DETAIL_SHIFT_PX = 2  # the card's window is searched this far either way for each blank (registration's residual)
-LOCAL_REACH_IN = 0.04  # where that search ends at its edge, or the line fits poorly (LINE_FIT_CORR), its shared print ...
+LINE_FIT_CORR = 0.8  # a line fitting at that search's edge, or correlating under this at its fit (a sheet not flat, a
+LOCAL_REACH_IN = 0.04  # slipping feed), is searched again round where its shared print lies, looked for this far (in)
 PIECE_IN = 0.25  # a glyph unlike the blank's at its line's fit is looked at again laid with this much print either side
-LINE_FIT_CORR = 0.8  # ... is looked for this far (in) to centre the search there (a sheet not flat, a slipping feed)
 PX_SET_AT_DPI = 200  # the pixel sizes of the card's search and of a glyph's pad were set on blanks of this resolution;
 # a finer blank's detail searches as far in inches (:func:`_at_blank_px`)
 DETAIL_BOX_GAP_IN = 0.1  # differing pixels this close share one box
@@ -1634,11 +1634,10 @@ def _shared_shift(detail: _Detail, k: int, upright: np.ndarray, anchor_to_card: 
                   dpi: float) -> tuple[int, int]:
     """The shift (blank px, within LOCAL_REACH_IN) that lays the print both blanks share in the
     ``k``-th line of ``detail`` (a line of one blank's own text: all its print) best on the card
-    (normalised correlation): where a card is not
-    flat to the glass or its feed slipped, a homography leaves the print a few hundredths of an
-    inch off in places, beyond what a glyph's search reaches; the line's shared print (its
-    other words) says where it lies, whichever of the two blanks the card is. (0, 0) where the
-    line shares too little print to tell."""
+    (normalised correlation): where a card is not flat to the glass or its feed slipped, a
+    homography leaves the print a few hundredths of an inch off in places, beyond what a
+    glyph's search reaches; the line's shared print (its other words) says where it lies,
+    whichever of the two blanks the card is. (0, 0) where the line shares too little print to tell."""
     x, y, bw, bh = detail.lines[k]
     first, second = detail.line_first[k], detail.line_second[k]
     shared = (np.minimum(first, second) if second.any() else first).astype(np.float32) / 255.0  # own lines: no second blank
@@ -1713,13 +1712,13 @@ def _detail_margin(detail: _Detail, upright: np.ndarray, anchor_to_card: np.ndar
     total = np.zeros(2)
     for (x, y, bw, bh), first, second, where in zip(detail.boxes, detail.first, detail.second, detail.where, strict=True):
         fits = _box_fits(upright, anchor_to_card, paper, (x, y, bw, bh), (first, second), where, s, (0, 0))
-        if any(abs(dx) == s or abs(dy) == s for _d, dx, dy in fits) and (k := _line_of(detail, (x, y, bw, bh))) is not None:
+        if any(abs(dx) == s or abs(dy) == s for _d, dx, dy in fits) and (line := _line_of(detail, (x, y, bw, bh))) is not None:
             # a fit at the search's edge: the print may lie further off here (a sheet not flat, a
             # slipping feed); searched again round where the line's shared print lies, and taken
             # where the blank the card is closer to fits it better there (a blank's fit also slides
             # to its edge to match what it does not print, and a short line's shared print can
             # correlate best a few pixels off)
-            centre = _shared_shift(detail, k, upright, anchor_to_card, paper, dpi)
+            centre = _shared_shift(detail, line, upright, anchor_to_card, paper, dpi)
             if centre != (0, 0):
                 again = _box_fits(upright, anchor_to_card, paper, (x, y, bw, bh), (first, second), where, s, centre)
                 fits = again if min(again)[0] < min(fits)[0] else fits
